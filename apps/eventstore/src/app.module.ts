@@ -1,0 +1,56 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ConfigModule } from '@nestjs/config';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LogModule } from '@ordinal/log';
+import type { OrdinalConfig } from './config/ordinal-config.js';
+import { ORDINAL_CONFIG } from './config/config.constants.js';
+import { AuthGuard } from './auth/auth.guard.js';
+import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
+import { IngestController } from './ingest/ingest.controller.js';
+import { EventsController } from './events/events.controller.js';
+import { HealthController } from './health/health.controller.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { MetricsService } from './metrics/metrics.service.js';
+import { createValidationPipe } from './validation.pipe.js';
+
+/** The Ordinal server: wiring only; the mechanisms live in libs/. */
+@Module({})
+export class AppModule {
+  static forRoot(config: OrdinalConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [() => ({ ordinal: config })] }),
+        TypeOrmModule.forRoot({
+          type: 'postgres',
+          url: config.databaseUrl,
+          entities: [],
+          synchronize: false,
+          migrationsRun: false,
+          retryAttempts: 1,
+          retryDelay: 500,
+          extra: {
+            max: config.dbPoolSize,
+            connectionTimeoutMillis: 5000,
+            query_timeout: 30_000,
+            application_name: 'ordinal',
+          },
+        }),
+        LogModule.forRoot({
+          isGlobal: true,
+          ordering: config.ordering,
+          duplicateWindow: config.duplicateWindow,
+        }),
+      ],
+      controllers: [IngestController, EventsController, HealthController, MetricsController],
+      providers: [
+        { provide: ORDINAL_CONFIG, useValue: config },
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        MetricsService,
+      ],
+    };
+  }
+}

@@ -1,0 +1,8 @@
+import { Reflector } from '@nestjs/core';
+import type { Scope } from './api-token.js';
+
+/** The scope a route needs (`read`, `write` or `admin`). Routes without it need none beyond a valid token. */
+export const RequireScope = Reflector.createDecorator<Scope>();
+
+/** Marks a route that needs no token (health, metrics, the debug console's page). */
+export const Public = Reflector.createDecorator<boolean>({ transform: () => true });

@@ -1,0 +1,39 @@
+import { ConsoleLogger, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { AppModule } from './app.module.js';
+import type { OrdinalConfig } from './config/ordinal-config.js';
+
+export interface CreateAppOptions {
+  /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
+  logger?: LoggerService | false;
+  /** Serve the Swagger UI at /api/docs (the JSON document is always at /api/docs-json). @default true */
+  openApiUi?: boolean;
+}
+
+export function createLogger(config: OrdinalConfig): LoggerService {
+  return new ConsoleLogger({ json: config.logFormat === 'json', colors: config.logFormat === 'text' && process.stdout.isTTY });
+}
+
+/**
+ * Builds the server (Fastify underneath, for its request-path speed) without listening:
+ * main.ts and the end-to-end tests share it.
+ */
+export async function createApp(config: OrdinalConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    logger: options.logger ?? createLogger(config),
+  });
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Ordinal')
+      .setDescription('One log with one global index: ingestion, reading, streams and aggregates')
+      .setVersion('0.1.0')
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', ui: options.openApiUi ?? true });
+  return app;
+}

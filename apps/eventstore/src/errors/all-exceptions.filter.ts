@@ -1,0 +1,66 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DatabaseUnavailableError, OrdinalError, VersionConflictError } from '@ordinal/log';
+import { errorBody, type ErrorBody } from './error-body.js';
+
+/** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
+const STATUS_BY_CODE: Record<string, number> = {
+  database_unavailable: 503,
+  writer_overloaded: 503,
+  writer_closed: 503,
+  invalid_message: 400,
+  version_conflict: 409,
+};
+
+/**
+ * The one place errors become HTTP responses: library errors by their `code`, Nest's HTTP
+ * exceptions and Fastify's own errors (bad JSON, body too large) by their status, anything
+ * else as a logged 500. Every body is `{statusCode, error, message}`.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpErrors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const { body, headers } = this.toResponse(exception);
+    if (reply.sent) return;
+    for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+    reply.status(body.statusCode).send(body);
+  }
+
+  toResponse(exception: unknown): { body: ErrorBody; headers: Record<string, string> } {
+    if (exception instanceof VersionConflictError) {
+      return {
+        body: errorBody(409, exception.message, { code: exception.code, streamId: exception.streamId, current: exception.current, expected: exception.expected }),
+        headers: {},
+      };
+    }
+    if (exception instanceof OrdinalError) {
+      const status = STATUS_BY_CODE[exception.code] ?? 500;
+      if (status >= 500 && status !== 503) this.logger.error(`${exception.code}: ${exception.message}`);
+      const headers: Record<string, string> = status === 503 ? { 'retry-after': '2' } : {};
+      const extra: Record<string, unknown> = { code: exception.code };
+      if (exception instanceof DatabaseUnavailableError && exception.outcomeUnknown) extra.outcomeUnknown = true;
+      return { body: errorBody(status, exception.message, extra), headers };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse();
+      if (typeof response === 'object' && response !== null) {
+        const r = response as Record<string, unknown>;
+        const message = Array.isArray(r.message) ? r.message.join('; ') : String(r.message ?? exception.message);
+        const { statusCode: _s, error: _e, message: _m, ...extra } = r;
+        return { body: errorBody(status, message, extra), headers: {} };
+      }
+      return { body: errorBody(status, String(response)), headers: {} };
+    }
+    const fastifyStatus = (exception as { statusCode?: number })?.statusCode;
+    if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
+      const e = exception as { message?: string; code?: string };
+      return { body: errorBody(fastifyStatus, e.message ?? 'Bad request', e.code ? { code: e.code } : {}), headers: {} };
+    }
+    this.logger.error(`Unhandled error: ${(exception as Error)?.stack ?? String(exception)}`);
+    return { body: errorBody(500, 'Internal server error'), headers: {} };
+  }
+}

@@ -1,0 +1,48 @@
+import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { LogReader } from '@ordinal/log';
+import { RequireScope } from '../auth/scopes.decorator.js';
+import { toMessageResponse } from '../ingest/message-response.js';
+import { intParam, typesParam } from './query-params.js';
+
+/** JSON reads of the log (R4). */
+@ApiTags('reading')
+@ApiBearerAuth()
+@Controller('api/events')
+export class EventsController {
+  constructor(private readonly reader: LogReader) {}
+
+  @Get('head')
+  @RequireScope('read')
+  async head(): Promise<{ head: number }> {
+    return { head: await this.reader.safeHead() };
+  }
+
+  @Get()
+  @RequireScope('read')
+  @ApiQuery({ name: 'fromIndex', required: false })
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'types', required: false, description: 'Comma-separated message types' })
+  async page(
+    @Query('fromIndex') fromRaw?: string,
+    @Query('limit') limitRaw?: string,
+    @Query('types') typesRaw?: string,
+  ): Promise<Record<string, unknown>> {
+    const fromIndex = intParam('fromIndex', fromRaw, 1, 1);
+    const limit = intParam('limit', limitRaw, 100, 1, 10_000);
+    const types = typesParam(typesRaw);
+    const head = await this.reader.safeHead();
+    const messages = await this.reader.page(fromIndex, limit, { types }, head);
+    const last = messages.length === limit ? messages[messages.length - 1].id : head;
+    return { fromIndex, head, nextIndex: Math.max(fromIndex, last + 1), count: messages.length, messages: messages.map(toMessageResponse) };
+  }
+
+  @Get(':index')
+  @RequireScope('read')
+  async get(@Param('index') indexRaw: string): Promise<Record<string, unknown>> {
+    const index = intParam('index', indexRaw, 0, 1);
+    const message = await this.reader.get(index);
+    if (!message) throw new NotFoundException(`No message has index ${index}`);
+    return toMessageResponse(message);
+  }
+}

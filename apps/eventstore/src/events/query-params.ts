@@ -1,0 +1,21 @@
+import { BadRequestException } from '@nestjs/common';
+import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
+
+/** A non-negative integer query parameter, or the fallback when absent; 400 otherwise. */
+export function intParam(name: string, raw: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new BadRequestException(`${name} must be an integer, got '${raw}'`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new BadRequestException(`${name} must be between ${min} and ${max}, got ${raw}`);
+  return n;
+}
+
+/** `types=A,B` as a list (empty = all types); 400 for a name outside [A-Za-z0-9._:-]. */
+export function typesParam(raw: string | undefined): string[] {
+  if (raw === undefined || raw === '') return [];
+  const types = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  for (const t of types) {
+    if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t)) throw new BadRequestException(`types: '${t}' is not a message type (1-200 characters of [A-Za-z0-9._:-])`);
+  }
+  return types;
+}

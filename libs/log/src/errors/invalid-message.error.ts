@@ -1,0 +1,8 @@
+import { OrdinalError } from './ordinal.error.js';
+
+/** A message the log cannot store as given (the database rejected its content). */
+export class InvalidMessageError extends OrdinalError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_message', message, options);
+  }
+}

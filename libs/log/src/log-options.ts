@@ -1,0 +1,38 @@
+/** How positions are assigned (L3, L4). */
+export type Ordering = 'gapless' | 'concurrent';
+
+/** Options of `LogModule.forRoot`. Every default lives in `resolveLogOptions`. */
+export interface LogModuleOptions {
+  /** @default 'gapless' */
+  ordering?: Ordering;
+  /** Messages remembered by the duplicate window; 0 turns it off. @default 2000 */
+  duplicateWindow?: number;
+  /** Most messages one flush writes. @default 2000 */
+  maxBatchMessages?: number;
+  /** Most body bytes one flush writes. @default 8 MiB */
+  maxBatchBytes?: number;
+  /** Most messages waiting for a flush before appends are refused. @default 100000 */
+  maxQueuedMessages?: number;
+  /** Write a StartMarker when the application starts (L6). @default true */
+  startMarker?: boolean;
+  /** Run the log's migrations at start. @default true */
+  migrate?: boolean;
+  /** Extra fields of the StartMarker's body (e.g. the server's version). */
+  startMarkerBody?: Record<string, unknown>;
+}
+
+export type ResolvedLogOptions = Required<Omit<LogModuleOptions, 'startMarkerBody'>> &
+  Pick<LogModuleOptions, 'startMarkerBody'>;
+
+export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOptions {
+  return {
+    ordering: options.ordering ?? 'gapless',
+    duplicateWindow: options.duplicateWindow ?? 2000,
+    maxBatchMessages: options.maxBatchMessages ?? 2000,
+    maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
+    maxQueuedMessages: options.maxQueuedMessages ?? 100_000,
+    startMarker: options.startMarker ?? true,
+    migrate: options.migrate ?? true,
+    startMarkerBody: options.startMarkerBody,
+  };
+}

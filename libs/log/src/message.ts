@@ -1,0 +1,58 @@
+/** A message as stored in the log. `id` is its global index (G2). */
+export interface StoredMessage {
+  id: number;
+  messageType: string;
+  userId: string | null;
+  body: unknown;
+  metadata: Record<string, unknown> | null;
+  contentHash: string;
+  createdAt: string;
+  streamId: string | null;
+  streamVersion: number | null;
+  schemaVersion: number;
+  idempotencyKey: string | null;
+}
+
+/** A message to append. `body` is a JSON object or array. */
+export interface NewMessage {
+  messageType: string;
+  userId?: string | null;
+  body: unknown;
+  metadata?: Record<string, unknown> | null;
+  idempotencyKey?: string | null;
+  /** @default 1 */
+  schemaVersion?: number;
+}
+
+/**
+ * Expected version of a stream append: a number is the version the stream must be at
+ * (0 = the stream must not exist yet), `'any'` skips the check, `'no_stream'` is 0 spelt out.
+ */
+export type ExpectedVersion = number | 'any' | 'no_stream';
+
+/** One append: its messages land contiguously, atomically, in one flush. */
+export interface AppendRequest {
+  messages: NewMessage[];
+  /** Append to an aggregate stream with an optimistic version check. */
+  stream?: { streamId: string; expectedVersion: ExpectedVersion };
+  /** System messages and stream appends skip the duplicate window. @default false */
+  skipDuplicateWindow?: boolean;
+}
+
+/** What happened to one message of an append. */
+export type AppendEntry =
+  | { status: 'created'; message: StoredMessage }
+  | { status: 'duplicate'; contentHash: string }
+  | { status: 'repeat'; message: StoredMessage };
+
+export interface AppendResult {
+  entries: AppendEntry[];
+  /** Stream version after the append (stream appends only). */
+  streamVersion?: number;
+}
+
+/** The category of a stream: the text before its first `-` (MessageDB's convention). */
+export function categoryOf(streamId: string): string {
+  const dash = streamId.indexOf('-');
+  return dash < 0 ? streamId : streamId.slice(0, dash);
+}

@@ -1,0 +1,237 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource, type QueryRunner } from 'typeorm';
+import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
+import {
+  DatabaseUnavailableError,
+  InvalidMessageError,
+  OrdinalError,
+  WriterClosedError,
+  WriterOverloadedError,
+} from '../errors/index.js';
+import { execute, insertMessages, lockLog, readWriteState } from '../sql/index.js';
+import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { DuplicateWindow } from './duplicate-window.js';
+import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
+import { prepareMessage, type PendingAppend } from './pending-append.js';
+import { driverError, isConnectionError, isDataError } from './pg-errors.js';
+
+/** Called with every committed batch, in index order, after the commit. */
+export type CommitListener = (messages: StoredMessage[]) => void;
+
+/** Figures of one flush, for metrics. */
+export interface FlushStats {
+  appends: number;
+  messages: number;
+  durationMs: number;
+  ok: boolean;
+}
+
+class CommitOutcomeUnknown extends Error {}
+
+/**
+ * The log's single write path (L2, L3): appends queue in memory and are flushed in one
+ * transaction per batch, one flush in flight at a time. Under the global advisory lock a
+ * flush reads the head, resolves version checks and idempotency keys, inserts every row in
+ * one `unnest` statement and commits; then its batch goes to the commit listeners (the live
+ * router) and NOTIFY tells other processes. A failed flush commits nothing, so its numbers are
+ * used again by the next one; several processes can write to one database.
+ */
+@Injectable()
+export class LogWriter implements OnApplicationShutdown {
+  private readonly logger = new Logger(LogWriter.name);
+  private readonly options: ResolvedLogOptions;
+  private readonly queue: PendingAppend[] = [];
+  private queuedMessages = 0;
+  private draining: Promise<void> | null = null;
+  private closed = false;
+  private readonly commitListeners = new Set<CommitListener>();
+  private readonly flushListeners = new Set<(stats: FlushStats) => void>();
+  readonly window: DuplicateWindow;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+  ) {
+    this.options = resolveLogOptions(options);
+    if (this.options.ordering !== 'gapless') {
+      // TODO(#5): concurrent mode (sequence positions, per-category locks) comes with subscriptions.
+      throw new OrdinalError('unsupported_ordering', `Ordering '${this.options.ordering}' is not available yet; use 'gapless'`);
+    }
+    this.window = new DuplicateWindow(this.options.duplicateWindow);
+  }
+
+  /** Queues an append; resolves once its messages are committed (or rejects with why not). */
+  append(request: AppendRequest): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new WriterClosedError());
+    const count = request.messages.length;
+    if (count === 0) return Promise.resolve({ entries: [] });
+    if (this.queuedMessages + count > this.options.maxQueuedMessages) {
+      return Promise.reject(new WriterOverloadedError(this.queuedMessages));
+    }
+    const prepared = request.messages.map(prepareMessage);
+    const bytes = prepared.reduce((sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0), 0);
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ request, prepared, bytes, resolve, reject });
+      this.queuedMessages += count;
+      this.draining ??= this.drain();
+    });
+  }
+
+  /** Listens to committed batches; returns the function that stops listening. */
+  onCommit(listener: CommitListener): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  /** Listens to flush figures (metrics); returns the function that stops listening. */
+  onFlush(listener: (stats: FlushStats) => void): () => void {
+    this.flushListeners.add(listener);
+    return () => this.flushListeners.delete(listener);
+  }
+
+  /** Messages waiting for a flush. */
+  get queued(): number {
+    return this.queuedMessages;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    // Let every request parsed in this turn of the event loop join the first flush.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      while (this.queue.length > 0) await this.flush(this.take());
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  private take(): PendingAppend[] {
+    const batch: PendingAppend[] = [];
+    let messages = 0;
+    let bytes = 0;
+    while (this.queue.length > 0) {
+      const next = this.queue[0];
+      const count = next.prepared.length;
+      if (batch.length > 0 && (messages + count > this.options.maxBatchMessages || bytes + next.bytes > this.options.maxBatchBytes)) break;
+      batch.push(this.queue.shift()!);
+      messages += count;
+      bytes += next.bytes;
+    }
+    this.queuedMessages -= messages;
+    return batch;
+  }
+
+  /** Writes one batch and settles every append in it; never throws. */
+  private async flush(batch: PendingAppend[]): Promise<void> {
+    const started = performance.now();
+    const messages = batch.reduce((n, p) => n + p.prepared.length, 0);
+    let ok = false;
+    try {
+      const plan = await this.writeWithRetry(batch);
+      ok = true;
+      this.window.record(plan.windowHashes);
+      plan.outcomes.forEach((outcome, i) =>
+        outcome.ok ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion }) : batch[i].reject(outcome.error),
+      );
+      if (plan.created.length > 0) this.announce(plan.created);
+    } catch (error) {
+      if (isDataError(error) && batch.length > 1) {
+        // One append's bad data must not fail its neighbours: write each on its own.
+        for (const pending of batch) await this.flush([pending]);
+        return;
+      }
+      const failure = this.toLibraryError(error);
+      for (const pending of batch) pending.reject(failure);
+    } finally {
+      const stats = { appends: batch.length, messages, durationMs: performance.now() - started, ok };
+      for (const listener of this.flushListeners) listener(stats);
+    }
+  }
+
+  private async writeWithRetry(batch: PendingAppend[]): Promise<FlushPlan> {
+    try {
+      return await this.write(batch);
+    } catch (error) {
+      // A connection lost before COMMIT was sent committed nothing: one retry on a fresh one.
+      if (error instanceof CommitOutcomeUnknown || !isConnectionError(error)) throw error;
+      this.logger.warn(`Flush of ${batch.length} appends lost its connection (${driverError(error).message}); retrying once`);
+      return await this.write(batch);
+    }
+  }
+
+  private async write(batch: PendingAppend[]): Promise<FlushPlan> {
+    const runner = this.dataSource.createQueryRunner();
+    let commitSent = false;
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      const [{ now }] = await execute<{ now: Date }>(runner, lockLog());
+      const state = await this.readState(runner, batch, now);
+      const plan = planFlush(batch, state, this.window);
+      if (plan.created.length > 0) await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
+      commitSent = true;
+      await runner.commitTransaction();
+      return plan;
+    } catch (error) {
+      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
+      if (commitSent && isConnectionError(error)) throw new CommitOutcomeUnknown(driverError(error).message);
+      throw error;
+    } finally {
+      await runner.release().catch(() => undefined);
+    }
+  }
+
+  private async readState(runner: QueryRunner, batch: PendingAppend[], now: Date): Promise<WriteState> {
+    const keys = new Set<string>();
+    const streams = new Set<string>();
+    for (const pending of batch) {
+      if (pending.request.stream) streams.add(pending.request.stream.streamId);
+      for (const p of pending.prepared) if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
+    }
+    const [row] = await execute<{ head: string; repeats: MessageRow[]; streams: Record<string, string> }>(
+      runner,
+      readWriteState([...keys], [...streams]),
+    );
+    return {
+      head: toPosition(row.head),
+      now: now.toISOString(),
+      repeats: new Map(row.repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
+      streams: new Map(Object.entries(row.streams).map(([id, v]) => [id, toPosition(v)])),
+    };
+  }
+
+  private announce(created: StoredMessage[]): void {
+    for (const listener of this.commitListeners) {
+      try {
+        listener(created);
+      } catch (error) {
+        this.logger.error(`Commit listener failed after index ${created[created.length - 1].id}: ${String(error)}`);
+      }
+    }
+  }
+
+  private toLibraryError(error: unknown): OrdinalError {
+    if (error instanceof OrdinalError) return error;
+    if (error instanceof CommitOutcomeUnknown) {
+      return new DatabaseUnavailableError(
+        'The database connection was lost while committing; the outcome is unknown. Retry with an idempotency key',
+        true,
+        { cause: error },
+      );
+    }
+    if (isConnectionError(error)) {
+      return new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });
+    }
+    if (isDataError(error)) {
+      return new InvalidMessageError(`The database rejected the message: ${driverError(error).message}`, { cause: error });
+    }
+    this.logger.error(`Flush failed: ${driverError(error).message}`);
+    return new OrdinalError('append_failed', `The append failed: ${driverError(error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,50 @@
+/** SQLSTATE classes and socket codes that mean "the database is not there right now". */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  '57P01', // admin_shutdown (pg_terminate_backend)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '08P01',
+]);
+
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'connection timeout',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Client was closed',
+  'Connection is not established',
+  'terminating connection',
+];
+
+/** The driver error under TypeORM's QueryFailedError (or the error itself). */
+export function driverError(error: unknown): { code?: string; message: string } {
+  const e = error as { driverError?: unknown; code?: string; message?: string };
+  const inner = (e?.driverError ?? e) as { code?: string; message?: string };
+  return { code: inner?.code, message: String(inner?.message ?? error) };
+}
+
+/** Whether an error is a lost or refused connection rather than a problem with the data. */
+export function isConnectionError(error: unknown): boolean {
+  const { code, message } = driverError(error);
+  if (code && CONNECTION_CODES.has(code)) return true;
+  return CONNECTION_MESSAGES.some((m) => message.includes(m));
+}
+
+/** Whether PostgreSQL rejected the data itself (SQLSTATE class 22: data exception). */
+export function isDataError(error: unknown): boolean {
+  const { code } = driverError(error);
+  return typeof code === 'string' && code.startsWith('22');
+}

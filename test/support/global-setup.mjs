@@ -1,0 +1,54 @@
+// Resolves the services every suite uses, once per run:
+// DATABASE_URL / AMQP_URL when set, else the local services, else (only where a Docker
+// engine runs) testcontainers. Workers inherit the resolved URLs through process.env.
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+
+const LOCAL_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
+const LOCAL_AMQP = 'amqp://guest:guest@127.0.0.1:5672';
+
+function reachable(url, defaultPort) {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || defaultPort) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+  });
+}
+
+const dockerEngine = () => existsSync('/var/run/docker.sock') || Boolean(process.env.DOCKER_HOST);
+
+export default async function globalSetup() {
+  globalThis.__ORDINAL_CONTAINERS__ = [];
+  if (!process.env.DATABASE_URL) {
+    if (await reachable(LOCAL_PG, 5432)) {
+      process.env.DATABASE_URL = LOCAL_PG;
+    } else if (dockerEngine()) {
+      const { GenericContainer, Wait } = await import('testcontainers');
+      const pg = await new GenericContainer('postgres:16-alpine')
+        .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+        .withExposedPorts(5432)
+        .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
+        .start();
+      globalThis.__ORDINAL_CONTAINERS__.push(pg);
+      process.env.DATABASE_URL = `postgres://postgres@${pg.getHost()}:${pg.getMappedPort(5432)}/postgres`;
+    } else {
+      throw new Error('No PostgreSQL: set DATABASE_URL, start the local service, or provide a Docker engine');
+    }
+  }
+  if (!process.env.AMQP_URL) {
+    if (await reachable(LOCAL_AMQP, 5672)) {
+      process.env.AMQP_URL = LOCAL_AMQP;
+    } else if (dockerEngine()) {
+      const { GenericContainer, Wait } = await import('testcontainers');
+      const mq = await new GenericContainer('rabbitmq:4-management-alpine')
+        .withExposedPorts(5672)
+        .withWaitStrategy(Wait.forLogMessage(/Server startup complete/))
+        .start();
+      globalThis.__ORDINAL_CONTAINERS__.push(mq);
+      process.env.AMQP_URL = `amqp://guest:guest@${mq.getHost()}:${mq.getMappedPort(5672)}`;
+    }
+  }
+}

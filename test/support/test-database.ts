@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+
+/** A database of one's own for one suite: created fresh, dropped afterwards (even if busy). */
+export interface TestDatabase {
+  name: string;
+  url: string;
+  /** Runs SQL on the suite's database (a short-lived connection each call). */
+  query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  drop(): Promise<void>;
+}
+
+/** The server every suite uses (resolved by test/support/global-setup.mjs). */
+export function serverUrl(): string {
+  return process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+async function onMaintenance<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(serverUrl());
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createTestDatabase(prefix = 'ordinal_test'): Promise<TestDatabase> {
+  const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  await onMaintenance((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(serverUrl());
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    async query(text, values) {
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        return (await client.query(text, values)).rows;
+      } finally {
+        await client.end();
+      }
+    },
+    async drop() {
+      await onMaintenance((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}

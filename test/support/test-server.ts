@@ -1,0 +1,59 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../../apps/eventstore/src/create-app.js';
+import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
+
+export const DEV_AUTH = { authorization: 'Bearer dev-ordinal-token' };
+
+/** An Ordinal server in this process, listening on a free port. */
+export interface TestServer {
+  app: NestFastifyApplication;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/** Starts the real server (real PostgreSQL) with the given environment on top of the suite's database. */
+export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<TestServer> {
+  const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, PORT: '0', ...env });
+  const app = await createApp(config, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false, openApiUi: false });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    close: () => app.close(),
+  };
+}
+
+/** JSON request helper: returns the status, headers and parsed body. */
+export async function http(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = DEV_AUTH,
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
+/** Polls until `check` returns a value, or fails after the deadline. */
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
