@@ -7,6 +7,8 @@ export interface TestDatabase {
   url: string;
   /** Runs SQL on the suite's database (a short-lived connection each call). */
   query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Runs SQL on the server's maintenance database (to kill or lock out this database's sessions). */
+  admin(text: string, values?: unknown[]): Promise<Record<string, unknown>[]>;
   drop(): Promise<void>;
 }
 
@@ -43,6 +45,9 @@ export async function createTestDatabase(prefix = 'ordinal_test'): Promise<TestD
       } finally {
         await client.end();
       }
+    },
+    async admin(text, values) {
+      return onMaintenance(async (c) => (await c.query(text, values)).rows);
     },
     async drop() {
       await onMaintenance((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));

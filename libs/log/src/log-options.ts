@@ -19,6 +19,12 @@ export interface LogModuleOptions {
   migrate?: boolean;
   /** Extra fields of the StartMarker's body (e.g. the server's version). */
   startMarkerBody?: Record<string, unknown>;
+  /** The live router's safety-net poll of the head, besides NOTIFY and own commits (ms). @default 1000 */
+  livePollMs?: number;
+  /** Most live messages one feed buffers before it falls back to database catch-up (R3). @default 10000 */
+  mailboxLimit?: number;
+  /** Rows per database read of a feed's replay and of the router (R2). @default 1000 */
+  replayBatchSize?: number;
 }
 
 export type ResolvedLogOptions = Required<Omit<LogModuleOptions, 'startMarkerBody'>> &
@@ -34,5 +40,8 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     startMarker: options.startMarker ?? true,
     migrate: options.migrate ?? true,
     startMarkerBody: options.startMarkerBody,
+    livePollMs: options.livePollMs ?? 1000,
+    mailboxLimit: options.mailboxLimit ?? 10_000,
+    replayBatchSize: options.replayBatchSize ?? 1000,
   };
 }

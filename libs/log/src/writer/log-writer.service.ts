@@ -30,6 +30,11 @@ export interface FlushStats {
 
 class CommitOutcomeUnknown extends Error {}
 
+/** Any failure to obtain a connection means the database is unavailable, whatever its code. */
+class ConnectFailed extends Error {
+  readonly code = 'ECONNREFUSED';
+}
+
 /**
  * The log's single write path (L2, L3): appends queue in memory and are flushed in one
  * transaction per batch, one flush in flight at a time. Under the global advisory lock a
@@ -169,7 +174,9 @@ export class LogWriter implements OnApplicationShutdown {
     const runner = this.dataSource.createQueryRunner();
     let commitSent = false;
     try {
-      await runner.connect();
+      await runner.connect().catch((error: unknown) => {
+        throw new ConnectFailed(driverError(error).message, { cause: error });
+      });
       await runner.startTransaction();
       const [{ now }] = await execute<{ now: Date }>(runner, lockLog());
       const state = await this.readState(runner, batch, now);

@@ -27,6 +27,7 @@ const CONNECTION_MESSAGES = [
   'Client was closed',
   'Connection is not established',
   'terminating connection',
+  'Query runner already released',
 ];
 
 /** The driver error under TypeORM's QueryFailedError (or the error itself). */

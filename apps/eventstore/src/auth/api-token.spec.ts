@@ -1,0 +1,16 @@
+import { TokenMatcher, parseTokens } from './api-token.js';
+
+describe('TokenMatcher', () => {
+  const matcher = new TokenMatcher(parseTokens('a:alpha-secret:read;b:beta-secret:write'));
+
+  it('finds the token a secret belongs to', () => {
+    expect(matcher.match('beta-secret')?.name).toBe('b');
+    expect(matcher.match('alpha-secret')?.name).toBe('a');
+  });
+
+  it('matches nothing for a wrong, prefixed or empty secret', () => {
+    expect(matcher.match('alpha')).toBeNull();
+    expect(matcher.match('alpha-secret-x')).toBeNull();
+    expect(matcher.match('')).toBeNull();
+  });
+});

@@ -1,0 +1,38 @@
+import { ConfigError, DEV_DATABASE_URL, DEV_TOKEN, loadConfig } from './ordinal-config.js';
+
+describe('loadConfig', () => {
+  it('fills in the local services and the development token in development', () => {
+    const config = loadConfig({});
+    expect(config.env).toBe('development');
+    expect(config.port).toBe(8083);
+    expect(config.databaseUrl).toBe(DEV_DATABASE_URL);
+    expect(config.tokens.map((t) => t.secret)).toContain(DEV_TOKEN);
+    expect(config.ordering).toBe('gapless');
+    expect(config.duplicateWindow).toBe(2000);
+  });
+
+  it('parses ORDINAL_TOKENS with scopes', () => {
+    const config = loadConfig({ ORDINAL_TOKENS: 'billing:b-secret:read; ops:o-secret:read+write+admin' });
+    const billing = config.tokens.find((t) => t.name === 'billing')!;
+    expect([...billing.scopes]).toEqual(['read']);
+    expect(config.tokens.find((t) => t.name === 'ops')!.scopes.has('admin')).toBe(true);
+  });
+
+  it.each([
+    [{ ORDINAL_TOKENS: 'broken' }, /name:secret:scope/],
+    [{ ORDINAL_TOKENS: 'a:b:fly' }, /unknown scopes: fly/],
+    [{ PORT: 'eighty' }, /PORT must be an integer/],
+    [{ ORDINAL_ORDERING: 'random' }, /ORDINAL_ORDERING must be one of gapless, concurrent/],
+    [{ ORDINAL_ENV: 'production', DATABASE_URL: 'postgres://x/y' }, /needs ORDINAL_TOKENS/],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('defaults nothing in production', () => {
+    const config = loadConfig({ ORDINAL_ENV: 'production', DATABASE_URL: 'postgres://db/ordinal', ORDINAL_TOKENS: 'ops:s3cret:read' });
+    expect(config.tokens.map((t) => t.secret)).toEqual(['s3cret']);
+    expect(config.amqpUrl).toBeNull();
+    expect(config.createDatabase).toBe(false);
+  });
+});

@@ -1,0 +1,35 @@
+import type { StoredMessage } from '../message.js';
+
+/** Which part of the log a feed delivers. */
+export interface FeedOptions {
+  /** First index to deliver (inclusive); values below 1 mean 1. */
+  fromIndex: number;
+  /** Last index to deliver (inclusive); the iteration ends once the log has passed it. */
+  toIndex?: number;
+  /** Only these message types (absent or empty: every type). */
+  types?: string[];
+  /** Only messages whose user falls in this shard (L9). */
+  shard?: { count: number; index: number };
+  /** Most live messages buffered for this feed before it detaches to database catch-up (R3). */
+  mailboxLimit?: number;
+}
+
+/**
+ * A gap-free, repeat-free view of the log from `fromIndex` (R2): history from the database,
+ * then live messages, in index order. The consumer pulls (`for await`), so a slow consumer
+ * slows only its own feed; when its live mailbox overflows, the feed reads the database
+ * again and rejoins live without a miss or a repeat.
+ */
+export interface LogFeed extends AsyncIterable<StoredMessage> {
+  /**
+   * The safe head once the feed has registered with the router: every index up to it is
+   * history for this feed. Rejects (e.g. database unavailable) before anything is delivered.
+   */
+  readonly headAtOpen: Promise<number>;
+  /** The highest index this feed has passed, delivered or filtered out (0 before any). */
+  readonly position: number;
+  /** True once the iteration ended because `toIndex` was passed. */
+  readonly completed: boolean;
+  /** Ends the iteration (a pending `next()` resolves as done) and leaves the router. */
+  close(): void;
+}

@@ -1,0 +1,68 @@
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { spawnServer } from '../support/server-process.js';
+import { http } from '../support/test-server.js';
+
+describe('the server as a process (start:prod, production rules)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('starts on PORT, prints the development token, serves the API docs and stops promptly on SIGTERM', async () => {
+    // Given the built server started with only DATABASE_URL and PORT
+    const server = spawnServer({ DATABASE_URL: db.url, PORT: '18583' });
+    try {
+      // Then it reports where it listens and which development token it accepts
+      await server.waitForOutput(/listening on http:\/\/localhost:18583/);
+      expect(server.output()).toContain('Development token: dev-ordinal-token');
+      const docs = await fetch('http://127.0.0.1:18583/api/docs');
+      expect(docs.status).toBe(200);
+      expect(await docs.text()).toContain('swagger');
+      const res = await http('http://127.0.0.1:18583', 'PUT', '/api/events/message', { messageType: 'FromProcess', content: { a: 1 } });
+      expect(res.status).toBe(201);
+      expect(res.body.id).toBe(2);
+    } finally {
+      // When it gets SIGTERM, it shuts down (Nest re-raises the signal after closing) promptly
+      const started = Date.now();
+      expect([0, 'SIGTERM']).toContain(await server.stop());
+      expect(server.output()).not.toMatch(/ERROR/);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+  });
+
+  it('creates a missing development database', async () => {
+    const url = new URL(db.url);
+    url.pathname = `/${db.name}_created`;
+    const server = spawnServer({ DATABASE_URL: url.toString(), PORT: '18584' });
+    try {
+      await server.waitForOutput(/listening on/);
+      const rows = await db.admin('SELECT 1 FROM pg_database WHERE datname = $1', [`${db.name}_created`]);
+      expect(rows).toHaveLength(1);
+    } finally {
+      await server.stop();
+      await db.admin(`DROP DATABASE IF EXISTS ${db.name}_created WITH (FORCE)`);
+    }
+  });
+
+  it('says in one line what to do when PostgreSQL cannot be reached', async () => {
+    const server = spawnServer({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/ordinal', PORT: '18585' });
+    expect(await server.exited).toBe(1);
+    const lines = server.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/Cannot reach PostgreSQL at 127\.0\.0\.1:1\/ordinal.*DATABASE_URL.*docker compose -f docker\/compose\.yml up -d/);
+  });
+
+  it.each([
+    ['without tokens', { DATABASE_URL: 'postgres://x@127.0.0.1/x' }, /needs ORDINAL_TOKENS/],
+    ['with the development token', { DATABASE_URL: 'postgres://x@127.0.0.1/x', ORDINAL_TOKENS: 'ops:dev-ordinal-token:admin' }, /refuses the development token/],
+    ['without DATABASE_URL', { ORDINAL_TOKENS: 'ops:s3cret-value:read+write' }, /needs DATABASE_URL/],
+  ])('refuses to start in production %s', async (_name, env, message) => {
+    const server = spawnServer({ ORDINAL_ENV: 'production', PORT: '18586', ...env });
+    expect(await server.exited).toBe(1);
+    expect(server.output()).toMatch(message);
+    expect(server.output()).not.toContain('listening');
+  });
+});
