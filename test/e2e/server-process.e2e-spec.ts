@@ -17,7 +17,7 @@ describe('the server as a process (start:prod, production rules)', () => {
     try {
       // Then it reports where it listens and which development token it accepts
       await server.waitForOutput(/listening on http:\/\/localhost:18583/);
-      expect(server.output()).toContain('Development token: dev-ordinal-token');
+      await server.waitForOutput(/Development token: dev-ordinal-token/);
       const docs = await fetch('http://127.0.0.1:18583/api/docs');
       expect(docs.status).toBe(200);
       expect(await docs.text()).toContain('swagger');

@@ -38,6 +38,13 @@ export class CreateLog1764460800000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX messages_category_index_ix ON messages (category, index) WHERE category IS NOT NULL`,
     );
+    // The head of the log: one row, whose lock serialises gapless writers across processes
+    // and whose value is the highest committed index (a failed flush rolls it back).
+    await queryRunner.query(`CREATE TABLE log_head (
+      id smallint PRIMARY KEY CHECK (id = 1),
+      position bigint NOT NULL
+    )`);
+    await queryRunner.query(`INSERT INTO log_head (id, position) SELECT 1, coalesce(max(index), 0) FROM messages`);
     await queryRunner.query(`CREATE TABLE streams (
       stream_id text PRIMARY KEY,
       version bigint NOT NULL,
@@ -47,6 +54,7 @@ export class CreateLog1764460800000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('DROP TABLE streams');
+    await queryRunner.query('DROP TABLE log_head');
     await queryRunner.query('DROP TABLE messages');
   }
 }

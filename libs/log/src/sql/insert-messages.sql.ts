@@ -1,4 +1,4 @@
-import { LOG_CHANNEL, TABLES } from '../log.constants.js';
+import { LOCKS, LOG_CHANNEL, TABLES } from '../log.constants.js';
 import type { SqlQuery } from './sql-query.js';
 
 /** Column-wise arrays of the rows one flush inserts (one multi-row statement, L2). */
@@ -22,41 +22,64 @@ export interface StreamHeads {
   version: number[];
 }
 
+const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key`;
+const UNNEST = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::jsonb[], $7::jsonb[], $8::int[], $9::text[], $10::text[])`;
+
+function columnValues(rows: InsertColumns): unknown[] {
+  return [rows.messageType, rows.userId, rows.streamId, rows.streamVersion, rows.category, rows.body, rows.metadata, rows.schemaVersion, rows.contentHash, rows.idempotencyKey];
+}
+
 /**
- * Inserts a batch with `unnest`, moves the stream heads, and queues a NOTIFY carrying the
- * new head (delivered by PostgreSQL only if the transaction commits).
+ * Inside a locked flush (after `lockLog`): inserts the batch at `head - n + 1 .. head`,
+ * moves the log head and the stream heads, and queues a NOTIFY with the new head (sent by
+ * PostgreSQL only if the transaction commits).
  */
 export function insertMessages(rows: InsertColumns, streams: StreamHeads, head: number): SqlQuery {
+  const first = head - rows.messageType.length + 1;
   return {
     text: `WITH inserted AS (
-        INSERT INTO ${TABLES.messages} (index, message_type, user_id, stream_id, stream_version,
-          category, body, metadata, schema_version, content_hash, idempotency_key)
-        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[],
-          $6::text[], $7::jsonb[], $8::jsonb[], $9::int[], $10::text[], $11::text[])
+        INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
+        SELECT $13::bigint + r.ord - 1, r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
+               r.body, r.metadata, r.schema_version, r.content_hash, r.idempotency_key
+        FROM ${UNNEST} WITH ORDINALITY AS r(${COLUMNS}, ord)
         RETURNING 1
       ), heads AS (
         INSERT INTO ${TABLES.streams} (stream_id, version)
-        SELECT * FROM unnest($12::text[], $13::bigint[])
+        SELECT * FROM unnest($11::text[], $12::bigint[])
         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
         RETURNING 1
+      ), log AS (
+        UPDATE ${TABLES.logHead} SET position = $14::bigint WHERE id = 1 RETURNING 1
       )
-      SELECT (SELECT count(*) FROM inserted)::int AS inserted,
+      SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM log)::int AS moved,
              pg_notify('${LOG_CHANNEL}', $14::text) AS notified`,
-    values: [
-      rows.index,
-      rows.messageType,
-      rows.userId,
-      rows.streamId,
-      rows.streamVersion,
-      rows.category,
-      rows.body,
-      rows.metadata,
-      rows.schemaVersion,
-      rows.contentHash,
-      rows.idempotencyKey,
-      streams.streamId,
-      streams.version,
-      String(head),
-    ],
+    values: [...columnValues(rows), streams.streamId, streams.version, first, String(head)],
+  };
+}
+
+/**
+ * The whole flush in one statement, for batches with no version checks and no idempotency
+ * keys (most REST and AMQP traffic): takes the log lock and the head row, inserts after the
+ * head, moves it, and notifies. Run outside an explicit transaction it is one round trip and
+ * one commit. Returns the first index given and the commit time.
+ */
+export function appendBatch(rows: InsertColumns): SqlQuery {
+  const n = rows.messageType.length;
+  return {
+    text: `WITH lock AS (SELECT pg_advisory_xact_lock($11::bigint)),
+      head AS (
+        UPDATE ${TABLES.logHead} h SET position = h.position + $12::bigint FROM lock WHERE h.id = 1
+        RETURNING h.position - $12::bigint AS base, h.position AS head
+      ), inserted AS (
+        INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
+        SELECT head.base + r.ord, r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
+               r.body, r.metadata, r.schema_version, r.content_hash, r.idempotency_key
+        FROM head, ${UNNEST} WITH ORDINALITY AS r(${COLUMNS}, ord)
+        RETURNING 1
+      )
+      SELECT head.base::text AS base, now() AS now, (SELECT count(*) FROM inserted)::int AS inserted,
+             pg_notify('${LOG_CHANNEL}', head.head::text) AS notified
+      FROM head`,
+    values: [...columnValues(rows), LOCKS.log, n],
   };
 }

@@ -1,10 +1,10 @@
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from './sql-query.js';
 
-/** The highest committed index (0 on an empty log). */
+/** The highest committed index (0 on an empty log): the log_head row, moved by every flush. */
 export function readHead(): SqlQuery {
   return {
-    text: `SELECT coalesce(max(index), 0)::text AS head FROM ${TABLES.messages}`,
+    text: `SELECT position::text AS head FROM ${TABLES.logHead} WHERE id = 1`,
     values: [],
   };
 }

@@ -10,7 +10,7 @@ import {
   WriterClosedError,
   WriterOverloadedError,
 } from '../errors/index.js';
-import { execute, insertMessages, lockLog, readWriteState } from '../sql/index.js';
+import { appendBatch, execute, insertMessages, lockLog, readWriteState } from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
@@ -170,16 +170,45 @@ export class LogWriter implements OnApplicationShutdown {
     }
   }
 
-  private async write(batch: PendingAppend[]): Promise<FlushPlan> {
-    const runner = this.dataSource.createQueryRunner();
+  private write(batch: PendingAppend[]): Promise<FlushPlan> {
+    const needsChecks = batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
+    return needsChecks ? this.writeChecked(batch) : this.writeSimple(batch);
+  }
+
+  /**
+   * No version checks, no keys: the whole flush is one statement (lock, head, insert,
+   * notify) in autocommit, one round trip. Sending it is sending the commit, so a
+   * connection lost after that leaves the outcome unknown.
+   */
+  private async writeSimple(batch: PendingAppend[]): Promise<FlushPlan> {
+    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: new Map() }, this.window);
+    if (plan.created.length === 0) return plan;
+    const runner = await this.connect();
+    try {
+      const [row] = await execute<{ base: string; now: Date }>(runner, appendBatch(plan.rows)).catch((error: unknown) => {
+        throw isConnectionError(error) ? new CommitOutcomeUnknown(driverError(error).message) : error;
+      });
+      const base = toPosition(row.base);
+      const createdAt = row.now.toISOString();
+      for (const message of plan.created) {
+        message.id += base;
+        message.createdAt = createdAt;
+      }
+      plan.head += base;
+      return plan;
+    } finally {
+      await runner.release().catch(() => undefined);
+    }
+  }
+
+  /** Version checks or idempotency keys: lock and read under an explicit transaction first. */
+  private async writeChecked(batch: PendingAppend[]): Promise<FlushPlan> {
+    const runner = await this.connect();
     let commitSent = false;
     try {
-      await runner.connect().catch((error: unknown) => {
-        throw new ConnectFailed(driverError(error).message, { cause: error });
-      });
       await runner.startTransaction();
-      const [{ now }] = await execute<{ now: Date }>(runner, lockLog());
-      const state = await this.readState(runner, batch, now);
+      const [{ head, now }] = await execute<{ head: string; now: Date }>(runner, lockLog());
+      const state = await this.readState(runner, batch, toPosition(head), now);
       const plan = planFlush(batch, state, this.window);
       if (plan.created.length > 0) await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
       commitSent = true;
@@ -194,19 +223,27 @@ export class LogWriter implements OnApplicationShutdown {
     }
   }
 
-  private async readState(runner: QueryRunner, batch: PendingAppend[], now: Date): Promise<WriteState> {
+  private async connect(): Promise<QueryRunner> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect().catch((error: unknown) => {
+      throw new ConnectFailed(driverError(error).message, { cause: error });
+    });
+    return runner;
+  }
+
+  private async readState(runner: QueryRunner, batch: PendingAppend[], head: number, now: Date): Promise<WriteState> {
     const keys = new Set<string>();
     const streams = new Set<string>();
     for (const pending of batch) {
       if (pending.request.stream) streams.add(pending.request.stream.streamId);
       for (const p of pending.prepared) if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
     }
-    const [row] = await execute<{ head: string; repeats: MessageRow[]; streams: Record<string, string> }>(
+    const [row] = await execute<{ repeats: MessageRow[]; streams: Record<string, string> }>(
       runner,
       readWriteState([...keys], [...streams]),
     );
     return {
-      head: toPosition(row.head),
+      head,
       now: now.toISOString(),
       repeats: new Map(row.repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
       streams: new Map(Object.entries(row.streams).map(([id, v]) => [id, toPosition(v)])),

@@ -1,0 +1,32 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A server in its own process, so the load generator does not share its event loop. */
+export interface ChildServer {
+  child: ChildProcess;
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startChild(script: string, env: Record<string, string>, port: number, ready: RegExp): Promise<ChildServer> {
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (ready.test(output)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output}`)));
+  });
+  return {
+    child,
+    baseUrl: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
