@@ -5,7 +5,7 @@ import { LOG_MODULE_OPTIONS } from './log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions } from './log-options.js';
 import { LOG_MIGRATIONS } from './migrations/index.js';
 import { runMigrations } from './schema/run-migrations.js';
-import { execute, latestHashes } from './sql/index.js';
+import { alignPositions, execute, latestHashes } from './sql/index.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 import type { StoredMessage } from './message.js';
@@ -32,6 +32,7 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap {
       const applied = await runMigrations(this.dataSource, LOG_MIGRATIONS);
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
     }
+    await execute(this.dataSource.manager, alignPositions(options.ordering));
     if (options.duplicateWindow > 0) {
       const rows = await execute<{ content_hash: string }>(this.dataSource.manager, latestHashes(options.duplicateWindow));
       this.writer.window.load(rows.map((r) => r.content_hash));

@@ -4,7 +4,11 @@ export const TABLES = {
   logHead: 'log_head',
   streams: 'streams',
   migrations: 'ordinal_migrations',
+  skipped: 'log_skipped',
 } as const;
+
+/** Concurrent mode draws positions from this sequence (CACHE 1: values ascend across sessions). */
+export const SEQUENCE = 'messages_index_seq';
 
 /** Advisory lock keys (pg_advisory_xact_lock takes a bigint). */
 export const LOCKS = {

@@ -1,7 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
-import { execute, readHead, readMessage, readPage, type ReadFilter } from '../sql/index.js';
+import { execute, readMessage, readPage, type ReadFilter } from '../sql/index.js';
+import { LogWatermark } from '../watermark/log-watermark.service.js';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
 import { isConnectionError, driverError } from '../writer/pg-errors.js';
@@ -9,19 +12,29 @@ import { isConnectionError, driverError } from '../writer/pg-errors.js';
 /** Reads the log by position. Every read stops at the safe head (committed, gap-free). */
 @Injectable()
 export class LogReader {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly concurrent: boolean;
 
-  /** The highest index a reader may see. In gapless mode: the committed head. */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly watermark: LogWatermark,
+    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+  ) {
+    this.concurrent = resolveLogOptions(options).ordering === 'concurrent';
+  }
+
+  /**
+   * The highest index a reader may see: the committed head in gapless mode, the low
+   * watermark in concurrent mode (nothing can appear below it any more).
+   */
   async safeHead(): Promise<number> {
-    return this.guard(async () => {
-      const [row] = await execute<{ head: string }>(this.dataSource.manager, readHead());
-      return toPosition(row.head);
-    });
+    return this.guard(() => this.watermark.safeHead());
   }
 
   /** Up to `limit` messages from `fromIndex` (inclusive) up to `toIndex` and the safe head. */
   async page(fromIndex: number, limit: number, filter: ReadFilter = {}, toIndex = Number.MAX_SAFE_INTEGER): Promise<StoredMessage[]> {
     return this.guard(async () => {
+      // In gapless mode every visible row is below the head; in concurrent mode clamp to the watermark.
+      if (this.concurrent) toIndex = Math.min(toIndex, await this.watermark.safeHead());
       const rows = await execute<MessageRow>(this.dataSource.manager, readPage(fromIndex, toIndex, limit, filter));
       return rows.map(toStoredMessage);
     });

@@ -6,3 +6,6 @@ export * from './read-page.sql.js';
 export * from './read-message.sql.js';
 export * from './read-head.sql.js';
 export * from './latest-hashes.sql.js';
+export * from './lock-categories.sql.js';
+export * from './align-positions.sql.js';
+export * from './watermark.sql.js';

@@ -1,4 +1,4 @@
-import { LOCKS, LOG_CHANNEL, TABLES } from '../log.constants.js';
+import { LOCKS, LOG_CHANNEL, SEQUENCE, TABLES } from '../log.constants.js';
 import type { SqlQuery } from './sql-query.js';
 
 /** Column-wise arrays of the rows one flush inserts (one multi-row statement, L2). */
@@ -81,5 +81,30 @@ export function appendBatch(rows: InsertColumns): SqlQuery {
              pg_notify('${LOG_CHANNEL}', head.head::text) AS notified
       FROM head`,
     values: [...columnValues(rows), LOCKS.log, n],
+  };
+}
+
+/**
+ * Concurrent mode: inserts the batch with positions drawn from the sequence inside the
+ * INSERT (after its table lock), moves the stream heads and notifies. Returns the indices
+ * given, which ascend in row order.
+ */
+export function insertConcurrent(rows: InsertColumns, streams: StreamHeads): SqlQuery {
+  return {
+    text: `WITH inserted AS (
+        INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
+        SELECT nextval('${SEQUENCE}'), r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
+               r.body, r.metadata, r.schema_version, r.content_hash, r.idempotency_key
+        FROM ${UNNEST} WITH ORDINALITY AS r(${COLUMNS}, ord)
+        ORDER BY r.ord
+        RETURNING index
+      ), heads AS (
+        INSERT INTO ${TABLES.streams} (stream_id, version)
+        SELECT * FROM unnest($11::text[], $12::bigint[])
+        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
+        RETURNING 1
+      ), top AS (SELECT max(index) AS head, array_agg(index::text) AS indices FROM inserted)
+      SELECT top.indices, (SELECT count(*) FROM heads)::int AS heads, pg_notify('${LOG_CHANNEL}', top.head::text) AS notified FROM top`,
+    values: [...columnValues(rows), streams.streamId, streams.version],
   };
 }

@@ -10,7 +10,8 @@ import {
   WriterClosedError,
   WriterOverloadedError,
 } from '../errors/index.js';
-import { appendBatch, execute, insertMessages, lockLog, readWriteState } from '../sql/index.js';
+import { appendBatch, execute, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState } from '../sql/index.js';
+import { categoryLockKeys } from './category-locks.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
@@ -49,7 +50,9 @@ export class LogWriter implements OnApplicationShutdown {
   private readonly options: ResolvedLogOptions;
   private readonly queue: PendingAppend[] = [];
   private queuedMessages = 0;
-  private draining: Promise<void> | null = null;
+  private scheduled = false;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
   private closed = false;
   private readonly commitListeners = new Set<CommitListener>();
   private readonly flushListeners = new Set<(stats: FlushStats) => void>();
@@ -60,10 +63,6 @@ export class LogWriter implements OnApplicationShutdown {
     @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
   ) {
     this.options = resolveLogOptions(options);
-    if (this.options.ordering !== 'gapless') {
-      // TODO(#5): concurrent mode (sequence positions, per-category locks) comes with subscriptions.
-      throw new OrdinalError('unsupported_ordering', `Ordering '${this.options.ordering}' is not available yet; use 'gapless'`);
-    }
     this.window = new DuplicateWindow(this.options.duplicateWindow);
   }
 
@@ -80,7 +79,7 @@ export class LogWriter implements OnApplicationShutdown {
     return new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ request, prepared, bytes, resolve, reject });
       this.queuedMessages += count;
-      this.draining ??= this.drain();
+      this.schedule();
     });
   }
 
@@ -103,16 +102,34 @@ export class LogWriter implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
-    await this.draining;
+    if (this.inFlight === 0 && this.queue.length === 0) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private async drain(): Promise<void> {
-    // Let every request parsed in this turn of the event loop join the first flush.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    try {
-      while (this.queue.length > 0) await this.flush(this.take());
-    } finally {
-      this.draining = null;
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // Let every request parsed in this turn of the event loop join the next flush.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  /**
+   * Starts flushes while the mode allows: one at a time in gapless mode (the log lock would
+   * serialise them anyway), several in concurrent mode (they serialise per category only).
+   */
+  private pump(): void {
+    const limit = this.options.ordering === 'concurrent' ? this.options.maxConcurrentFlushes : 1;
+    while (this.inFlight < limit && this.queue.length > 0) {
+      const batch = this.take();
+      this.inFlight += 1;
+      void this.flush(batch).finally(() => {
+        this.inFlight -= 1;
+        this.pump();
+        if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+      });
     }
   }
 
@@ -171,8 +188,46 @@ export class LogWriter implements OnApplicationShutdown {
   }
 
   private write(batch: PendingAppend[]): Promise<FlushPlan> {
+    if (this.options.ordering === 'concurrent') return this.writeConcurrent(batch);
     const needsChecks = batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
     return needsChecks ? this.writeChecked(batch) : this.writeSimple(batch);
+  }
+
+  /**
+   * Concurrent mode (L4): the transaction takes its id first, then the advisory locks of its
+   * categories in sorted order (MessageDB's rule: one category's positions commit in order),
+   * then checks, and draws positions from the sequence inside the INSERT, after the table
+   * lock — which is what lets a reader tell which transactions could still fill a hole.
+   */
+  private async writeConcurrent(batch: PendingAppend[]): Promise<FlushPlan> {
+    const runner = await this.connect();
+    let commitSent = false;
+    try {
+      await runner.startTransaction();
+      const [{ now }] = await execute<{ now: Date }>(runner, lockCategories(categoryLockKeys(batch)));
+      const needsChecks = batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
+      const state = needsChecks
+        ? await this.readState(runner, batch, 0, now)
+        : { head: 0, now: now.toISOString(), repeats: new Map(), streams: new Map() };
+      const plan = planFlush(batch, state, this.window);
+      if (plan.created.length > 0) {
+        const [{ indices }] = await execute<{ indices: (string | number)[] }>(runner, insertConcurrent(plan.rows, plan.streamHeads));
+        const sorted = indices.map(toPosition).sort((a, b) => a - b);
+        plan.created.forEach((message, i) => {
+          message.id = sorted[i];
+        });
+        plan.head = sorted[sorted.length - 1];
+      }
+      commitSent = true;
+      await runner.commitTransaction();
+      return plan;
+    } catch (error) {
+      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
+      if (commitSent && isConnectionError(error)) throw new CommitOutcomeUnknown(driverError(error).message);
+      throw error;
+    } finally {
+      await runner.release().catch(() => undefined);
+    }
   }
 
   /**

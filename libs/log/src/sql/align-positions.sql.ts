@@ -1,0 +1,21 @@
+import { LOCKS, SEQUENCE, TABLES } from '../log.constants.js';
+import type { SqlQuery } from './sql-query.js';
+
+/**
+ * At start, after a change of ordering mode: gapless mode's head must not be behind rows a
+ * concurrent writer added, and the sequence must not hand out positions gapless mode used.
+ */
+export function alignPositions(ordering: 'gapless' | 'concurrent'): SqlQuery {
+  if (ordering === 'gapless') {
+    return {
+      text: `WITH lock AS (SELECT pg_advisory_xact_lock($1::bigint)), top AS (SELECT coalesce(max(index), 0) AS m FROM ${TABLES.messages})
+             UPDATE ${TABLES.logHead} h SET position = top.m FROM top, lock WHERE h.id = 1 AND h.position < top.m RETURNING h.position`,
+      values: [LOCKS.log],
+    };
+  }
+  return {
+    text: `SELECT setval('${SEQUENCE}', top.m) FROM (SELECT max(index) AS m FROM ${TABLES.messages}) top, ${SEQUENCE} s
+           WHERE top.m IS NOT NULL AND top.m > s.last_value`,
+    values: [],
+  };
+}

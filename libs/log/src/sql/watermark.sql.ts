@@ -1,0 +1,81 @@
+import { SEQUENCE, TABLES } from '../log.constants.js';
+import type { SqlQuery } from './sql-query.js';
+
+/** Committed positions after `position`, in order (an index-only scan). */
+export function readPositionsAfter(position: number, limit: number): SqlQuery {
+  return {
+    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index > $1 ORDER BY index LIMIT $2`,
+    values: [position, limit],
+  };
+}
+
+/** Committed positions inside [from, to]. */
+export function readPositionsBetween(from: number, to: number): SqlQuery {
+  return {
+    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index >= $1 AND index <= $2 ORDER BY index`,
+    values: [from, to],
+  };
+}
+
+/**
+ * The transactions that could still fill a hole seen now: those holding the messages table
+ * in RowExclusiveLock (every writer draws its positions inside the INSERT, after that lock),
+ * with what identifies each (pid and transaction start) — and the snapshot's xmax, for the
+ * fallback when this view of other sessions is not available.
+ */
+export function readLogWriters(): SqlQuery {
+  return {
+    text: `SELECT a.pid, a.xact_start::text AS xact_start, a.application_name, a.backend_xid::text AS xid,
+                  pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+           WHERE l.locktype = 'relation' AND l.relation = '${TABLES.messages}'::regclass
+             AND l.mode = 'RowExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()
+           UNION ALL
+           SELECT NULL, NULL, NULL, NULL, pg_snapshot_xmax(pg_current_snapshot())::text`,
+    values: [],
+  };
+}
+
+/** How many of the given transactions (pid, xact_start) are still running. */
+export function countRunning(pids: number[], starts: string[]): SqlQuery {
+  return {
+    text: `SELECT count(*)::int AS running FROM pg_stat_activity a
+           JOIN unnest($1::int[], $2::text[]) AS w(pid, xact_start) ON a.pid = w.pid AND a.xact_start::text = w.xact_start`,
+    values: [pids, starts],
+  };
+}
+
+/** The fallback test: has every transaction that was running below `xmax` ended? */
+export function snapshotPassed(xmax: string): SqlQuery {
+  return {
+    text: `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS passed`,
+    values: [xmax],
+  };
+}
+
+/** Records abandoned positions durably, so later arrivals inside them are found. */
+export function recordSkipped(from: number, to: number, heldMs: number): SqlQuery {
+  return {
+    text: `INSERT INTO ${TABLES.skipped} (position, held_ms) SELECT p, $3 FROM generate_series($1::bigint, $2::bigint) p
+           ON CONFLICT (position) DO NOTHING`,
+    values: [from, to, Math.round(heldMs)],
+  };
+}
+
+/** Marks abandoned positions whose row has since committed; returns them (late arrivals). */
+export function claimLateArrivals(): SqlQuery {
+  return {
+    text: `UPDATE ${TABLES.skipped} s SET arrived_at = now() FROM ${TABLES.messages} m
+           WHERE m.index = s.position AND s.arrived_at IS NULL RETURNING s.position::text AS position`,
+    values: [],
+  };
+}
+
+/** The highest position handed out so far (by the sequence, or by gapless history). */
+export function readDrawnPosition(): SqlQuery {
+  return {
+    text: `SELECT greatest((SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${SEQUENCE}),
+                           (SELECT coalesce(max(index), 0) FROM ${TABLES.messages}))::text AS drawn`,
+    values: [],
+  };
+}

@@ -1,0 +1,233 @@
+import fc from 'fast-check';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { runMigrations } from '../schema/run-migrations.js';
+import { LOG_MIGRATIONS } from '../migrations/index.js';
+import { LogWatermark } from './log-watermark.service.js';
+import type { LogModuleOptions } from '../log-options.js';
+
+/** A writer like Ordinal's concurrent flush: xid first, positions drawn inside the INSERT. */
+class RawWriter {
+  private constructor(private readonly client: pg.Client) {}
+  static async open(url: string): Promise<RawWriter> {
+    const client = new pg.Client({ connectionString: url, application_name: 'raw-writer' });
+    await client.connect();
+    return new RawWriter(client);
+  }
+  async begin(): Promise<void> {
+    await this.client.query('BEGIN');
+    await this.client.query('SELECT pg_current_xact_id()');
+  }
+  async insert(category: string, count = 1): Promise<number[]> {
+    const { rows } = await this.client.query(
+      `INSERT INTO messages (index, message_type, category, body, content_hash)
+       SELECT nextval('messages_index_seq'), 'T', $1, '{}'::jsonb, 'h' FROM generate_series(1, $2) RETURNING index::int AS index`,
+      [category, count],
+    );
+    return rows.map((r) => r.index as number).sort((a, b) => a - b);
+  }
+  commit = () => this.client.query('COMMIT');
+  rollback = () => this.client.query('ROLLBACK');
+  end = () => this.client.end();
+}
+
+describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  const writers: RawWriter[] = [];
+  const watermark = (options: LogModuleOptions = {}) => new LogWatermark(dataSource, { ordering: 'concurrent', ...options });
+  const writer = async () => {
+    const w = await RawWriter.open(db.url);
+    writers.push(w);
+    return w;
+  };
+
+  // Each test gets a log of its own: a hole one test leaves must not hold the next.
+  beforeEach(async () => {
+    db = await createTestDatabase();
+    dataSource = new DataSource({ type: 'postgres', url: db.url, extra: { max: 4 } });
+    await dataSource.initialize();
+    await runMigrations(dataSource, LOG_MIGRATIONS);
+  });
+  afterEach(async () => {
+    await Promise.all(writers.splice(0).map((w) => w.rollback().catch(() => undefined).then(() => w.end())));
+    await dataSource?.destroy();
+    await db?.drop();
+  });
+
+  const headNow = async () => Number((await db.query<{ m: string }>('SELECT coalesce(max(index), 0) AS m FROM messages'))[0].m);
+
+  it('holds at a lower position still being written, then delivers past it once it commits', async () => {
+    // Given a running watermark, A drew a lower position and is still open, while B (another category) committed a higher one
+    const w = watermark({ gapTimeoutMs: 60_000 });
+    expect(await w.safeHead()).toBe(0);
+    const base = await headNow();
+    const a = await writer();
+    const b = await writer();
+    await a.begin();
+    const [pa] = await a.insert('order');
+    await b.begin();
+    const [pb] = await b.insert('invoice');
+    await b.commit();
+    expect(pb).toBeGreaterThan(pa);
+    // Then the watermark does not pass A's position
+    expect(await w.safeHead()).toBe(pa - 1);
+    expect(await w.safeHead()).toBe(pa - 1);
+    expect(w.heldHole).toMatchObject({ from: pa, to: pa, writers: [expect.objectContaining({ applicationName: 'raw-writer' })] });
+    expect(base).toBeLessThan(pa);
+    // When A commits, both are below the watermark
+    await a.commit();
+    expect(await w.safeHead()).toBe(pb);
+  });
+
+  it('with exact release off, moves past a rolled-back hole only at the timeout', async () => {
+    const a = await writer();
+    const b = await writer();
+    await a.begin();
+    const [pa] = await a.insert('order');
+    await b.begin();
+    const [pb] = await b.insert('invoice');
+    await b.commit();
+    const w = watermark({ gapTimeoutMs: 800, exactRelease: false });
+    expect(await w.safeHead()).toBe(pa - 1);
+    const seen = Date.now();
+    await a.rollback();
+    // Still held right after the rollback
+    expect(await w.safeHead()).toBe(pa - 1);
+    // And released once the timeout passed (poll with a deadline)
+    let head = pa - 1;
+    while (head < pb && Date.now() - seen < 10_000) {
+      head = await w.safeHead();
+      if (head < pb) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(head).toBe(pb);
+    expect(Date.now() - seen).toBeGreaterThanOrEqual(700);
+    expect(w.counters.holesAbandoned).toBe(1);
+    const skipped = await db.query('SELECT position FROM log_skipped WHERE position = $1', [pa]);
+    expect(skipped).toHaveLength(1);
+  });
+
+  it('releases a rolled-back hole exactly, well before the timeout, even while a long transaction holds xmin back', async () => {
+    // Given an unrelated long transaction that never touches the log holds the cluster's xmin
+    const idle = new pg.Client({ connectionString: db.url });
+    await idle.connect();
+    await idle.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await idle.query('SELECT pg_current_xact_id(), count(*) FROM pg_class');
+    try {
+      const w = watermark({ gapTimeoutMs: 30_000 });
+      await w.safeHead();
+      const a = await writer();
+      const b = await writer();
+      await a.begin();
+      const [pa] = await a.insert('order');
+      await b.begin();
+      const [pb] = await b.insert('invoice');
+      await b.commit();
+      expect(await w.safeHead()).toBe(pa - 1);
+      // When A rolls back
+      const rolledBack = Date.now();
+      await a.rollback();
+      // Then the watermark moves past the hole at once (exact release), not after 30 s
+      expect(await w.safeHead()).toBe(pb);
+      expect(Date.now() - rolledBack).toBeLessThan(2_000);
+      expect(w.counters.holesReleasedExactly).toBe(1);
+      expect(w.counters.holesAbandoned).toBe(0);
+    } finally {
+      await idle.query('ROLLBACK');
+      await idle.end();
+    }
+  });
+
+  it('abandons at once with gapTimeoutMs <= 0', async () => {
+    const a = await writer();
+    const b = await writer();
+    await a.begin();
+    await a.insert('order');
+    await b.begin();
+    const [pb] = await b.insert('invoice');
+    await b.commit();
+    expect(await watermark({ gapTimeoutMs: 0 }).safeHead()).toBe(pb);
+    await a.rollback();
+  });
+
+  it('reports a writer slower than the timeout as a late arrival', async () => {
+    // Given A is held open past a short timeout while B committed above it
+    const a = await writer();
+    const b = await writer();
+    await a.begin();
+    const [pa] = await a.insert('order');
+    await b.begin();
+    const [pb] = await b.insert('invoice');
+    await b.commit();
+    const w = watermark({ gapTimeoutMs: 200, lateRescanMs: 60_000 });
+    const late: number[] = [];
+    w.onLate((positions) => late.push(...positions));
+    let head = 0;
+    const deadline = Date.now() + 10_000;
+    while (head < pb && Date.now() < deadline) {
+      head = await w.safeHead();
+      if (head < pb) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(head).toBe(pb);
+    // When A finally commits
+    await a.commit();
+    // Then the re-scan finds it and reports it as late
+    expect(await w.rescanLate()).toEqual([pa]);
+    expect(late).toEqual([pa]);
+    expect(w.counters.lateArrivals).toBe(1);
+    expect(await w.rescanLate()).toEqual([]);
+  });
+
+  it('property: a reader following the watermark gets exactly the committed positions, in order', async () => {
+    type Op = { writer: number; action: 'insert' | 'commit' | 'rollback'; category: number };
+    const op = fc.record({ writer: fc.integer({ min: 0, max: 2 }), action: fc.constantFrom('insert', 'insert', 'commit', 'rollback'), category: fc.integer({ min: 0, max: 3 }) }) as fc.Arbitrary<Op>;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+        await db.query('TRUNCATE messages');
+        const pool = await Promise.all([0, 1, 2].map(() => writer()));
+        try {
+          const open = [false, false, false];
+          const pending: number[][] = [[], [], []];
+          const committed: number[] = [];
+          const w = watermark({ gapTimeoutMs: 60_000 });
+          const delivered: number[] = [];
+          let position = 0;
+          const follow = async () => {
+            const head = await w.safeHead();
+            const rows = await db.query<{ index: string }>('SELECT index FROM messages WHERE index > $1 AND index <= $2 ORDER BY index', [position, head]);
+            delivered.push(...rows.map((r) => Number(r.index)));
+            position = Math.max(position, head);
+          };
+          for (const { writer: i, action, category } of ops) {
+            if (action === 'insert') {
+              if (!open[i]) {
+                await pool[i].begin();
+                open[i] = true;
+              }
+              pending[i].push(...(await pool[i].insert(`c${category}`, 1 + (category % 2))));
+            } else if (open[i]) {
+              await (action === 'commit' ? pool[i].commit() : pool[i].rollback());
+              if (action === 'commit') committed.push(...pending[i]);
+              pending[i] = [];
+              open[i] = false;
+            }
+            await follow();
+          }
+          for (let i = 0; i < 3; i++) {
+            if (open[i]) {
+              await pool[i].commit();
+              committed.push(...pending[i]);
+            }
+          }
+          await follow();
+          committed.sort((x, y) => x - y);
+          expect(delivered).toEqual(committed);
+        } finally {
+          await Promise.all(writers.splice(0).map((x) => x.rollback().catch(() => undefined).then(() => x.end())));
+        }
+      }),
+      { numRuns: Number(process.env.PROP_RUNS ?? 25), verbose: true },
+    );
+  }, 180_000);
+});

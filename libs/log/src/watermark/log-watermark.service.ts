@@ -1,0 +1,201 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
+import {
+  claimLateArrivals, countRunning, execute, readDrawnPosition, readHead, readLogWriters, readPositionsAfter,
+  readPositionsBetween, recordSkipped, snapshotPassed,
+} from '../sql/index.js';
+import { toPosition } from '../row-mapper.js';
+import type { Hole, HoleWriter, WatermarkCounters } from './hole.js';
+
+const SCAN = 1000;
+
+/**
+ * The safe head every reader reads up to (ARCHITECTURE.md, "The low watermark").
+ *
+ * Gapless mode: the committed head; it never waits (S6). Concurrent mode: the end of the
+ * contiguous run of committed positions. At the first missing position it holds; the hole is
+ * released exactly as soon as every transaction that held the log table when the hole was
+ * first seen has ended (S4) — only those can still fill it — or abandoned after
+ * `gapTimeoutMs` (S3) with a warning and a durable record; a row that commits inside an
+ * abandoned hole later is found by a periodic re-scan and reported as a late arrival.
+ */
+@Injectable()
+export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(LogWatermark.name);
+  private readonly options: ResolvedLogOptions;
+  private position = 0;
+  private hole: Hole | null = null;
+  private advancing: Promise<number> | null = null;
+  /** Start-up shortcut: once these writers end, every position up to `position` is final. */
+  private barrier: { position: number; hole: Hole } | null | undefined = undefined;
+  private rescanTimer: NodeJS.Timeout | null = null;
+  private readonly lateListeners = new Set<(positions: number[]) => void>();
+  readonly counters: WatermarkCounters = { holesHeld: 0, holesReleasedExactly: 0, holesAbandoned: 0, lateArrivals: 0 };
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+  ) {
+    this.options = resolveLogOptions(options);
+  }
+
+  onModuleInit(): void {
+    if (this.options.ordering !== 'concurrent') return;
+    this.rescanTimer = setInterval(() => void this.rescanLate(), this.options.lateRescanMs);
+    this.rescanTimer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.rescanTimer) clearInterval(this.rescanTimer);
+  }
+
+  /** The highest position below which nothing can appear any more. */
+  async safeHead(): Promise<number> {
+    if (this.options.ordering === 'gapless') {
+      const [row] = await execute<{ head: string }>(this.dataSource.manager, readHead());
+      return toPosition(row.head);
+    }
+    this.advancing ??= this.advance().finally(() => {
+      this.advancing = null;
+    });
+    return this.advancing;
+  }
+
+  /** The hole held now, if any (for status and metrics). */
+  get heldHole(): (Hole & { heldMs: number }) | null {
+    return this.hole ? { ...this.hole, heldMs: Date.now() - this.hole.firstSeenAt } : null;
+  }
+
+  /** Listens to late arrivals (positions committed inside abandoned holes). */
+  onLate(listener: (positions: number[]) => void): () => void {
+    this.lateListeners.add(listener);
+    return () => this.lateListeners.delete(listener);
+  }
+
+  /** Looks for late arrivals now (also runs every `lateRescanMs`). */
+  async rescanLate(): Promise<number[]> {
+    try {
+      const rows = await execute<{ position: string }>(this.dataSource.manager, claimLateArrivals());
+      const positions = rows.map((r) => toPosition(r.position)).sort((a, b) => a - b);
+      if (positions.length === 0) return positions;
+      this.counters.lateArrivals += positions.length;
+      this.logger.error(`Late arrival: positions ${positions.join(', ')} committed after their hole was abandoned; delivering them as late`);
+      for (const listener of this.lateListeners) listener(positions);
+      return positions;
+    } catch (error) {
+      this.logger.warn(`Late-arrival re-scan failed: ${String(error)}`);
+      return [];
+    }
+  }
+
+  private async advance(): Promise<number> {
+    await this.passBarrier();
+    for (;;) {
+      const rows = await execute<{ index: string }>(this.dataSource.manager, readPositionsAfter(this.position, SCAN));
+      let next: number | null = null;
+      for (const row of rows) {
+        const index = toPosition(row.index);
+        if (index === this.position + 1) {
+          this.position = index;
+          continue;
+        }
+        next = index;
+        break;
+      }
+      if (this.hole && this.hole.to <= this.position) this.hole = null;
+      if (next === null) {
+        if (rows.length === SCAN) continue;
+        return this.position;
+      }
+      // Positions position+1 .. next-1 are missing while `next` is committed.
+      if (!(await this.settleHole(this.position + 1, next - 1))) return this.position;
+    }
+  }
+
+  /**
+   * A new watermark need not scan the log from 1: every position drawn up to the sequence's
+   * value at a moment t0 was drawn by a transaction holding the table at t0, so once the
+   * writers listed after t0 have ended, all of them are final (committed or rolled back).
+   */
+  private async passBarrier(): Promise<void> {
+    // Without exact release nothing may be skipped before its timeout: scan from the start.
+    if (!this.options.exactRelease || this.options.gapTimeoutMs <= 0) this.barrier = null;
+    if (this.barrier === null) return;
+    if (this.barrier === undefined) {
+      const [row] = await execute<{ drawn: string }>(this.dataSource.manager, readDrawnPosition());
+      const writers = await this.listWriters();
+      const hole: Hole = { from: 0, to: 0, firstSeenAt: Date.now(), ...writers };
+      this.barrier = { position: toPosition(row.drawn), hole };
+    }
+    if (await this.writersEnded(this.barrier.hole)) {
+      this.position = Math.max(this.position, this.barrier.position);
+      this.barrier = null;
+    }
+  }
+
+  /** Decides on the hole [from, to]: returns true if the watermark may move past it now. */
+  private async settleHole(from: number, to: number): Promise<boolean> {
+    if (!this.hole || this.hole.from > from || this.hole.to < from) {
+      const writers = await this.listWriters();
+      // A writer may have committed between our read and the list: look again.
+      if (await this.anyCommitted(from, to)) return true;
+      this.hole = { from, to, firstSeenAt: Date.now(), ...writers };
+      this.counters.holesHeld += 1;
+    } else {
+      this.hole.from = from;
+    }
+    const hole = this.hole;
+    const heldMs = Date.now() - hole.firstSeenAt;
+    if (this.options.gapTimeoutMs > 0 && this.options.exactRelease && (await this.writersEnded(hole))) {
+      if (await this.anyCommitted(from, to)) return true;
+      this.counters.holesReleasedExactly += 1;
+      this.position = to;
+      this.hole = null;
+      return true;
+    }
+    if (heldMs >= this.options.gapTimeoutMs) {
+      if (await this.anyCommitted(from, to)) return true;
+      await execute(this.dataSource.manager, recordSkipped(from, to, heldMs));
+      this.counters.holesAbandoned += 1;
+      this.logger.warn(`Hole ${from}..${to} abandoned after ${heldMs} ms (gapTimeoutMs ${this.options.gapTimeoutMs}); a row committing there later is reported as a late arrival`);
+      this.position = to;
+      this.hole = null;
+      return true;
+    }
+    return false;
+  }
+
+  private async listWriters(): Promise<Pick<Hole, 'writers' | 'xmax' | 'exact'>> {
+    const rows = await execute<{ pid: number | null; xact_start: string | null; application_name: string | null; xmax: string }>(
+      this.dataSource.manager,
+      readLogWriters(),
+    );
+    const xmax = rows[0].xmax;
+    const writers: HoleWriter[] = rows
+      .filter((r) => r.pid !== null)
+      .map((r) => ({ pid: r.pid!, xactStart: r.xact_start ?? '', applicationName: r.application_name ?? '' }));
+    // Without the xact_start of other sessions (no privilege to see them) fall back to xmax.
+    const exact = writers.every((w) => w.xactStart !== '');
+    return { writers: writers.sort((a, b) => a.xactStart.localeCompare(b.xactStart)), xmax, exact };
+  }
+
+  private async writersEnded(hole: Hole): Promise<boolean> {
+    if (!hole.exact) {
+      const [row] = await execute<{ passed: boolean }>(this.dataSource.manager, snapshotPassed(hole.xmax));
+      return row.passed;
+    }
+    if (hole.writers.length === 0) return true;
+    const [row] = await execute<{ running: number }>(
+      this.dataSource.manager,
+      countRunning(hole.writers.map((w) => w.pid), hole.writers.map((w) => w.xactStart)),
+    );
+    return row.running === 0;
+  }
+
+  private async anyCommitted(from: number, to: number): Promise<boolean> {
+    const rows = await execute(this.dataSource.manager, readPositionsBetween(from, to));
+    return rows.length > 0;
+  }
+}
