@@ -183,7 +183,7 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     type Op = { writer: number; action: 'insert' | 'commit' | 'rollback'; category: number };
     const op = fc.record({ writer: fc.integer({ min: 0, max: 2 }), action: fc.constantFrom('insert', 'insert', 'commit', 'rollback'), category: fc.integer({ min: 0, max: 3 }) }) as fc.Arbitrary<Op>;
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
         await db.query('TRUNCATE messages');
         const pool = await Promise.all([0, 1, 2].map(() => writer()));
         try {
@@ -227,7 +227,7 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
           await Promise.all(writers.splice(0).map((x) => x.rollback().catch(() => undefined).then(() => x.end())));
         }
       }),
-      { numRuns: Number(process.env.PROP_RUNS ?? 25), verbose: true },
+      { numRuns: Number(process.env.PROP_RUNS ?? 15), verbose: true },
     );
   }, 180_000);
 });

@@ -1,0 +1,11 @@
+import { DomainEvent } from '@ordinal/event-sourcing';
+
+/** A line was added to an order. */
+@DomainEvent('ItemAdded')
+export class ItemAdded {
+  constructor(
+    readonly sku: string,
+    readonly qty: number,
+    readonly price: number,
+  ) {}
+}

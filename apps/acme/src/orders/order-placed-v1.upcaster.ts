@@ -1,0 +1,11 @@
+import { Injectable } from '@nestjs/common';
+import { Upcaster, type EventUpcaster } from '@ordinal/event-sourcing';
+
+/** OrderPlaced v1 → v2: v1 had no email (the Cursus example). */
+@Injectable()
+@Upcaster('OrderPlaced', 1)
+export class OrderPlacedV1Upcaster implements EventUpcaster {
+  upcast(data: { customer: string }): { customer: string; email: string } {
+    return { ...data, email: 'unknown' };
+  }
+}

@@ -1,0 +1,25 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, ValidateNested } from 'class-validator';
+import { IsExpectedVersion } from './is-expected-version.validator.js';
+import { StreamEventDto } from './stream-event.dto.js';
+
+/** `POST /api/streams/:streamId/events`: events appended atomically if the stream is at `expectedVersion`. */
+export class AppendEventsDto {
+  @ApiProperty({
+    oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', enum: ['any', 'no_stream'] }],
+    example: 0,
+    description: 'The version the stream must be at: 0 = must not exist (same as "no_stream"), "any" skips the check',
+  })
+  @IsDefined()
+  @IsExpectedVersion()
+  expectedVersion!: number | 'any' | 'no_stream';
+
+  @ApiProperty({ type: [StreamEventDto] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => StreamEventDto)
+  events!: StreamEventDto[];
+}

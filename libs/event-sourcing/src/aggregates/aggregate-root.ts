@@ -1,0 +1,48 @@
+import { AggregateRoot as CqrsAggregateRoot, type IEvent } from '@nestjs/cqrs';
+import { eventMetadataOf } from '../events/event-codec.js';
+
+/** Where the repository keeps the persisted version (a symbol: never part of a snapshot). */
+export const PERSISTED_VERSION = Symbol('ordinal:persistedVersion');
+
+/**
+ * An event-sourced aggregate on the log (A2), building on @nestjs/cqrs's `AggregateRoot`:
+ * command methods call `this.apply(new OrderPlaced(...))`, handlers are `onOrderPlaced(event)`
+ * (named after the `@DomainEvent` type, else the class name). Subclasses take the stream id
+ * as their only constructor argument.
+ *
+ * Snapshots use `toSnapshot()`/`restoreSnapshot()`: by default the aggregate's own enumerable
+ * properties as JSON except `id`; override both for Maps, Dates or private state.
+ */
+export abstract class AggregateRoot<EventBase extends IEvent = IEvent> extends CqrsAggregateRoot<EventBase> {
+  private [PERSISTED_VERSION] = 0;
+
+  constructor(readonly id: string) {
+    super();
+  }
+
+  /** The stream version this instance was loaded or last saved at (0 = new): the expected version of the next save. */
+  get version(): number {
+    return this[PERSISTED_VERSION];
+  }
+
+  /** The state to snapshot (JSON). */
+  toSnapshot(): unknown {
+    const { id: _id, ...state } = JSON.parse(JSON.stringify(this)) as Record<string, unknown>;
+    return state;
+  }
+
+  /** Restores the state `toSnapshot` returned. */
+  restoreSnapshot(state: unknown): void {
+    Object.assign(this, state);
+  }
+
+  protected override getEventName(event: object): string {
+    const type = Object.getPrototypeOf(event)?.constructor as Function | undefined;
+    return (type && eventMetadataOf(type)?.eventType) ?? super.getEventName(event);
+  }
+}
+
+/** Sets the persisted version (the repository's only way in; not part of the public API). */
+export function markPersisted(aggregate: AggregateRoot, version: number): void {
+  (aggregate as unknown as Record<symbol, number>)[PERSISTED_VERSION] = version;
+}

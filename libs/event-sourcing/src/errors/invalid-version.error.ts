@@ -1,0 +1,8 @@
+import { OrdinalError } from '@ordinal/log';
+
+/** A version argument out of range (versions are integers >= 1; expected versions >= 0). */
+export class InvalidVersionError extends OrdinalError {
+  constructor(message: string) {
+    super('invalid_version', message);
+  }
+}

@@ -1,0 +1,60 @@
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { EventBus } from '@nestjs/cqrs';
+import { EVENT_SOURCING_OPTIONS } from './event-sourcing.constants.js';
+import { resolveEventSourcingOptions, type EventSourcingOptions, type ResolvedEventSourcingOptions } from './event-sourcing-options.js';
+import { EventSourcingLifecycle } from './event-sourcing-lifecycle.service.js';
+import { StreamStore } from './streams/stream-store.service.js';
+import { UpcasterRegistry } from './upcasting/upcaster-registry.service.js';
+import { UpcasterExplorer } from './upcasting/upcaster.explorer.js';
+import { AggregateRepository, type AggregateClass } from './aggregates/aggregate-repository.js';
+import { aggregateRepositoryToken } from './aggregates/aggregate-repository.token.js';
+import type { AggregateRoot } from './aggregates/aggregate-root.js';
+
+/**
+ * Aggregates on the log. `forRoot` (once, global) provides the `StreamStore`, the upcaster
+ * registry and the snapshots migration; it needs a TypeORM DataSource and the global
+ * `LogModule` (or use `EventStoreModule.forRoot`, which sets all of it up). `forFeature([Order])`
+ * provides `AggregateRepository<Order>`, injected with `@InjectAggregateRepository(Order)`.
+ */
+@Module({})
+export class EventSourcingModule {
+  static forRoot(options: EventSourcingOptions = {}): DynamicModule {
+    const providers: Provider[] = [
+      { provide: EVENT_SOURCING_OPTIONS, useValue: resolveEventSourcingOptions(options) },
+      StreamStore,
+      UpcasterRegistry,
+      UpcasterExplorer,
+      EventSourcingLifecycle,
+    ];
+    return {
+      module: EventSourcingModule,
+      global: true,
+      imports: [DiscoveryModule],
+      providers,
+      exports: [EVENT_SOURCING_OPTIONS, StreamStore, UpcasterRegistry],
+    };
+  }
+
+  /**
+   * Repositories of the given aggregate classes (each decorated with `@Aggregate`). Upcaster
+   * classes listed in `upcasters` become providers of this module and are discovered.
+   */
+  static forFeature(aggregates: AggregateClass<AggregateRoot>[], upcasters: Provider[] = []): DynamicModule {
+    const repositories: Provider[] = aggregates.map((aggregate) => ({
+      provide: aggregateRepositoryToken(aggregate),
+      useFactory: (store: StreamStore, registry: UpcasterRegistry, options: ResolvedEventSourcingOptions, eventBus?: EventBus) =>
+        new AggregateRepository(aggregate, store, registry, options.publishEvents ? (eventBus ?? null) : null),
+      inject: [StreamStore, UpcasterRegistry, EVENT_SOURCING_OPTIONS, { token: EventBus, optional: true }],
+    }));
+    return {
+      module: EventSourcingFeatureModule,
+      providers: [...repositories, ...upcasters],
+      exports: repositories,
+    };
+  }
+}
+
+/** The module `forFeature` returns (a separate class so each feature is its own module). */
+@Module({})
+export class EventSourcingFeatureModule {}

@@ -1,0 +1,41 @@
+import { TABLES, type SqlQuery } from '@ordinal/log';
+import { ES_TABLES } from '../event-sourcing.constants.js';
+import { streamEventJson } from './stream-event-json.js';
+
+/** The row `readStreamSlice` returns. */
+export interface StreamSliceRow {
+  version: string;
+  snapshot_version: string | null;
+  snapshot_state: unknown;
+  snapshot_schema_version: number | null;
+  snapshot_created_at: Date | string | null;
+  events: unknown[];
+}
+
+/**
+ * The start of a stream read in one round trip: the stream's version (heads table), its newest
+ * snapshot at a version >= `fromVersion` (unless `withSnapshot` is false), and the first page
+ * of events after that snapshot (or from `fromVersion`) up to the version.
+ */
+export function readStreamSlice(streamId: string, fromVersion: number, withSnapshot: boolean, limit: number, details: boolean): SqlQuery {
+  return {
+    text: `WITH head AS (
+             SELECT coalesce((SELECT version FROM ${TABLES.streams} WHERE stream_id = $1), 0) AS version
+           ), snap AS (
+             SELECT version, state, schema_version, created_at FROM ${ES_TABLES.snapshots}
+             WHERE $3::boolean AND stream_id = $1 AND version >= $2
+             ORDER BY version DESC LIMIT 1
+           ), page AS (
+             SELECT * FROM ${TABLES.messages}
+             WHERE stream_id = $1
+               AND stream_version > coalesce((SELECT version FROM snap), $2::bigint - 1)
+               AND stream_version <= (SELECT version FROM head)
+             ORDER BY stream_version LIMIT $4
+           )
+           SELECT head.version::text AS version, snap.version::text AS snapshot_version, snap.state AS snapshot_state,
+                  snap.schema_version AS snapshot_schema_version, snap.created_at AS snapshot_created_at,
+                  (SELECT coalesce(json_agg(${streamEventJson(details)} ORDER BY stream_version), '[]'::json) FROM page) AS events
+           FROM head LEFT JOIN snap ON true`,
+    values: [streamId, fromVersion, withSnapshot, limit],
+  };
+}

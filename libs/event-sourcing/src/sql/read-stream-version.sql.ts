@@ -1,0 +1,9 @@
+import { TABLES, type SqlQuery } from '@ordinal/log';
+
+/** A stream's current version from the heads table (0 when it has none): one index lookup. */
+export function readStreamVersion(streamId: string): SqlQuery {
+  return {
+    text: `SELECT coalesce((SELECT version FROM ${TABLES.streams} WHERE stream_id = $1), 0)::text AS version`,
+    values: [streamId],
+  };
+}

@@ -1,0 +1,17 @@
+import { InvalidStreamIdError } from '../errors/index.js';
+
+/**
+ * Allowed stream ids: 1-200 characters of `[A-Za-z0-9._:@-]`, starting with a letter or a
+ * digit (so the category, the text before the first `-`, is never empty).
+ */
+export const STREAM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$/;
+
+/** True when `streamId` is a valid stream id. */
+export function isValidStreamId(streamId: unknown): streamId is string {
+  return typeof streamId === 'string' && STREAM_ID_PATTERN.test(streamId);
+}
+
+/** Throws `InvalidStreamIdError` unless `streamId` is valid. */
+export function assertStreamId(streamId: string): void {
+  if (!isValidStreamId(streamId)) throw new InvalidStreamIdError(String(streamId));
+}

@@ -1,0 +1,31 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import 'reflect-metadata';
+import { UPCASTER_METADATA } from '../event-sourcing.constants.js';
+import { InvalidUpcasterError } from '../errors/index.js';
+import type { EventUpcaster } from './upcaster-definition.js';
+import type { UpcasterMetadata } from './upcaster.decorator.js';
+import { UpcasterRegistry } from './upcaster-registry.service.js';
+
+/** Finds `@Upcaster` providers through Nest's public DiscoveryService and registers them. */
+@Injectable()
+export class UpcasterExplorer implements OnModuleInit {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly registry: UpcasterRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const { metatype, instance } = wrapper;
+      if (!metatype || !instance || typeof metatype !== 'function') continue;
+      const metadata = Reflect.getMetadata(UPCASTER_METADATA, metatype) as UpcasterMetadata | undefined;
+      if (!metadata) continue;
+      const upcaster = instance as Partial<EventUpcaster>;
+      if (typeof upcaster.upcast !== 'function') {
+        throw new InvalidUpcasterError(`${metatype.name} is an @Upcaster without an upcast(data, metadata) method`);
+      }
+      this.registry.register({ ...metadata, upcast: upcaster.upcast.bind(instance) });
+    }
+  }
+}
