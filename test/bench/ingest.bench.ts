@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createBenchDatabase } from './support/bench-database.js';
 import { runLoad, type LoadResult } from './support/http-load.js';
 import { startChild } from './support/child-server.js';
+import { hasWrk, runWrk } from './support/wrk-load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
@@ -20,6 +21,12 @@ const body = (n: number) => JSON.stringify({ messageType: 'OrderPlaced', userId:
 
 async function phases(baseUrl: string): Promise<LoadResult[]> {
   const results: LoadResult[] = [];
+  if (hasWrk()) {
+    const url = `${baseUrl}/api/events/message`;
+    runWrk({ url, clients: 8, seconds: 2, headers, bodyPrefix: 'warm' });
+    for (const clients of CLIENTS) results.push(runWrk({ url, clients, seconds: MAX_SECONDS, headers, bodyPrefix: `c${clients}` }));
+    return results;
+  }
   // Warm-up: JIT, pools, prepared plans.
   await runLoad({ url: `${baseUrl}/api/events/message`, clients: 8, total: 2_000, maxSeconds: 5, headers, body: (n) => body(1e9 + n) });
   for (const clients of CLIENTS) {
@@ -46,7 +53,7 @@ async function main(): Promise<void> {
     const at32 = (r: LoadResult[]) => r.find((x) => x.clients === 32)!.msgPerSec;
     console.log(JSON.stringify({
       benchmark: 'ingest',
-      machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+      machine: { cpus: (await import('node:os')).cpus().length, node: process.version, loadGenerator: hasWrk() ? 'wrk' : 'node http (install wrk for a lighter client)' },
       ordinal: ordinalResults,
       seedBaseline: baselineResults,
       ratioAt32: Number((at32(ordinalResults) / at32(baselineResults)).toFixed(2)),
