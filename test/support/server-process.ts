@@ -20,7 +20,8 @@ export interface ServerProcess {
 export function spawnServer(env: Record<string, string>): ServerProcess {
   const child = spawn(process.execPath, [SERVER_MAIN], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', ORDINAL_LOG_FORMAT: 'text', ...env },
+    // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
+    env: { PATH: process.env.PATH ?? '', ORDINAL_LOG_FORMAT: 'text', AMQP_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';

@@ -13,7 +13,8 @@ export interface TestServer {
 
 /** Starts the real server (real PostgreSQL) with the given environment on top of the suite's database. */
 export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<TestServer> {
-  const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, PORT: '0', ...env });
+  // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
+  const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, PORT: '0', AMQP_URL: '', ...env });
   const app = await createApp(config, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false, openApiUi: false });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };

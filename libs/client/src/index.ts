@@ -1,1 +1,9 @@
-export {};
+export * from './client-types.js';
+export * from './ordinal-client.js';
+export * from './ordinal-http.error.js';
+export * from './pull-consumer.js';
+export * from './bookmark.js';
+export * from './backoff.js';
+export { openEventStream, streamQuery, type StreamOptions } from './event-stream.js';
+export { SseParser, type RawSseEvent } from './sse-parser.js';
+export { murmur3_32, shardOf } from './shard.js';

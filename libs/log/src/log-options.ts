@@ -17,6 +17,14 @@ export interface LogModuleOptions {
   startMarker?: boolean;
   /** Run the log's migrations at start. @default true */
   migrate?: boolean;
+  /** Flushes in flight at once in concurrent mode (gapless mode always has one). @default 4 */
+  maxConcurrentFlushes?: number;
+  /** Concurrent mode: how long a hole in the log is held before it is abandoned (S3); <= 0 abandons at once. @default 5000 */
+  gapTimeoutMs?: number;
+  /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (S4). @default true */
+  exactRelease?: boolean;
+  /** Concurrent mode: how often abandoned holes are re-scanned for late arrivals (ms). @default 2000 */
+  lateRescanMs?: number;
   /** Extra fields of the StartMarker's body (e.g. the server's version). */
   startMarkerBody?: Record<string, unknown>;
   /** The live router's safety-net poll of the head, besides NOTIFY and own commits (ms). @default 1000 */
@@ -40,6 +48,10 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     startMarker: options.startMarker ?? true,
     migrate: options.migrate ?? true,
     startMarkerBody: options.startMarkerBody,
+    maxConcurrentFlushes: options.maxConcurrentFlushes ?? 4,
+    gapTimeoutMs: options.gapTimeoutMs ?? 5000,
+    exactRelease: options.exactRelease ?? true,
+    lateRescanMs: options.lateRescanMs ?? 2000,
     livePollMs: options.livePollMs ?? 1000,
     mailboxLimit: options.mailboxLimit ?? 10_000,
     replayBatchSize: options.replayBatchSize ?? 1000,

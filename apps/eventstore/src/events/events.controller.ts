@@ -1,9 +1,10 @@
 import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { LogReader } from '@ordinal/log';
+import { LogReader, compileFilter } from '@ordinal/log';
 import { RequireScope } from '../auth/scopes.decorator.js';
 import { toMessageResponse } from '../ingest/message-response.js';
 import { intParam, typesParam } from './query-params.js';
+import { shardParams } from '../stream/stream-params.js';
 
 /** JSON reads of the log (R4). */
 @ApiTags('reading')
@@ -23,17 +24,25 @@ export class EventsController {
   @ApiQuery({ name: 'fromIndex', required: false })
   @ApiQuery({ name: 'limit', required: false })
   @ApiQuery({ name: 'types', required: false, description: 'Comma-separated message types' })
+  @ApiQuery({ name: 'shardCount', required: false })
+  @ApiQuery({ name: 'shardIndex', required: false })
   async page(
     @Query('fromIndex') fromRaw?: string,
     @Query('limit') limitRaw?: string,
     @Query('types') typesRaw?: string,
+    @Query('shardCount') shardCountRaw?: string,
+    @Query('shardIndex') shardIndexRaw?: string,
   ): Promise<Record<string, unknown>> {
     const fromIndex = intParam('fromIndex', fromRaw, 1, 1);
     const limit = intParam('limit', limitRaw, 100, 1, 10_000);
     const types = typesParam(typesRaw);
+    const shard = shardParams(shardCountRaw, shardIndexRaw);
     const head = await this.reader.safeHead();
-    const messages = await this.reader.page(fromIndex, limit, { types }, head);
-    const last = messages.length === limit ? messages[messages.length - 1].id : head;
+    const read = await this.reader.page(fromIndex, limit, { types }, head);
+    const last = read.length === limit ? read[read.length - 1].id : head;
+    // A shard is applied after the read, so a page may hold fewer than `limit`; nextIndex still moves on.
+    const accepts = shard ? compileFilter({ shard }) : null;
+    const messages = accepts ? read.filter(accepts) : read;
     return { fromIndex, head, nextIndex: Math.max(fromIndex, last + 1), count: messages.length, messages: messages.map(toMessageResponse) };
   }
 

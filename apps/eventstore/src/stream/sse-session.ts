@@ -1,0 +1,63 @@
+import { Logger } from '@nestjs/common';
+import type { LogFeed } from '@ordinal/log';
+import { toMessageResponse } from '../ingest/message-response.js';
+import type { SseWriter } from './sse-writer.js';
+import type { StreamParams } from './stream-params.js';
+
+/** What a session needs besides its feed and writer. */
+export interface SseSessionOptions {
+  params: StreamParams;
+  headIndex: number;
+  heartbeatMs: number;
+  /** The head to report in heartbeats. */
+  currentHead(): number;
+}
+
+/**
+ * One SSE connection (R1): `connected`, then every message of the feed as `message` with
+ * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed.
+ * Writes wait for the socket to drain, so a slow client slows only its own feed.
+ */
+export class SseSession {
+  private readonly logger = new Logger(SseSession.name);
+  private lastIndex: number | null = null;
+
+  constructor(
+    private readonly feed: LogFeed,
+    private readonly writer: SseWriter,
+    private readonly options: SseSessionOptions,
+  ) {
+    writer.onClose(() => feed.close());
+  }
+
+  /** Streams until the end index, the client leaving, `close()` or a read failure. */
+  async run(): Promise<void> {
+    const { params, headIndex, heartbeatMs } = this.options;
+    const heartbeat = setInterval(() => {
+      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: this.options.currentHead() });
+    }, heartbeatMs);
+    try {
+      this.writer.send('connected', { startIndex: params.startIndex, headIndex });
+      for await (const message of this.feed) {
+        if (!this.writer.send('message', { message: toMessageResponse(message) }, message.id)) await this.writer.drained();
+        if (this.writer.closed) break;
+        this.lastIndex = message.id;
+      }
+      if (this.feed.completed && !this.writer.closed) {
+        this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex });
+      }
+    } catch (error) {
+      this.logger.warn(`Stream from ${params.startIndex} ended after index ${this.lastIndex ?? 'none'}: ${String(error)}; the client resumes from its bookmark`);
+    } finally {
+      clearInterval(heartbeat);
+      this.feed.close();
+      this.writer.end();
+    }
+  }
+
+  /** Ends the stream promptly (shutdown); the client reconnects from its bookmark. */
+  close(): void {
+    this.feed.close();
+    this.writer.end();
+  }
+}

@@ -1,0 +1,98 @@
+import type { ServerResponse } from 'node:http';
+
+/** Bytes a stream may have waiting in the socket's buffer before it waits for `drain`. */
+const BUFFER_LIMIT = 256 * 1024;
+/** Events are joined into one write of about this many characters (or at the end of the turn). */
+const CHUNK = 64 * 1024;
+
+/**
+ * Server-Sent Events on a raw Node response. Events of one event-loop turn are joined into
+ * few large writes; `send` reports when the buffer is full so the caller waits for `drained`
+ * instead of buffering without bound.
+ */
+export class SseWriter {
+  private pending = '';
+  private scheduled = false;
+  private ended = false;
+  private readonly closeListeners = new Set<() => void>();
+
+  constructor(private readonly raw: ServerResponse) {
+    raw.once('close', () => {
+      this.ended = true;
+      for (const listener of this.closeListeners) listener();
+    });
+  }
+
+  /** Sends the status and headers of an event stream. */
+  open(): void {
+    this.raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    this.raw.flushHeaders();
+  }
+
+  /** True once the client went away or the stream was ended. */
+  get closed(): boolean {
+    return this.ended || this.raw.destroyed;
+  }
+
+  /** True while the socket's buffer is over the limit: wait for `drained()` before more. */
+  get full(): boolean {
+    return this.raw.writableLength + this.pending.length >= BUFFER_LIMIT;
+  }
+
+  /** Writes one event; returns false when the caller should wait for `drained()`. */
+  send(event: string, data: unknown, id?: number): boolean {
+    if (this.closed) return false;
+    this.pending +=
+      id === undefined ? `event: ${event}\ndata: ${JSON.stringify(data)}\n\n` : `event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
+    if (this.pending.length >= CHUNK) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    }
+    return !this.full;
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0 || this.closed) return;
+    const text = this.pending;
+    this.pending = '';
+    this.raw.write(text);
+  }
+
+  /** Resolves when the buffer has drained or the connection closed. */
+  drained(): Promise<void> {
+    this.flush();
+    if (this.closed || !this.full) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.raw.off('drain', done);
+        this.closeListeners.delete(done);
+        resolve();
+      };
+      this.raw.on('drain', done);
+      this.closeListeners.add(done);
+    });
+  }
+
+  /** Calls `listener` once the connection closes (client gone or stream ended). */
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.add(listener);
+  }
+
+  /** Ends the response (flushing what is buffered). */
+  end(): void {
+    if (this.ended) return;
+    this.flush();
+    this.ended = true;
+    this.raw.end();
+  }
+}

@@ -1,0 +1,57 @@
+/** A stored message as the server returns it; `id` is its global index. */
+export interface OrdinalMessage {
+  id: number;
+  messageType: string;
+  userId: string | null;
+  body: unknown;
+  metadata: Record<string, unknown> | null;
+  contentHash: string;
+  createdAt: string;
+  streamId?: string;
+  streamVersion?: number;
+  schemaVersion?: number;
+  idempotencyKey?: string;
+}
+
+/** A message to publish. `content` is a JSON object or array. */
+export interface PublishMessage {
+  messageType: string;
+  userId?: string | null;
+  content: unknown;
+  metadata?: Record<string, unknown> | null;
+  /** A repeat with the same key returns the original message (status `repeat`). */
+  idempotencyKey?: string;
+}
+
+/** What happened to a published message. */
+export type PublishResult =
+  | { status: 'created' | 'repeat'; message: OrdinalMessage }
+  | { status: 'duplicate'; contentHash: string };
+
+/** A reader's share of the log (L9). */
+export interface Shard {
+  count: number;
+  index: number;
+}
+
+/** Which part of the log to read. */
+export interface ReadOptions {
+  types?: string[];
+  shard?: Shard;
+}
+
+/** One JSON page of the log. `nextIndex` is where the next page starts. */
+export interface LogPage {
+  fromIndex: number;
+  head: number;
+  nextIndex: number;
+  count: number;
+  messages: OrdinalMessage[];
+}
+
+/** The events of a stream (R1). */
+export type StreamEvent =
+  | { event: 'connected'; startIndex: number; headIndex: number }
+  | { event: 'message'; message: OrdinalMessage }
+  | { event: 'heartbeat'; headIndex?: number }
+  | { event: 'stream-ended'; endIndex: number; lastIndex: number | null };

@@ -1,0 +1,102 @@
+import type { LogPage, OrdinalMessage, PublishMessage, PublishResult, ReadOptions, StreamEvent } from './client-types.js';
+import { openEventStream, type StreamOptions } from './event-stream.js';
+import { OrdinalHttpError } from './ordinal-http.error.js';
+import { PullConsumer, type ConsumeOptions } from './pull-consumer.js';
+
+/** Where the server is and how to authenticate. */
+export interface OrdinalClientOptions {
+  /** e.g. `http://localhost:8083` */
+  baseUrl: string;
+  /** A bearer token (scope `write` to publish, `read` to read). */
+  token: string;
+  /** A fetch implementation. @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The Ordinal HTTP client (R6): publish, read pages, stream, and run pull consumers. Plain
+ * TypeScript on fetch, no Nest.
+ */
+export class OrdinalClient {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly headers: Record<string, string>;
+
+  constructor(options: OrdinalClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.headers = { authorization: `Bearer ${options.token}` };
+  }
+
+  /** Publishes one message (I1). */
+  async publish(message: PublishMessage): Promise<PublishResult> {
+    const { status, body } = await this.request('PUT', '/api/events/message', message);
+    if (status === 202) return { status: 'duplicate', contentHash: body.contentHash };
+    return { status: status === 200 ? 'repeat' : 'created', message: body as OrdinalMessage };
+  }
+
+  /** Publishes up to 1,000 messages atomically, with contiguous indices (I2). */
+  async publishBatch(messages: PublishMessage[]): Promise<PublishResult[]> {
+    const { body } = await this.request('POST', '/api/events/messages', { messages });
+    return (body.messages as Array<Record<string, unknown>>).map((entry) => {
+      const { status, ...rest } = entry;
+      if (status === 'duplicate') return { status: 'duplicate', contentHash: rest.contentHash as string };
+      return { status: status as 'created' | 'repeat', message: rest as unknown as OrdinalMessage };
+    });
+  }
+
+  /** One page of the log from `fromIndex` (R4); continue from `nextIndex`. */
+  async page(options: ReadOptions & { fromIndex?: number; limit?: number } = {}): Promise<LogPage> {
+    const params = new URLSearchParams({ fromIndex: String(options.fromIndex ?? 1), limit: String(options.limit ?? 100) });
+    if (options.types && options.types.length > 0) params.set('types', options.types.join(','));
+    if (options.shard) {
+      params.set('shardCount', String(options.shard.count));
+      params.set('shardIndex', String(options.shard.index));
+    }
+    return (await this.request('GET', `/api/events?${params}`)).body as LogPage;
+  }
+
+  /** One message by index, or null when none has it. */
+  async get(index: number): Promise<OrdinalMessage | null> {
+    try {
+      return (await this.request('GET', `/api/events/${index}`)).body as OrdinalMessage;
+    } catch (error) {
+      if (error instanceof OrdinalHttpError && error.status === 404) return null;
+      throw error;
+    }
+  }
+
+  /** The highest index a reader may see now. */
+  async head(): Promise<number> {
+    return (await this.request('GET', '/api/events/head')).body.head as number;
+  }
+
+  /** One stream connection's events (no reconnection; see `consume` for that). */
+  stream(options: StreamOptions = {}): AsyncGenerator<StreamEvent> {
+    return openEventStream(`${this.baseUrl}/api/events/stream`, this.headers, options, this.fetchImpl);
+  }
+
+  /** Starts a pull consumer: bookmark, handler, reconnection with back-off. */
+  consume(options: ConsumeOptions): PullConsumer {
+    return new PullConsumer(this, options);
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const response = await this.fetchImpl(this.baseUrl + path, {
+      method,
+      headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: any = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep the text */
+    }
+    if (!response.ok) {
+      throw new OrdinalHttpError(response.status, parsed, `${method} ${path} failed (${response.status}): ${parsed?.message ?? response.statusText}`);
+    }
+    return { status: response.status, body: parsed };
+  }
+}

@@ -1,0 +1,21 @@
+/** The server answered with an error status; `body` is its JSON error (when it sent one). */
+export class OrdinalHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OrdinalHttpError';
+  }
+
+  /** Worth retrying: the server is unavailable or overloaded, not the request wrong. */
+  get retryable(): boolean {
+    return this.status >= 500 || this.status === 429 || this.status === 408;
+  }
+}
+
+/** Whether an error of a request or stream is worth retrying (network errors and 5xx are). */
+export function isRetryable(error: unknown): boolean {
+  return !(error instanceof OrdinalHttpError) || error.retryable;
+}

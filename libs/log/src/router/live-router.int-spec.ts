@@ -1,0 +1,209 @@
+import 'reflect-metadata';
+import { Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { LogModule } from '../log.module.js';
+import { LogWriter } from '../writer/log-writer.service.js';
+import { LogReader } from '../reader/log-reader.service.js';
+import type { StoredMessage } from '../message.js';
+import { LiveRouter } from './live-router.service.js';
+import type { LogFeed } from './log-feed.js';
+
+/** A log in its own Nest context on the suite's database. */
+async function startLog(url: string, livePollMs: number): Promise<INestApplicationContext> {
+  @Module({
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], synchronize: false, extra: { max: 4 } }),
+      LogModule.forRoot({ isGlobal: true, duplicateWindow: 0, livePollMs, startMarker: false }),
+    ],
+  })
+  class TestLogModule {}
+  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
+  await context.init();
+  return context;
+}
+
+/** Polls until `check` holds, failing after the deadline. */
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const iterators = new WeakMap<LogFeed, AsyncIterator<StoredMessage>>();
+
+/** Pulls `count` messages from a feed (one iterator per feed, kept between calls), failing after the deadline. */
+async function take(feed: LogFeed, count: number, timeoutMs = 5000): Promise<StoredMessage[]> {
+  let iterator = iterators.get(feed);
+  if (!iterator) iterators.set(feed, (iterator = feed[Symbol.asyncIterator]()));
+  const out: StoredMessage[] = [];
+  const timer = setTimeout(() => feed.close(), timeoutMs);
+  try {
+    while (out.length < count) {
+      const next = await iterator.next();
+      if (next.done) break;
+      out.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  if (out.length < count) throw new Error(`Got ${out.length} of ${count} messages within ${timeoutMs} ms: ${out.map((m) => m.id).join(',')}`);
+  return out;
+}
+
+const insertRaw = (db: TestDatabase, from: number, to: number, notify: boolean) =>
+  db.query(
+    `WITH ins AS (
+       INSERT INTO messages (index, message_type, user_id, body, content_hash)
+       SELECT g, 'Raw', 'user-' || g, jsonb_build_object('g', g), md5(g::text) FROM generate_series($1::bigint, $2::bigint) g
+       RETURNING 1),
+     head AS (UPDATE log_head SET position = $2 WHERE id = 1 RETURNING 1)
+     SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM head) ${notify ? ", pg_notify('ordinal_log', $2::text)" : ''}`,
+    [from, to],
+  );
+
+describe('LiveRouter (L5, R2, R3)', () => {
+  let db: TestDatabase;
+  let context: INestApplicationContext;
+  let router: LiveRouter;
+  let writer: LogWriter;
+  let reader: LogReader;
+  const opened: LogFeed[] = [];
+  const openFeed = (options: Parameters<LiveRouter['open']>[0]) => {
+    const feed = router.open(options);
+    opened.push(feed);
+    return feed;
+  };
+  const append = (n: number, type = 'Appended') =>
+    writer.append({ messages: Array.from({ length: n }, (_, i) => ({ messageType: type, userId: `u-${i % 5}`, body: { i } })) });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    context = await startLog(db.url, 60_000);
+    router = context.get(LiveRouter);
+    writer = context.get(LogWriter);
+    reader = context.get(LogReader);
+  });
+  afterEach(() => {
+    for (const feed of opened.splice(0)) feed.close();
+  });
+  afterAll(async () => {
+    await context?.close();
+    await db?.drop();
+  });
+
+  it('delivers its own commits without reading the database', async () => {
+    // Given a live feed at the head, and LISTEN established (its reconnection triggers a read)
+    await waitFor(async () => router.stats().listening, 5000, 'LISTEN');
+    const feed = openFeed({ fromIndex: 1 });
+    await feed.headAtOpen;
+    await append(3);
+    expect((await take(feed, 3)).map((m) => m.id)).toEqual([1, 2, 3]);
+    const readsBefore = router.stats().databaseReads;
+    // When this process appends three more batches
+    await append(2);
+    await append(1);
+    await append(4);
+    // Then the feed gets them, and the router did not read them back
+    const got = await take(feed, 7);
+    expect(got.map((m) => m.id)).toEqual([4, 5, 6, 7, 8, 9, 10]);
+    expect(router.stats().databaseReads).toBe(readsBefore);
+    expect(router.stats().directDeliveries).toBeGreaterThanOrEqual(3);
+    feed.close();
+  });
+
+  it('wakes on NOTIFY from another process (the poll is a minute away)', async () => {
+    // Given a feed from the head
+    const head = await reader.safeHead();
+    const feed = openFeed({ fromIndex: head + 1 });
+    expect(await feed.headAtOpen).toBe(head);
+    // When another writer commits rows and notifies
+    await insertRaw(db, head + 1, head + 4, true);
+    // Then they arrive, read once from the database
+    const got = await take(feed, 4);
+    expect(got.map((m) => m.id)).toEqual([head + 1, head + 2, head + 3, head + 4]);
+    expect(got[0]).toMatchObject({ messageType: 'Raw', userId: `user-${head + 1}`, body: { g: head + 1 } });
+    feed.close();
+  });
+
+  it('finds rows written without NOTIFY through the poll', async () => {
+    // Given a second log context polling every 100 ms, with a feed at the head
+    const polling = await startLog(db.url, 100);
+    try {
+      const other = polling.get(LiveRouter);
+      const head = await reader.safeHead();
+      const feed = other.open({ fromIndex: head + 1 });
+      await feed.headAtOpen;
+      // When rows are committed silently (no NOTIFY)
+      await insertRaw(db, head + 1, head + 2, false);
+      // Then the poll delivers them
+      const got = await take(feed, 2, 3000);
+      expect(got.map((m) => m.id)).toEqual([head + 1, head + 2]);
+      feed.close();
+    } finally {
+      await polling.close();
+    }
+  });
+
+  it('bounds a slow feed: overflow detaches it, it catches up from the database without a miss or repeat', async () => {
+    // Given a feed with a mailbox of 5 that nobody pulls yet
+    const from = (await reader.safeHead()) + 1;
+    const feed = openFeed({ fromIndex: from, mailboxLimit: 5 });
+    await feed.headAtOpen;
+    const overflows = router.stats().overflows;
+    // When 200 messages are committed in batches
+    for (let i = 0; i < 10; i++) await append(20, 'Burst');
+    // Then the mailbox overflowed and was dropped, never holding more than its bound
+    expect(router.stats().overflows).toBe(overflows + 1);
+    expect(router.stats().feeds).toBe(0);
+    // And pulling now yields all 200, in order, once each; the feed then rejoins live
+    const got = await take(feed, 200);
+    expect(got.map((m) => m.id)).toEqual(Array.from({ length: 200 }, (_, i) => from + i));
+    await append(1, 'AfterRejoin');
+    const [after] = await take(feed, 1);
+    expect(after).toMatchObject({ id: from + 200, messageType: 'AfterRejoin' });
+    expect(router.stats().feeds).toBe(1);
+    feed.close();
+    expect(router.stats().feeds).toBe(0);
+  });
+
+  it('filters by type and shard, and completes at toIndex even when the last ones are filtered out', async () => {
+    // Given a mixed range
+    const from = (await reader.safeHead()) + 1;
+    await append(10, 'Keep');
+    await append(5, 'Skip');
+    // When a feed asks for one type in shard 1 of 2, up to the last Skip
+    const feed = openFeed({ fromIndex: from, toIndex: from + 14, types: ['Keep'], shard: { count: 2, index: 1 } });
+    const got: StoredMessage[] = [];
+    for await (const m of feed) got.push(m);
+    // Then it delivered only matching messages and ended by itself
+    expect(feed.completed).toBe(true);
+    expect(feed.position).toBe(from + 14);
+    expect(got.length).toBeGreaterThan(0);
+    const { shardOf } = await import('../shard.js');
+    for (const m of got) {
+      expect(m.messageType).toBe('Keep');
+      expect(shardOf(m.userId, 2)).toBe(1);
+    }
+  });
+
+  it('ends a pending iteration on close and on shutdown', async () => {
+    // Given two feeds waiting for live messages in another context
+    const other = await startLog(db.url, 60_000);
+    const head = await reader.safeHead();
+    const a = other.get(LiveRouter).open({ fromIndex: head + 1 });
+    const b = other.get(LiveRouter).open({ fromIndex: head + 1 });
+    await Promise.all([a.headAtOpen, b.headAtOpen]);
+    const pendingA = a[Symbol.asyncIterator]().next();
+    const pendingB = b[Symbol.asyncIterator]().next();
+    // When one is closed and the context shuts down
+    a.close();
+    await other.close();
+    // Then both iterations end
+    await expect(pendingA).resolves.toEqual({ done: true, value: undefined });
+    await expect(pendingB).resolves.toEqual({ done: true, value: undefined });
+  });
+});

@@ -1,0 +1,255 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { StoredMessage } from '../message.js';
+import { LOG_CHANNEL } from '../log.constants.js';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
+import { LogReader } from '../reader/log-reader.service.js';
+import { LogWriter } from '../writer/log-writer.service.js';
+import { listenerClientConfig } from './listener-config.js';
+import type { FeedOptions, LogFeed } from './log-feed.js';
+import { Mailbox } from './mailbox.js';
+import { NotifyListener } from './notify-listener.js';
+import { RouterFeed, type FeedSource } from './router-feed.js';
+
+/** Figures of the router, for metrics and tests. */
+export interface LiveRouterStats {
+  /** The highest index handed to the feeds' mailboxes (or known to exist, with no feed open). */
+  deliveredUpTo: number;
+  feeds: number;
+  /** Live messages waiting in all mailboxes now. */
+  queued: number;
+  /** The most messages one mailbox ever held (never above its bound). */
+  peakMailbox: number;
+  /** Mailboxes dropped for exceeding their bound (their feeds caught up from the database). */
+  overflows: number;
+  /** Page reads of new rows (a batch of the process's own commits needs none). */
+  databaseReads: number;
+  /** Own committed batches delivered without a read. */
+  directDeliveries: number;
+  /** LISTEN is established (else only own commits and the poll wake the router). */
+  listening: boolean;
+}
+
+/** Own batches kept while a read is in flight; beyond this the read covers them. */
+const MAX_PENDING_OWN = 256;
+/**
+ * A NOTIFY can overtake the writer's own commit callback (two sockets). Waiting this long
+ * before trusting it lets the own batch arrive first, so an own commit is not read back.
+ */
+const NOTIFY_GRACE_MS = 10;
+
+/**
+ * The one live router of a process (L5). Woken by its own commits (LogWriter.onCommit), by
+ * NOTIFY from other processes and by a slow poll, it reads `(deliveredUpTo, safeHead]` once
+ * and hands the rows to every feed's mailbox, strictly in index order. Own commits that
+ * continue `deliveredUpTo` are delivered without reading (gapless mode). Feeds come from
+ * `open`.
+ */
+@Injectable()
+export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(LiveRouter.name);
+  private readonly options: ResolvedLogOptions;
+  private readonly mailboxes = new Set<Mailbox>();
+  private readonly listener: NotifyListener;
+  private readonly stopCommits: () => void;
+  private readonly source: FeedSource;
+  private markReady!: () => void;
+  private readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
+  private delivered = 0;
+  private knownHead = 0;
+  private own: StoredMessage[][] = [];
+  private started = false;
+  private closed = false;
+  private wakeRequested = false;
+  private readRequested = false;
+  private pumping = false;
+  private pumpDone: Promise<void> = Promise.resolve();
+  private failing = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private graceTimer: NodeJS.Timeout | null = null;
+  private notifiedHead = 0;
+  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0 };
+
+  constructor(
+    dataSource: DataSource,
+    writer: LogWriter,
+    private readonly reader: LogReader,
+    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+  ) {
+    this.options = resolveLogOptions(options);
+    this.stopCommits = writer.onCommit((batch) => this.onOwnCommit(batch));
+    this.listener = new NotifyListener({
+      client: listenerClientConfig(dataSource),
+      channel: LOG_CHANNEL,
+      onNotify: (payload) => this.onNotify(payload),
+      onConnected: () => this.wake(true),
+    });
+    this.source = {
+      ready: this.ready,
+      replayBatchSize: this.options.replayBatchSize,
+      mailboxLimit: this.options.mailboxLimit,
+      attach: (limit, accepts) => this.attach(limit, accepts),
+      detach: (mailbox) => this.mailboxes.delete(mailbox),
+      safeHead: () => this.reader.safeHead(),
+      page: (from, limit, types, to) => this.reader.page(from, limit, { types }, to),
+    };
+  }
+
+  /**
+   * Opens a feed from `fromIndex`: history, then live, without a seam. Throws a RangeError
+   * for a malformed shard. The feed must be closed (or iterated to its end).
+   */
+  open(options: FeedOptions): LogFeed {
+    return new RouterFeed(this.source, options);
+  }
+
+  /** The highest index handed to the feeds so far. */
+  get deliveredUpTo(): number {
+    return this.delivered;
+  }
+
+  stats(): LiveRouterStats {
+    let queued = 0;
+    for (const mailbox of this.mailboxes) queued += mailbox.size;
+    return { deliveredUpTo: this.delivered, feeds: this.mailboxes.size, queued, listening: this.listener.connected, ...this.counters };
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.delivered = this.knownHead = Math.max(this.knownHead, await this.reader.safeHead());
+    this.started = true;
+    this.markReady();
+    this.listener.start();
+    this.pollTimer = setInterval(() => this.wake(true), this.options.livePollMs);
+    this.pollTimer.unref();
+    this.wake(false);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    this.stopCommits();
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    for (const mailbox of this.mailboxes) mailbox.close();
+    this.mailboxes.clear();
+    this.markReady();
+    await this.listener.stop();
+    await this.pumpDone;
+  }
+
+  private attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null {
+    if (this.closed) return null;
+    const mailbox = new Mailbox(this.delivered, limit, accepts);
+    this.mailboxes.add(mailbox);
+    return mailbox;
+  }
+
+  private onOwnCommit(batch: StoredMessage[]): void {
+    if (this.closed || batch.length === 0) return;
+    this.knownHead = Math.max(this.knownHead, batch[batch.length - 1].id);
+    if (this.options.ordering !== 'gapless' || this.own.length >= MAX_PENDING_OWN) return this.wake(true);
+    this.own.push(batch);
+    this.wake(false);
+  }
+
+  private onNotify(payload: string): void {
+    const head = Number(payload);
+    if (!Number.isSafeInteger(head)) return this.wake(true);
+    if (head <= this.delivered || this.closed) return;
+    this.notifiedHead = Math.max(this.notifiedHead, head);
+    if (this.graceTimer) return;
+    this.graceTimer = setTimeout(() => {
+      this.graceTimer = null;
+      this.knownHead = Math.max(this.knownHead, this.notifiedHead);
+      this.wake(false);
+    }, NOTIFY_GRACE_MS);
+  }
+
+  private wake(read: boolean): void {
+    if (read) this.readRequested = true;
+    this.wakeRequested = true;
+    if (this.pumping || !this.started || this.closed) return;
+    this.pumpDone = this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (this.wakeRequested && !this.closed) {
+        this.wakeRequested = false;
+        this.applyOwn();
+        if (this.mailboxes.size === 0 && !this.readRequested) {
+          this.delivered = Math.max(this.delivered, this.knownHead);
+          continue;
+        }
+        if (!this.readRequested && this.delivered >= this.knownHead) continue;
+        this.readRequested = false;
+        await this.readNew();
+      }
+      if (this.failing) this.logger.log(`Live router reads again from index ${this.delivered + 1}`);
+      this.failing = false;
+    } catch (error) {
+      this.readRequested = true;
+      if (!this.failing) this.logger.warn(`Live router cannot read after index ${this.delivered} (${String(error)}); retrying at the next poll`);
+      this.failing = true;
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Reads `(delivered, safeHead]` once, in pages, for every feed at once. */
+  private async readNew(): Promise<void> {
+    const head = await this.reader.safeHead();
+    this.knownHead = Math.max(this.knownHead, head);
+    while (this.delivered < head && !this.closed) {
+      if (this.mailboxes.size === 0) {
+        // Nobody listens: nothing to hand out; a feed registering later replays from the database.
+        this.delivered = head;
+        return;
+      }
+      const rows = await this.reader.page(this.delivered + 1, this.options.replayBatchSize, {}, head);
+      this.counters.databaseReads++;
+      if (rows.length === 0) return;
+      this.deliver(rows);
+      this.applyOwn();
+    }
+  }
+
+  /** Delivers own committed batches that continue the delivered run; stops at a gap (a read fills it). */
+  private applyOwn(): void {
+    while (this.own.length > 0) {
+      const batch = this.own[0];
+      const last = batch[batch.length - 1].id;
+      if (last <= this.delivered) {
+        this.own.shift();
+        continue;
+      }
+      if (this.mailboxes.size === 0) {
+        this.delivered = last;
+        this.own.shift();
+        continue;
+      }
+      const fresh = batch.filter((m) => m.id > this.delivered);
+      if (fresh[0].id !== this.delivered + 1) return;
+      this.own.shift();
+      this.counters.directDeliveries++;
+      this.deliver(fresh);
+    }
+  }
+
+  private deliver(messages: StoredMessage[]): void {
+    let start = 0;
+    while (start < messages.length && messages[start].id <= this.delivered) start++;
+    if (start === messages.length) return;
+    const fresh = start === 0 ? messages : messages.slice(start);
+    this.delivered = fresh[fresh.length - 1].id;
+    for (const mailbox of this.mailboxes) {
+      if (mailbox.offer(fresh, this.delivered)) {
+        if (mailbox.size > this.counters.peakMailbox) this.counters.peakMailbox = mailbox.size;
+      } else {
+        this.mailboxes.delete(mailbox);
+        if (mailbox.overflowed) this.counters.overflows++;
+      }
+    }
+  }
+}

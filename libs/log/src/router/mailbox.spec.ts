@@ -1,0 +1,50 @@
+import type { StoredMessage } from '../message.js';
+import { Mailbox } from './mailbox.js';
+
+const message = (id: number, messageType = 'A'): StoredMessage => ({
+  id,
+  messageType,
+  userId: null,
+  body: {},
+  metadata: null,
+  contentHash: '',
+  createdAt: '',
+  streamId: null,
+  streamVersion: null,
+  schemaVersion: 1,
+  idempotencyKey: null,
+});
+
+describe('Mailbox (R3)', () => {
+  it('keeps accepted messages in order and remembers how far the router got', () => {
+    // Given a mailbox that accepts type A only
+    const mailbox = new Mailbox(10, 5, (m) => m.messageType === 'A');
+    // When the router offers a batch with a B in it
+    expect(mailbox.offer([message(11), message(12, 'B'), message(13)], 13)).toBe(true);
+    // Then the A messages wait in order and the position covers the B
+    expect(mailbox.seenUpTo).toBe(13);
+    expect([mailbox.take()?.id, mailbox.take()?.id, mailbox.take()]).toEqual([11, 13, undefined]);
+  });
+
+  it('overflows instead of growing past its bound, and then refuses more', () => {
+    // Given a mailbox of 3
+    const mailbox = new Mailbox(0, 3, null);
+    // When 4 messages are offered
+    expect(mailbox.offer([1, 2, 3, 4].map((i) => message(i)), 4)).toBe(false);
+    // Then it is empty, marked overflowed, and takes nothing more
+    expect(mailbox.overflowed).toBe(true);
+    expect(mailbox.size).toBe(0);
+    expect(mailbox.offer([message(5)], 5)).toBe(false);
+  });
+
+  it('wakes a waiter on offer and on close', async () => {
+    const mailbox = new Mailbox(0, 10, null);
+    const woken = mailbox.wait();
+    mailbox.offer([message(1)], 1);
+    await woken;
+    const closing = mailbox.wait();
+    mailbox.close();
+    await closing;
+    expect(mailbox.closed).toBe(true);
+  });
+});
