@@ -14,6 +14,6 @@ export default {
   testEnvironment: 'node',
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
-  testTimeout: 60000,
+  testTimeout: 120000,
   maxWorkers: 2,
 };

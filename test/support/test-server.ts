@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
@@ -25,27 +26,52 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
   };
 }
 
+/** Keep-alive connections for the tests' requests (much lighter than fetch under load). */
+const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
+
 /** JSON request helper: returns the status, headers and parsed body. */
-export async function http(
+export function http(
   baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = DEV_AUTH,
 ): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  const url = new URL(path, baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers: payload === undefined ? headers : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            /* not JSON: keep the text */
+          }
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, headers: responseHeaders });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
   });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* not JSON: keep the text */
-  }
-  return { status: response.status, body: parsed, headers: response.headers };
 }
 
 /** Polls until `check` returns a value, or fails after the deadline. */
