@@ -1,1 +1,3 @@
 export * from './orders/index.js';
+export * from './billing/index.js';
+export * from './notifications/index.js';

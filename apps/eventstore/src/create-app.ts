@@ -21,7 +21,8 @@ export function createLogger(config: OrdinalConfig): LoggerService {
  * main.ts and the end-to-end tests share it.
  */
 export async function createApp(config: OrdinalConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false });
+  // maxParamLength: stream ids (up to 200 characters) must reach validation for a 400, not Fastify's 414 at 100.
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, routerOptions: { maxParamLength: 1000 } });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: options.logger ?? createLogger(config),
   });

@@ -1,6 +1,7 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DatabaseUnavailableError, OrdinalError, VersionConflictError } from '@ordinal/log';
+import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
 
 /** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
@@ -10,6 +11,11 @@ const STATUS_BY_CODE: Record<string, number> = {
   writer_closed: 503,
   invalid_message: 400,
   version_conflict: 409,
+  snapshot_version_exceeds_stream: 409,
+  invalid_stream_id: 400,
+  invalid_version: 400,
+  aggregate_not_found: 404,
+  subscription_not_found: 404,
 };
 
 /**
@@ -32,7 +38,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
   toResponse(exception: unknown): { body: ErrorBody; headers: Record<string, string> } {
     if (exception instanceof VersionConflictError) {
       return {
-        body: errorBody(409, exception.message, { code: exception.code, streamId: exception.streamId, current: exception.current, expected: exception.expected }),
+        body: errorBody(409, exception.message, { error: exception.code, code: exception.code, streamId: exception.streamId, current: exception.current, expected: exception.expected }),
+        headers: {},
+      };
+    }
+    if (exception instanceof SnapshotVersionExceedsStreamError) {
+      return {
+        body: errorBody(409, exception.message, { error: exception.code, code: exception.code, streamId: exception.streamId, version: exception.version, current: exception.current }),
         headers: {},
       };
     }

@@ -1,17 +1,23 @@
-import { Controller, Get, Res } from '@nestjs/common';
+import { Controller, Get, Optional, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { LogLifecycle } from '@ordinal/log';
+import { AmqpConnection } from '@ordinal/amqp';
 import { Public } from '../auth/scopes.decorator.js';
 
-/** Liveness and readiness: 200 when the database answers and the StartMarker is written. */
+/**
+ * Liveness and readiness: 200 when the database answers and the StartMarker is written. With
+ * AMQP on, `broker` reports the connection; a broker that is down makes the status
+ * `degraded` (REST still works, AMQP recovers by itself) without failing the check.
+ */
 @ApiTags('operations')
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: LogLifecycle,
+    @Optional() private readonly amqp?: AmqpConnection,
   ) {}
 
   @Get()
@@ -23,6 +29,8 @@ export class HealthController {
       .catch(() => 'down' as const);
     const ok = database === 'up';
     if (!ok) reply.status(503).header('retry-after', '2');
-    return { status: ok ? 'ok' : 'error', database, startMarker: this.lifecycle.startMarker?.id ?? null };
+    const broker = this.amqp ? (this.amqp.state === 'up' ? 'up' : 'down') : undefined;
+    const status = !ok ? 'error' : broker === 'down' ? 'degraded' : 'ok';
+    return { status, database, ...(broker ? { broker } : {}), startMarker: this.lifecycle.startMarker?.id ?? null };
   }
 }

@@ -1,0 +1,47 @@
+import { hostname } from 'node:os';
+import type { InterfaceConfig } from './interfaces/interface-config.js';
+
+/** Options of `AmqpModule.forRoot`. Every default lives in `resolveAmqpOptions`. */
+export interface AmqpModuleOptions {
+  /** The broker, e.g. `amqp://guest:guest@127.0.0.1:5672`. */
+  url: string;
+  /** Client-provided connection name shown by the broker. @default `ordinal-<host>-<pid>` */
+  connectionName?: string;
+  /** The input queue (I4); `false` turns AMQP input off. Its dead-letter queue is `<input>.rejected`. @default 'eventstore.input' */
+  inputQueue?: string | false;
+  /** Unacknowledged input deliveries in flight (they group-commit together). @default 2000 */
+  prefetch?: number;
+  /** Push interfaces (P1). @default [] */
+  interfaces?: InterfaceConfig[];
+  /** Declare every queue as a quorum queue (`x-queue-type: quorum`) for a RabbitMQ cluster. @default false */
+  quorumQueues?: boolean;
+  /** Publishes an interface keeps unconfirmed at once. @default 1000 */
+  confirmWindow?: number;
+  /** First delay of every back-off (reconnect, database failure, interface restart), ms. @default 200 */
+  retryInitialMs?: number;
+  /** Longest delay of every back-off, ms. @default 10000 */
+  retryMaxMs?: number;
+  /** AMQP heartbeat, seconds. @default 10 */
+  heartbeatSeconds?: number;
+  /** Run this library's migrations (the bookmark table) at start. @default true */
+  migrate?: boolean;
+}
+
+export type ResolvedAmqpOptions = Required<AmqpModuleOptions>;
+
+/** Applies the defaults (documented on `AmqpModuleOptions`). */
+export function resolveAmqpOptions(options: AmqpModuleOptions): ResolvedAmqpOptions {
+  return {
+    url: options.url,
+    connectionName: options.connectionName ?? `ordinal-${hostname()}-${process.pid}`,
+    inputQueue: options.inputQueue ?? 'eventstore.input',
+    prefetch: options.prefetch ?? 2000,
+    interfaces: options.interfaces ?? [],
+    quorumQueues: options.quorumQueues ?? false,
+    confirmWindow: options.confirmWindow ?? 1000,
+    retryInitialMs: options.retryInitialMs ?? 200,
+    retryMaxMs: options.retryMaxMs ?? 10_000,
+    heartbeatSeconds: options.heartbeatSeconds ?? 10,
+    migrate: options.migrate ?? true,
+  };
+}

@@ -1,0 +1,24 @@
+/** Table names of this library live in one place; identifiers never come from input. */
+export const AMQP_TABLES = {
+  bookmarks: 'interface_bookmarks',
+} as const;
+
+/** Header names of interface deliveries and of input messages (P2, I4). */
+export const HEADERS = {
+  index: 'index',
+  messageType: 'messageType',
+  userId: 'userId',
+  metadata: 'metadata',
+  contentHash: 'contentHash',
+  idempotencyKey: 'idempotencyKey',
+  serverCorrelationUuid: 'serverCorrelationUuid',
+} as const;
+
+/** The dead-letter queue of an input queue: `<input>.rejected`. */
+export const rejectedQueueOf = (inputQueue: string): string => `${inputQueue}.rejected`;
+
+/** The queue an interface publishes to. */
+export const sinkQueueOf = (name: string): string => `${name}.sink`;
+
+/** The queue a replayable interface's consumer acknowledges to. */
+export const ackQueueOf = (name: string): string => `${name}.ack`;

@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DatabaseUnavailableError, execute, isConnectionError, toPosition } from '@ordinal/log';
+import { readBookmark, saveBookmark } from '../sql/index.js';
+
+/** Reads and moves replayable interfaces' bookmarks in `interface_bookmarks`. */
+@Injectable()
+export class BookmarkStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The saved bookmark of `name` (0 for a new interface, whose row is created now). */
+  async read(name: string): Promise<number> {
+    return this.guard(async () => {
+      const [row] = await execute<{ position: string }>(this.dataSource.manager, readBookmark(name));
+      return toPosition(row.position);
+    });
+  }
+
+  /** Moves the bookmark of `name` forward to `position`. */
+  async save(name: string, position: number): Promise<void> {
+    await this.guard(() => execute(this.dataSource.manager, saveBookmark(name, position)));
+  }
+
+  private async guard<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isConnectionError(error)) throw new DatabaseUnavailableError(`The database is unavailable (${(error as Error).message}); retry later`, false, { cause: error });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,233 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import { InvalidMessageError, LogWriter } from '@ordinal/log';
+import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
+import { resolveAmqpOptions, type AmqpModuleOptions, type ResolvedAmqpOptions } from '../amqp-options.js';
+import { rejectedQueueOf } from '../amqp.constants.js';
+import { AmqpConnection } from '../connection/amqp-connection.service.js';
+import { backoffDelay, sleep } from '../connection/backoff.js';
+import { QueueMismatchError } from '../errors/index.js';
+import { baseArguments, inputQueueArguments } from '../topology/queue-arguments.js';
+import { declareQueue } from '../topology/declare-queue.js';
+import { DeliveryLedger } from './delivery-ledger.js';
+import { parseInputMessage } from './input-message.parser.js';
+
+/** Figures of the input consumer, for metrics and status. */
+export interface InputConsumerStats {
+  queue: string | null;
+  consuming: boolean;
+  stored: number;
+  rejected: number;
+  requeued: number;
+  inFlight: number;
+}
+
+/** One consuming channel and what it still owes the broker. */
+interface Session {
+  channel: Channel;
+  ledger: DeliveryLedger;
+  open: boolean;
+  consumerTag: string | null;
+  ackScheduled: boolean;
+}
+
+/**
+ * The AMQP input queue (I4). Each delivery is parsed and appended through the LogWriter, which
+ * group-commits whatever the prefetch window holds; it is acknowledged only after its append
+ * committed (G1), in runs with `ack(allUpTo=true)`. A malformed delivery is rejected without
+ * requeue, so the queue's dead-letter policy moves it to `<input>.rejected`. A transient
+ * failure (database down, writer overloaded) requeues after a back-off that grows while the
+ * failures last. A lost channel or connection starts over on the next connection; deliveries
+ * it had not acknowledged come again from the broker.
+ */
+@Injectable()
+export class InputConsumer implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(InputConsumer.name);
+  private readonly options: ResolvedAmqpOptions;
+  private session: Session | null = null;
+  private stopping = false;
+  private readonly abort = new AbortController();
+  private failures = 0;
+  private backoffUntil = 0;
+  private backoffMs = 0;
+  private setupAttempt = 0;
+  private readonly counters = { stored: 0, rejected: 0, requeued: 0 };
+  private stopUp: (() => void) | null = null;
+  private opening = false;
+
+  constructor(
+    private readonly connection: AmqpConnection,
+    private readonly writer: LogWriter,
+    @Inject(AMQP_MODULE_OPTIONS) options: AmqpModuleOptions,
+  ) {
+    this.options = resolveAmqpOptions(options);
+  }
+
+  /** Consumes on every connection from now on (no-op when the input queue is off). */
+  start(): void {
+    if (this.options.inputQueue === false || this.stopUp) return;
+    this.stopUp = this.connection.onUp((connection) => void this.open(connection));
+  }
+
+  stats(): InputConsumerStats {
+    return {
+      queue: this.options.inputQueue || null,
+      consuming: this.session?.consumerTag != null && this.session.open,
+      inFlight: this.session?.ledger.outstanding ?? 0,
+      ...this.counters,
+    };
+  }
+
+  /** Stops consuming, lets appends in flight finish and acknowledges them (bounded wait). */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    this.stopUp?.();
+    const session = this.session;
+    if (!session?.open) return this.abort.abort();
+    if (session.consumerTag) await session.channel.cancel(session.consumerTag).catch(() => undefined);
+    const deadline = Date.now() + 5000;
+    while (session.open && session.ledger.outstanding > 0 && Date.now() < deadline) {
+      this.flushAcks(session);
+      await sleep(20);
+    }
+    this.abort.abort();
+    this.flushAcks(session);
+    session.open = false;
+    await session.channel.close().catch(() => undefined);
+  }
+
+  private async open(connection: ChannelModel): Promise<void> {
+    if (this.opening) return;
+    this.opening = true;
+    try {
+      await this.openChannel(connection);
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  private async openChannel(connection: ChannelModel): Promise<void> {
+    const queue = this.options.inputQueue as string;
+    while (!this.stopping && this.connection.isCurrent(connection)) {
+      let channel: Channel | null = null;
+      try {
+        channel = await connection.createChannel();
+        const session: Session = { channel, ledger: new DeliveryLedger(), open: true, consumerTag: null, ackScheduled: false };
+        channel.on('error', (error: Error) => this.logger.warn(`Input channel error: ${error.message}`));
+        channel.on('close', () => this.onClosed(session, connection));
+        await declareQueue(channel, rejectedQueueOf(queue), baseArguments(this.options.quorumQueues));
+        await declareQueue(channel, queue, inputQueueArguments(queue, this.options.quorumQueues));
+        await channel.prefetch(this.options.prefetch);
+        this.session = session;
+        const reply = await channel.consume(queue, (msg) => this.onDelivery(session, msg), { noAck: false });
+        session.consumerTag = reply.consumerTag;
+        this.setupAttempt = 0;
+        this.logger.log(`Consuming AMQP input queue '${queue}' (prefetch ${this.options.prefetch})`);
+        return;
+      } catch (error) {
+        await channel?.close().catch(() => undefined);
+        const delay = backoffDelay(this.setupAttempt++, { initialMs: this.options.retryInitialMs, maxMs: 60_000 });
+        if (error instanceof QueueMismatchError) this.logger.error(`AMQP input is off: ${error.message}. Retrying in ${delay} ms`);
+        else this.logger.warn(`Cannot consume AMQP input queue '${queue}' (${(error as Error).message}); retrying in ${delay} ms`);
+        await sleep(delay, this.abort.signal);
+      }
+    }
+  }
+
+  private onClosed(session: Session, connection: ChannelModel): void {
+    if (!session.open) return;
+    session.open = false;
+    if (this.session === session) this.session = null;
+    if (this.stopping) return;
+    // The broker closed the channel but the connection lives (e.g. the queue was deleted): open again.
+    // When the whole connection went, the next connection opens a channel of its own.
+    void sleep(backoffDelay(this.setupAttempt++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs }), this.abort.signal).then(() => {
+      if (!this.stopping && this.connection.isCurrent(connection) && !this.session) {
+        this.logger.warn('AMQP input channel closed while the connection lives; opening it again');
+        return this.open(connection);
+      }
+    });
+  }
+
+  private onDelivery(session: Session, msg: ConsumeMessage | null): void {
+    if (msg === null) {
+      if (!this.stopping) this.logger.warn('The broker cancelled the AMQP input consumer; opening the channel again');
+      if (session.open) void session.channel.close().catch(() => undefined);
+      return;
+    }
+    const tag = msg.fields.deliveryTag;
+    const parsed = parseInputMessage(msg.content, msg.properties.headers);
+    if (!parsed.ok) return this.reject(session, msg, parsed.reason);
+    session.ledger.add(tag);
+    this.writer.append({ messages: [parsed.message] }).then(
+      () => {
+        this.counters.stored++;
+        this.failures = 0;
+        session.ledger.done(tag);
+        this.scheduleAck(session);
+      },
+      (error: unknown) => this.onAppendFailed(session, msg, error),
+    );
+  }
+
+  private reject(session: Session, msg: ConsumeMessage, reason: string): void {
+    this.counters.rejected++;
+    this.logger.warn(`Rejecting AMQP input delivery ${msg.fields.deliveryTag}${describeMessage(msg)} to '${rejectedQueueOf(this.options.inputQueue as string)}': ${reason}`);
+    if (session.open) session.channel.reject(msg, false);
+  }
+
+  private onAppendFailed(session: Session, msg: ConsumeMessage, error: unknown): void {
+    const tag = msg.fields.deliveryTag;
+    if (error instanceof InvalidMessageError) {
+      session.ledger.settled(tag);
+      this.reject(session, msg, error.message);
+      this.scheduleAck(session);
+      return;
+    }
+    const delay = this.failureDelay(tag, (error as Error).message);
+    void sleep(delay, this.abort.signal).then(() => {
+      session.ledger.settled(tag);
+      if (session.open) {
+        this.counters.requeued++;
+        session.channel.nack(msg, false, true);
+      }
+      this.scheduleAck(session);
+    });
+  }
+
+  /**
+   * The wait before requeueing a failed delivery. Failures of one episode (a failed flush fails
+   * every append in it) share one back-off step and are requeued together; each new episode
+   * while the failure lasts doubles the wait; a success starts over.
+   */
+  private failureDelay(tag: number, reason: string): number {
+    const now = Date.now();
+    if (now >= this.backoffUntil) {
+      this.backoffMs = backoffDelay(this.failures++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs });
+      this.backoffUntil = now + this.backoffMs;
+      this.logger.warn(`AMQP input delivery ${tag} and those failing with it not stored (${reason}); requeueing after ${this.backoffMs} ms (attempt ${this.failures})`);
+    }
+    return Math.max(0, this.backoffUntil - now);
+  }
+
+  /** Acknowledges the finished run once per turn of the event loop, not once per delivery. */
+  private scheduleAck(session: Session): void {
+    if (session.ackScheduled) return;
+    session.ackScheduled = true;
+    setImmediate(() => {
+      session.ackScheduled = false;
+      this.flushAcks(session);
+    });
+  }
+
+  private flushAcks(session: Session): void {
+    const upTo = session.ledger.takeAckable();
+    if (upTo === null || !session.open) return;
+    session.channel.ack({ fields: { deliveryTag: upTo } } as ConsumeMessage, true);
+  }
+}
+
+function describeMessage(msg: ConsumeMessage): string {
+  const id = msg.properties.messageId;
+  return id ? ` (message id ${String(id)})` : '';
+}

@@ -1,0 +1,42 @@
+import { parseInputMessage } from './input-message.parser.js';
+
+const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+
+describe('parseInputMessage (I4)', () => {
+  it('reads content, type, user, metadata and idempotency key', () => {
+    // Given a complete delivery
+    const headers = { messageType: 'OrderPlaced', userId: 'customer-1', metadata: '{"source":"form"}', idempotencyKey: 'k-1' };
+    // When it is parsed
+    const parsed = parseInputMessage(body({ orderId: 'o-1' }), headers);
+    // Then every field is carried over
+    expect(parsed).toEqual({
+      ok: true,
+      message: { messageType: 'OrderPlaced', userId: 'customer-1', body: { orderId: 'o-1' }, metadata: { source: 'form' }, idempotencyKey: 'k-1' },
+    });
+  });
+
+  it('accepts byte-array headers and an array body', () => {
+    // Given headers sent as bytes
+    const parsed = parseInputMessage(body([1, 2]), { messageType: Buffer.from('Tick') });
+    // Then they are read as text
+    expect(parsed).toEqual({ ok: true, message: { messageType: 'Tick', userId: null, body: [1, 2], metadata: null, idempotencyKey: null } });
+  });
+
+  it.each([
+    [body({ a: 1 }), {}, /no messageType/],
+    [body({ a: 1 }), undefined, /no messageType/],
+    [body({ a: 1 }), { messageType: 'bad type!' }, /messageType must be/],
+    [body('{not json'), { messageType: 'T' }, /not valid JSON/],
+    [body('42'), { messageType: 'T' }, /object or array/],
+    [body({ a: 1 }), { messageType: 'T', metadata: 'nope' }, /metadata header/],
+    [body({ a: 1 }), { messageType: 'T', metadata: '[1]' }, /metadata header/],
+    [body({ a: 1 }), { messageType: 'T', idempotencyKey: '' }, /idempotencyKey/],
+  ])('rejects %s with headers %j', (content, headers, reason) => {
+    // Given a malformed delivery
+    // When it is parsed
+    const parsed = parseInputMessage(content, headers as Record<string, unknown> | undefined);
+    // Then it is refused with the reason
+    expect(parsed.ok).toBe(false);
+    expect((parsed as { reason: string }).reason).toMatch(reason);
+  });
+});

@@ -1,0 +1,33 @@
+import type { Options } from 'amqplib';
+import type { StoredMessage } from '@ordinal/log';
+import { HEADERS } from '../amqp.constants.js';
+
+/** The body of an interface delivery: the message's content JSON. */
+export function deliveryBody(message: StoredMessage): Buffer {
+  return Buffer.from(JSON.stringify(message.body));
+}
+
+/**
+ * Properties of an interface delivery (P2): persistent, headers index, messageType, userId
+ * (absent when none), metadata (a JSON string, absent when none), contentHash and, for
+ * replayable interfaces, this run's serverCorrelationUuid. `messageId` is the index too.
+ */
+export function deliveryProperties(message: StoredMessage, correlationUuid: string | null): Options.Publish {
+  const headers: Record<string, unknown> = {
+    [HEADERS.index]: message.id,
+    [HEADERS.messageType]: message.messageType,
+    [HEADERS.contentHash]: message.contentHash,
+  };
+  if (message.userId !== null) headers[HEADERS.userId] = message.userId;
+  if (message.metadata !== null) headers[HEADERS.metadata] = JSON.stringify(message.metadata);
+  if (correlationUuid !== null) headers[HEADERS.serverCorrelationUuid] = correlationUuid;
+  return {
+    persistent: true,
+    mandatory: true,
+    contentType: 'application/json',
+    messageId: String(message.id),
+    type: message.messageType,
+    timestamp: Math.floor(Date.parse(message.createdAt) / 1000),
+    headers,
+  };
+}

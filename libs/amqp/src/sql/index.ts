@@ -1,0 +1,3 @@
+export * from './read-bookmark.sql.js';
+export * from './save-bookmark.sql.js';
+export * from './read-bookmarks.sql.js';

@@ -1,0 +1,17 @@
+import type { SqlQuery } from '@ordinal/log';
+import { AMQP_TABLES } from '../amqp.constants.js';
+
+/** Creates the interface's bookmark at 0 if it has none, and returns its position. */
+export function readBookmark(name: string): SqlQuery {
+  return {
+    text: `WITH created AS (
+             INSERT INTO ${AMQP_TABLES.bookmarks} (name, position) VALUES ($1, 0)
+             ON CONFLICT (name) DO NOTHING
+             RETURNING position
+           )
+           SELECT position::text AS position FROM created
+           UNION ALL
+           SELECT position::text FROM ${AMQP_TABLES.bookmarks} WHERE name = $1`,
+    values: [name],
+  };
+}
