@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { DataSource, type QueryRunner } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
@@ -10,15 +10,16 @@ import {
   WriterClosedError,
   WriterOverloadedError,
 } from '../errors/index.js';
-import { appendBatch, execute, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState } from '../sql/index.js';
-import { categoryLockKeys } from './category-locks.js';
-import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DuplicateWindow } from './duplicate-window.js';
-import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
+import type { FlushPlan } from './flush-plan.js';
+import { CommitOutcomeUnknown, FlushStrategies } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend } from './pending-append.js';
 import { driverError, isConnectionError, isDataError } from './pg-errors.js';
 
-/** Called with every committed batch, in index order, after the commit. */
+/**
+ * Called with every committed batch after its commit, its messages in index order. In
+ * concurrent mode two batches may arrive out of order; the watermark restores the order.
+ */
 export type CommitListener = (messages: StoredMessage[]) => void;
 
 /** Figures of one flush, for metrics. */
@@ -29,20 +30,14 @@ export interface FlushStats {
   ok: boolean;
 }
 
-class CommitOutcomeUnknown extends Error {}
-
-/** Any failure to obtain a connection means the database is unavailable, whatever its code. */
-class ConnectFailed extends Error {
-  readonly code = 'ECONNREFUSED';
-}
 
 /**
- * The log's single write path (L2, L3): appends queue in memory and are flushed in one
- * transaction per batch, one flush in flight at a time. Under the global advisory lock a
- * flush reads the head, resolves version checks and idempotency keys, inserts every row in
- * one `unnest` statement and commits; then its batch goes to the commit listeners (the live
- * router) and NOTIFY tells other processes. A failed flush commits nothing, so its numbers are
- * used again by the next one; several processes can write to one database.
+ * The log's single write path (L2-L4): appends queue in memory and are flushed in one
+ * transaction per batch — one flush in flight at a time in gapless mode, several in
+ * concurrent mode (FlushStrategies says how each reaches PostgreSQL). After the commit the
+ * batch goes to the commit listeners (the live router) and NOTIFY tells other processes. A
+ * failed flush commits nothing, so in gapless mode its numbers are used again by the next
+ * one; several processes can write to one database.
  */
 @Injectable()
 export class LogWriter implements OnApplicationShutdown {
@@ -57,13 +52,15 @@ export class LogWriter implements OnApplicationShutdown {
   private readonly commitListeners = new Set<CommitListener>();
   private readonly flushListeners = new Set<(stats: FlushStats) => void>();
   readonly window: DuplicateWindow;
+  private readonly strategies: FlushStrategies;
 
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
   ) {
     this.options = resolveLogOptions(options);
     this.window = new DuplicateWindow(this.options.duplicateWindow);
+    this.strategies = new FlushStrategies(dataSource, this.options.ordering, this.window);
   }
 
   /** Queues an append; resolves once its messages are committed (or rejects with why not). */
@@ -178,131 +175,13 @@ export class LogWriter implements OnApplicationShutdown {
 
   private async writeWithRetry(batch: PendingAppend[]): Promise<FlushPlan> {
     try {
-      return await this.write(batch);
+      return await this.strategies.write(batch);
     } catch (error) {
       // A connection lost before COMMIT was sent committed nothing: one retry on a fresh one.
       if (error instanceof CommitOutcomeUnknown || !isConnectionError(error)) throw error;
       this.logger.warn(`Flush of ${batch.length} appends lost its connection (${driverError(error).message}); retrying once`);
-      return await this.write(batch);
+      return await this.strategies.write(batch);
     }
-  }
-
-  private write(batch: PendingAppend[]): Promise<FlushPlan> {
-    if (this.options.ordering === 'concurrent') return this.writeConcurrent(batch);
-    const needsChecks = batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
-    return needsChecks ? this.writeChecked(batch) : this.writeSimple(batch);
-  }
-
-  /**
-   * Concurrent mode (L4): the transaction takes its id first, then the advisory locks of its
-   * categories in sorted order (MessageDB's rule: one category's positions commit in order),
-   * then checks, and draws positions from the sequence inside the INSERT, after the table
-   * lock — which is what lets a reader tell which transactions could still fill a hole.
-   */
-  private async writeConcurrent(batch: PendingAppend[]): Promise<FlushPlan> {
-    const runner = await this.connect();
-    let commitSent = false;
-    try {
-      await runner.startTransaction();
-      const [{ now }] = await execute<{ now: Date }>(runner, lockCategories(categoryLockKeys(batch)));
-      const needsChecks = batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
-      const state = needsChecks
-        ? await this.readState(runner, batch, 0, now)
-        : { head: 0, now: now.toISOString(), repeats: new Map(), streams: new Map() };
-      const plan = planFlush(batch, state, this.window);
-      if (plan.created.length > 0) {
-        const [{ indices }] = await execute<{ indices: (string | number)[] }>(runner, insertConcurrent(plan.rows, plan.streamHeads));
-        const sorted = indices.map(toPosition).sort((a, b) => a - b);
-        plan.created.forEach((message, i) => {
-          message.id = sorted[i];
-        });
-        plan.head = sorted[sorted.length - 1];
-      }
-      commitSent = true;
-      await runner.commitTransaction();
-      return plan;
-    } catch (error) {
-      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
-      if (commitSent && isConnectionError(error)) throw new CommitOutcomeUnknown(driverError(error).message);
-      throw error;
-    } finally {
-      await runner.release().catch(() => undefined);
-    }
-  }
-
-  /**
-   * No version checks, no keys: the whole flush is one statement (lock, head, insert,
-   * notify) in autocommit, one round trip. Sending it is sending the commit, so a
-   * connection lost after that leaves the outcome unknown.
-   */
-  private async writeSimple(batch: PendingAppend[]): Promise<FlushPlan> {
-    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: new Map() }, this.window);
-    if (plan.created.length === 0) return plan;
-    const runner = await this.connect();
-    try {
-      const [row] = await execute<{ base: string; now: Date }>(runner, appendBatch(plan.rows)).catch((error: unknown) => {
-        throw isConnectionError(error) ? new CommitOutcomeUnknown(driverError(error).message) : error;
-      });
-      const base = toPosition(row.base);
-      const createdAt = row.now.toISOString();
-      for (const message of plan.created) {
-        message.id += base;
-        message.createdAt = createdAt;
-      }
-      plan.head += base;
-      return plan;
-    } finally {
-      await runner.release().catch(() => undefined);
-    }
-  }
-
-  /** Version checks or idempotency keys: lock and read under an explicit transaction first. */
-  private async writeChecked(batch: PendingAppend[]): Promise<FlushPlan> {
-    const runner = await this.connect();
-    let commitSent = false;
-    try {
-      await runner.startTransaction();
-      const [{ head, now }] = await execute<{ head: string; now: Date }>(runner, lockLog());
-      const state = await this.readState(runner, batch, toPosition(head), now);
-      const plan = planFlush(batch, state, this.window);
-      if (plan.created.length > 0) await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
-      commitSent = true;
-      await runner.commitTransaction();
-      return plan;
-    } catch (error) {
-      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
-      if (commitSent && isConnectionError(error)) throw new CommitOutcomeUnknown(driverError(error).message);
-      throw error;
-    } finally {
-      await runner.release().catch(() => undefined);
-    }
-  }
-
-  private async connect(): Promise<QueryRunner> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect().catch((error: unknown) => {
-      throw new ConnectFailed(driverError(error).message, { cause: error });
-    });
-    return runner;
-  }
-
-  private async readState(runner: QueryRunner, batch: PendingAppend[], head: number, now: Date): Promise<WriteState> {
-    const keys = new Set<string>();
-    const streams = new Set<string>();
-    for (const pending of batch) {
-      if (pending.request.stream) streams.add(pending.request.stream.streamId);
-      for (const p of pending.prepared) if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
-    }
-    const [row] = await execute<{ repeats: MessageRow[]; streams: Record<string, string> }>(
-      runner,
-      readWriteState([...keys], [...streams]),
-    );
-    return {
-      head,
-      now: now.toISOString(),
-      repeats: new Map(row.repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
-      streams: new Map(Object.entries(row.streams).map(([id, v]) => [id, toPosition(v)])),
-    };
   }
 
   private announce(created: StoredMessage[]): void {

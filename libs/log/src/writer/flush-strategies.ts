@@ -1,0 +1,140 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import type { Ordering } from '../log-options.js';
+import { appendBatch, execute, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState } from '../sql/index.js';
+import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { categoryLockKeys } from './category-locks.js';
+import type { DuplicateWindow } from './duplicate-window.js';
+import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
+import type { PendingAppend } from './pending-append.js';
+import { driverError, isConnectionError } from './pg-errors.js';
+
+/** The connection was lost after the commit was sent: nobody knows whether it committed. */
+export class CommitOutcomeUnknown extends Error {}
+
+/** Any failure to obtain a connection means the database is unavailable, whatever its code. */
+export class ConnectFailed extends Error {
+  readonly code = 'ECONNREFUSED';
+}
+
+const needsChecks = (batch: PendingAppend[]) =>
+  batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
+
+/**
+ * How one flush reaches PostgreSQL, by mode and by what the batch must check. Each returns
+ * the plan it committed (indices filled in) or throws; none settles the appends.
+ */
+export class FlushStrategies {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly ordering: Ordering,
+    private readonly window: DuplicateWindow,
+  ) {}
+
+  write(batch: PendingAppend[]): Promise<FlushPlan> {
+    if (this.ordering === 'concurrent') return this.concurrent(batch);
+    return needsChecks(batch) ? this.checked(batch) : this.simple(batch);
+  }
+
+  /**
+   * Gapless, no version checks, no keys: the whole flush is one statement (lock, head,
+   * insert, notify) in autocommit, one round trip. Sending it is sending the commit, so a
+   * connection lost after that leaves the outcome unknown.
+   */
+  private async simple(batch: PendingAppend[]): Promise<FlushPlan> {
+    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: new Map() }, this.window);
+    if (plan.created.length === 0) return plan;
+    const runner = await this.connect();
+    try {
+      const [row] = await execute<{ base: string; now: Date }>(runner, appendBatch(plan.rows)).catch((error: unknown) => {
+        throw isConnectionError(error) ? new CommitOutcomeUnknown(driverError(error).message) : error;
+      });
+      const base = toPosition(row.base);
+      const createdAt = row.now.toISOString();
+      for (const message of plan.created) {
+        message.id += base;
+        message.createdAt = createdAt;
+      }
+      plan.head += base;
+      return plan;
+    } finally {
+      await runner.release().catch(() => undefined);
+    }
+  }
+
+  /** Gapless with version checks or idempotency keys: lock and read them first, in a transaction. */
+  private checked(batch: PendingAppend[]): Promise<FlushPlan> {
+    return this.inTransaction(async (runner) => {
+      const [{ head, now }] = await execute<{ head: string; now: Date }>(runner, lockLog());
+      const plan = planFlush(batch, await this.readState(runner, batch, toPosition(head), now), this.window);
+      if (plan.created.length > 0) await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
+      return plan;
+    });
+  }
+
+  /**
+   * Concurrent mode (L4): the transaction takes its id first, then the advisory locks of its
+   * categories in sorted order (MessageDB's rule: one category's positions commit in order),
+   * then checks, and draws positions from the sequence inside the INSERT, after the table
+   * lock — which is what lets a reader tell which transactions could still fill a hole.
+   */
+  private concurrent(batch: PendingAppend[]): Promise<FlushPlan> {
+    return this.inTransaction(async (runner) => {
+      const [{ now }] = await execute<{ now: Date }>(runner, lockCategories(categoryLockKeys(batch)));
+      const state = needsChecks(batch)
+        ? await this.readState(runner, batch, 0, now)
+        : { head: 0, now: now.toISOString(), repeats: new Map(), streams: new Map() };
+      const plan = planFlush(batch, state, this.window);
+      if (plan.created.length === 0) return plan;
+      const [{ indices }] = await execute<{ indices: (string | number)[] }>(runner, insertConcurrent(plan.rows, plan.streamHeads));
+      const sorted = indices.map(toPosition).sort((a, b) => a - b);
+      plan.created.forEach((message, i) => {
+        message.id = sorted[i];
+      });
+      plan.head = sorted[sorted.length - 1];
+      return plan;
+    });
+  }
+
+  /** Runs `work` in a transaction; a connection lost while committing becomes CommitOutcomeUnknown. */
+  private async inTransaction(work: (runner: QueryRunner) => Promise<FlushPlan>): Promise<FlushPlan> {
+    const runner = await this.connect();
+    let commitSent = false;
+    try {
+      await runner.startTransaction();
+      const plan = await work(runner);
+      commitSent = true;
+      await runner.commitTransaction();
+      return plan;
+    } catch (error) {
+      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
+      if (commitSent && isConnectionError(error)) throw new CommitOutcomeUnknown(driverError(error).message);
+      throw error;
+    } finally {
+      await runner.release().catch(() => undefined);
+    }
+  }
+
+  private async connect(): Promise<QueryRunner> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect().catch((error: unknown) => {
+      throw new ConnectFailed(driverError(error).message, { cause: error });
+    });
+    return runner;
+  }
+
+  private async readState(runner: QueryRunner, batch: PendingAppend[], head: number, now: Date): Promise<WriteState> {
+    const keys = new Set<string>();
+    const streams = new Set<string>();
+    for (const pending of batch) {
+      if (pending.request.stream) streams.add(pending.request.stream.streamId);
+      for (const p of pending.prepared) if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
+    }
+    const [row] = await execute<{ repeats: MessageRow[]; streams: Record<string, string> }>(runner, readWriteState([...keys], [...streams]));
+    return {
+      head,
+      now: now.toISOString(),
+      repeats: new Map(row.repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
+      streams: new Map(Object.entries(row.streams).map(([id, v]) => [id, toPosition(v)])),
+    };
+  }
+}
