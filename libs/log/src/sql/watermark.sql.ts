@@ -1,10 +1,13 @@
 import { SEQUENCE, TABLES } from '../log.constants.js';
 import type { SqlQuery } from './sql-query.js';
 
-/** Committed positions after `position`, in order (an index-only scan). */
+/**
+ * Committed positions after `position`, in order (an index-only scan). The ORDER BY names the
+ * table's column: a bare `index` would sort by the text output column ('10' < '9').
+ */
 export function readPositionsAfter(position: number, limit: number): SqlQuery {
   return {
-    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index > $1 ORDER BY index LIMIT $2`,
+    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index > $1 ORDER BY ${TABLES.messages}.index LIMIT $2`,
     values: [position, limit],
   };
 }
@@ -12,7 +15,7 @@ export function readPositionsAfter(position: number, limit: number): SqlQuery {
 /** Committed positions inside [from, to]. */
 export function readPositionsBetween(from: number, to: number): SqlQuery {
   return {
-    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index >= $1 AND index <= $2 ORDER BY index`,
+    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index >= $1 AND index <= $2 ORDER BY ${TABLES.messages}.index`,
     values: [from, to],
   };
 }
