@@ -1,4 +1,5 @@
 import type { Ordering } from '@ordinal/log';
+import { InterfaceConfigError, loadInterfacesFile, type ResolvedInterfaceConfig } from '@ordinal/amqp';
 import { parseTokens, type ApiToken } from '../auth/api-token.js';
 
 /** The development token: accepted only when ORDINAL_ENV=development (the default). */
@@ -21,7 +22,34 @@ export interface OrdinalConfig {
   bodyLimitBytes: number;
   maxBatchMessages: number;
   logFormat: 'text' | 'json';
+  /** RabbitMQ; AMQP input and interfaces are on only when set (AMQP_URL; development defaults to the local broker, `''` turns it off). */
   amqpUrl: string | null;
+  /** AMQP settings (ORDINAL_AMQP_*, ORDINAL_INTERFACES); see docs/amqp.md. */
+  amqp: AmqpConfig;
+  /** Interval of an SSE stream's `heartbeat` event (ms, ORDINAL_HEARTBEAT_MS). @default 5000 */
+  heartbeatMs: number;
+  /** Live messages buffered per stream before it falls back to database catch-up (ORDINAL_STREAM_MAILBOX). @default 10000 */
+  streamMailbox: number;
+  /** The live router's safety-net poll (ms, ORDINAL_LIVE_POLL_MS). @default 1000 */
+  livePollMs: number;
+  /** Concurrent mode: a hole in the log is abandoned after this long (ms, ORDINAL_GAP_TIMEOUT_MS; <= 0 abandons at once). @default 5000 */
+  gapTimeoutMs: number;
+  /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE). @default true */
+  exactRelease: boolean;
+}
+
+/** The AMQP part of the configuration. */
+export interface AmqpConfig {
+  /** The input queue, `false` for none (ORDINAL_AMQP_INPUT_QUEUE, `off`). @default 'eventstore.input' */
+  inputQueue: string | false;
+  /** Input deliveries in flight (ORDINAL_AMQP_PREFETCH). @default 2000 */
+  prefetch: number;
+  /** Declare quorum queues (ORDINAL_AMQP_QUORUM=true). @default false */
+  quorumQueues: boolean;
+  /** The connection name the broker shows (ORDINAL_AMQP_CONNECTION_NAME). @default ordinal-<host>-<pid> */
+  connectionName: string | undefined;
+  /** Push interfaces from the JSON or YAML file named by ORDINAL_INTERFACES. @default [] */
+  interfaces: ResolvedInterfaceConfig[];
 }
 
 /** A configuration the server refuses to start with. The message says what to change. */
@@ -78,6 +106,33 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     bodyLimitBytes: int(env, 'ORDINAL_BODY_LIMIT', 1024 * 1024, 1),
     maxBatchMessages: int(env, 'ORDINAL_MAX_BATCH', 1000, 1),
     logFormat: oneOf(env, 'ORDINAL_LOG_FORMAT', ['text', 'json'] as const, production ? 'json' : 'text'),
-    amqpUrl: env.AMQP_URL || null,
+    amqpUrl: env.AMQP_URL === undefined ? (production ? null : DEV_AMQP_URL) : env.AMQP_URL || null,
+    amqp: loadAmqpConfig(env),
+    heartbeatMs: int(env, 'ORDINAL_HEARTBEAT_MS', 5000, 10),
+    streamMailbox: int(env, 'ORDINAL_STREAM_MAILBOX', 10_000, 1),
+    livePollMs: int(env, 'ORDINAL_LIVE_POLL_MS', 1000, 10),
+    gapTimeoutMs: int(env, 'ORDINAL_GAP_TIMEOUT_MS', 5000, Number.MIN_SAFE_INTEGER),
+    exactRelease: oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
+  };
+}
+
+function loadAmqpConfig(env: Env): AmqpConfig {
+  const queue = env.ORDINAL_AMQP_INPUT_QUEUE || 'eventstore.input';
+  if (queue !== 'off' && !/^[A-Za-z0-9._-]{1,200}$/.test(queue)) throw new ConfigError(`ORDINAL_AMQP_INPUT_QUEUE must be 1-200 characters of [A-Za-z0-9._-] or 'off', got '${queue}'`);
+  let interfaces: ResolvedInterfaceConfig[] = [];
+  if (env.ORDINAL_INTERFACES) {
+    try {
+      interfaces = loadInterfacesFile(env.ORDINAL_INTERFACES);
+    } catch (error) {
+      if (error instanceof InterfaceConfigError) throw new ConfigError(`ORDINAL_INTERFACES: ${error.message}`);
+      throw error;
+    }
+  }
+  return {
+    inputQueue: queue === 'off' ? false : queue,
+    prefetch: int(env, 'ORDINAL_AMQP_PREFETCH', 2000, 1),
+    quorumQueues: oneOf(env, 'ORDINAL_AMQP_QUORUM', ['true', 'false'] as const, 'false') === 'true',
+    connectionName: env.ORDINAL_AMQP_CONNECTION_NAME || undefined,
+    interfaces,
   };
 }

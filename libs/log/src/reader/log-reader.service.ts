@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
-import { execute, readMessage, readPage, type ReadFilter } from '../sql/index.js';
+import { execute, readCategoryPage, readMessage, readPage, type ReadFilter } from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
@@ -36,6 +36,17 @@ export class LogReader {
       // In gapless mode every visible row is below the head; in concurrent mode clamp to the watermark.
       if (this.concurrent) toIndex = Math.min(toIndex, await this.watermark.safeHead());
       const rows = await execute<MessageRow>(this.dataSource.manager, readPage(fromIndex, toIndex, limit, filter));
+      return rows.map(toStoredMessage);
+    });
+  }
+
+  /**
+   * Up to `limit` messages of one stream category from `fromIndex` (inclusive). Skips the
+   * watermark in every mode (S5): one category's positions commit in order.
+   */
+  async pageCategory(category: string, fromIndex: number, limit: number): Promise<StoredMessage[]> {
+    return this.guard(async () => {
+      const rows = await execute<MessageRow>(this.dataSource.manager, readCategoryPage(category, fromIndex, limit));
       return rows.map(toStoredMessage);
     });
   }

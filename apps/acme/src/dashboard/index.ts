@@ -1,0 +1,3 @@
+export * from './order-dashboard.entity.js';
+export * from './order-dashboard.projection.js';
+export * from './dashboard.module.js';

@@ -1,0 +1,72 @@
+import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, type LogModuleOptions } from '@ordinal/log';
+import { SubscriptionsService, WaitTimeoutError, type SubscriptionReport } from '@ordinal/subscriptions';
+import { RequireScope } from '../auth/scopes.decorator.js';
+import { intParam } from '../events/query-params.js';
+import { watermarkStatus } from './watermark-status.js';
+
+const MAX_WAIT_MS = 60_000;
+
+/**
+ * Projections and subscriptions running in this server (S9): position, head, lag, state and
+ * last error of each, the low watermark with the hole it holds; read-your-own-writes with
+ * `?atLeast=<index>`; rebuild.
+ */
+@ApiTags('projections')
+@ApiBearerAuth()
+@Controller('api/projections')
+export class ProjectionsController {
+  constructor(
+    private readonly subscriptions: SubscriptionsService,
+    private readonly reader: LogReader,
+    private readonly watermark: LogWatermark,
+    @Inject(LOG_MODULE_OPTIONS) private readonly logOptions: LogModuleOptions,
+  ) {}
+
+  @Get()
+  @RequireScope('read')
+  @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until every projection and subscription has applied this index' })
+  @ApiQuery({ name: 'timeoutMs', required: false, description: `Longest wait (0-${MAX_WAIT_MS}, default 5000); \`reached\` says whether it was` })
+  async list(@Query('atLeast') atLeastRaw?: string, @Query('timeoutMs') timeoutRaw?: string): Promise<Record<string, unknown>> {
+    const reached = await this.wait(this.subscriptions.names(), atLeastRaw, timeoutRaw);
+    const projections = await this.subscriptions.report();
+    return { ...(reached === null ? {} : { reached }), projections, watermark: await watermarkStatus(this.reader, this.watermark, this.logOptions) };
+  }
+
+  @Get(':name')
+  @RequireScope('read')
+  @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until this projection has applied this index' })
+  @ApiQuery({ name: 'timeoutMs', required: false, description: `Longest wait (0-${MAX_WAIT_MS}, default 5000)` })
+  @ApiResponse({ status: 404, description: 'No projection or subscription of that name' })
+  async one(@Param('name') name: string, @Query('atLeast') atLeastRaw?: string, @Query('timeoutMs') timeoutRaw?: string): Promise<SubscriptionReport & { reached?: boolean }> {
+    this.subscriptions.get(name);
+    const reached = await this.wait([name], atLeastRaw, timeoutRaw);
+    const [report] = await this.subscriptions.report(name);
+    return { ...report, ...(reached === null ? {} : { reached }) };
+  }
+
+  @Post(':name/rebuild')
+  @RequireScope('admin')
+  @HttpCode(202)
+  @ApiResponse({ status: 202, description: 'Read model cleared, checkpoint reset; replay runs in the background' })
+  async rebuild(@Param('name') name: string): Promise<SubscriptionReport> {
+    await this.subscriptions.rebuild(name);
+    const [report] = await this.subscriptions.report(name);
+    return report;
+  }
+
+  /** Waits for every named subscription to reach `atLeast`; null when not asked to wait. */
+  private async wait(names: string[], atLeastRaw: string | undefined, timeoutRaw: string | undefined): Promise<boolean | null> {
+    if (atLeastRaw === undefined || atLeastRaw === '') return null;
+    const atLeast = intParam('atLeast', atLeastRaw, 0, 0);
+    const timeoutMs = intParam('timeoutMs', timeoutRaw, 5000, 0, MAX_WAIT_MS);
+    try {
+      await Promise.all(names.map((name) => this.subscriptions.waitFor(name, atLeast, timeoutMs)));
+      return true;
+    } catch (error) {
+      if (error instanceof WaitTimeoutError) return false;
+      throw error;
+    }
+  }
+}

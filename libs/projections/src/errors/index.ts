@@ -1,0 +1,1 @@
+export * from './invalid-projection.error.js';

@@ -1,0 +1,54 @@
+import { DomainEvent } from '@ordinal/event-sourcing';
+import { EventHandler } from '../decorators/event-handler.decorator.js';
+import { InvalidProjectionError } from '../errors/index.js';
+import { defineProjection } from './projection-definition.js';
+
+@DomainEvent('Placed', { schemaVersion: 3 })
+class Placed {}
+class NotAnEvent {}
+
+const methodsOf = (instance: object) => Object.getOwnPropertyNames(Object.getPrototypeOf(instance)).filter((m) => m !== 'constructor');
+
+describe('defineProjection', () => {
+  it('routes stored types to handlers: classes with their schema version, type names raw', () => {
+    // Given a projection with a class handler and a type-name handler
+    class P {
+      @EventHandler(Placed) onPlaced() {}
+      @EventHandler('Cancelled', 'Refunded') onOther() {}
+    }
+    // When it is defined
+    const definition = defineProjection({ name: 'p', options: {} }, new P(), methodsOf(new P()), () => undefined);
+    // Then each stored type has its route
+    expect(definition.routes.get('Placed')).toEqual([{ method: 'onPlaced', eventClass: Placed, schemaVersion: 3 }]);
+    expect(definition.routes.get('Cancelled')).toEqual([{ method: 'onOther', eventClass: null, schemaVersion: Number.MAX_SAFE_INTEGER }]);
+    expect([...definition.routes.keys()]).toEqual(['Placed', 'Cancelled', 'Refunded']);
+  });
+
+  it('throws a typed error for a class without @DomainEvent, an empty name, or no handlers', () => {
+    class Bad {
+      @EventHandler(NotAnEvent) on() {}
+    }
+    class Empty {
+      @EventHandler('') on() {}
+    }
+    class None {
+      helper() {}
+    }
+    expect(() => defineProjection({ name: 'b', options: {} }, new Bad(), ['on'], () => undefined)).toThrow(InvalidProjectionError);
+    expect(() => defineProjection({ name: 'b', options: {} }, new Bad(), ['on'], () => undefined)).toThrow(/decorate NotAnEvent with @DomainEvent/);
+    expect(() => defineProjection({ name: 'e', options: {} }, new Empty(), ['on'], () => undefined)).toThrow(/@EventHandler\(''\)/);
+    expect(() => defineProjection({ name: 'n', options: {} }, new None(), ['helper'], () => undefined)).toThrow(/has no @EventHandler methods/);
+    expect(() => defineProjection({ name: ' ', options: {} }, new None(), ['helper'], () => undefined)).toThrow(/give it a name/);
+  });
+
+  it('warns when two methods handle one type, and keeps both', () => {
+    class Twice {
+      @EventHandler('Placed') a() {}
+      @EventHandler(Placed) b() {}
+    }
+    const warnings: string[] = [];
+    const definition = defineProjection({ name: 't', options: {} }, new Twice(), ['a', 'b'], (m) => warnings.push(m));
+    expect(warnings).toEqual([expect.stringContaining("b() and a() both handle 'Placed'")]);
+    expect(definition.routes.get('Placed')!.map((r) => r.method)).toEqual(['a', 'b']);
+  });
+});

@@ -1,0 +1,62 @@
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { UpcasterRegistry } from '@ordinal/event-sourcing';
+import { SubscriptionsService } from '@ordinal/subscriptions';
+import type { EntityManager } from 'typeorm';
+import 'reflect-metadata';
+import { PROJECTION_METADATA } from '../projections.constants.js';
+import type { ProjectionMetadata } from '../projection-options.js';
+import { defineProjection, type ProjectionDefinition } from './projection-definition.js';
+import { ProjectionDispatcher } from './projection-dispatcher.js';
+
+/**
+ * Finds `@Projection` providers in every module through Nest's public DiscoveryService and
+ * MetadataScanner, and registers each as a subscription of kind `projection`; they start at
+ * application bootstrap.
+ */
+@Injectable()
+export class ProjectionsExplorer implements OnModuleInit {
+  private readonly logger = new Logger(ProjectionsExplorer.name);
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly subscriptions: SubscriptionsService,
+    @Optional() @Inject(UpcasterRegistry) private readonly upcasters?: UpcasterRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const { metatype, instance } = wrapper;
+      if (!metatype || !instance || typeof metatype !== 'function') continue;
+      const metadata = Reflect.getMetadata(PROJECTION_METADATA, metatype) as ProjectionMetadata | undefined;
+      if (!metadata) continue;
+      const methods = this.scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object);
+      const definition = defineProjection(metadata, instance as object, methods, (message) => this.logger.warn(message));
+      this.register(definition);
+    }
+  }
+
+  private register(definition: ProjectionDefinition): void {
+    const dispatcher = new ProjectionDispatcher(definition, this.upcasters ?? null);
+    const { options } = definition;
+    this.subscriptions.subscribe({
+      name: definition.name,
+      kind: 'projection',
+      stream: options.stream ?? { types: dispatcher.types },
+      batchSize: options.batchSize,
+      handle: (message, ctx) => dispatcher.dispatch(message, ctx),
+      reset: (manager) => this.reset(definition, manager),
+    });
+    this.logger.log(`Projection '${definition.name}' handles ${dispatcher.types.join(', ')}`);
+  }
+
+  /** A rebuild clears the declared read models and calls the projection's own `reset(manager)`. */
+  private async reset(definition: ProjectionDefinition, manager: EntityManager): Promise<void> {
+    for (const entity of definition.options.readModels ?? []) {
+      await manager.createQueryBuilder().delete().from(entity).execute();
+    }
+    const hook = (definition.instance as { reset?: (manager: EntityManager) => Promise<void> | void }).reset;
+    if (typeof hook === 'function') await hook.call(definition.instance, manager);
+  }
+}

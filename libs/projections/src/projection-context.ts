@@ -1,0 +1,7 @@
+import type { MessageContext } from '@ordinal/subscriptions';
+
+/**
+ * What a projection handler gets second: `manager` (the batch's transaction, the checkpoint
+ * moves in it), `index`, `isReplay` (hold side effects), `isLate`, the stored `message`.
+ */
+export type ProjectionContext = MessageContext;

@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import { SubscriptionsService, type SubscriptionReport } from '@ordinal/subscriptions';
+import 'reflect-metadata';
+import { InvalidProjectionError } from './errors/index.js';
+import { PROJECTION_METADATA } from './projections.constants.js';
+import type { ProjectionMetadata } from './projection-options.js';
+
+/** A projection by name or by its `@Projection` class. */
+export type ProjectionRef = string | Function;
+
+/** Domain-code access to projections: read-your-own-writes, status, rebuild. */
+@Injectable()
+export class ProjectionsService {
+  constructor(private readonly subscriptions: SubscriptionsService) {}
+
+  /**
+   * Resolves once the projection has applied every event up to `index` (e.g. the index an
+   * append returned); WaitTimeoutError after `timeoutMs`.
+   */
+  waitFor(projection: ProjectionRef, index: number, timeoutMs = 5000): Promise<number> {
+    return this.subscriptions.waitFor(nameOf(projection), index, timeoutMs);
+  }
+
+  /** Status of every projection (subscriptions from code are left out). */
+  async report(): Promise<SubscriptionReport[]> {
+    return (await this.subscriptions.report()).filter((s) => s.kind === 'projection');
+  }
+
+  /** Clears the read model, resets the checkpoint with a new replay boundary, replays. */
+  rebuild(projection: ProjectionRef): Promise<void> {
+    return this.subscriptions.rebuild(nameOf(projection));
+  }
+}
+
+function nameOf(projection: ProjectionRef): string {
+  if (typeof projection === 'string') return projection;
+  const metadata = Reflect.getMetadata(PROJECTION_METADATA, projection) as ProjectionMetadata | undefined;
+  if (!metadata) throw new InvalidProjectionError(`${projection.name} is not a @Projection class`);
+  return metadata.name;
+}

@@ -1,0 +1,5 @@
+export * from './wait-timeout.error.js';
+export * from './subscription-not-found.error.js';
+export * from './duplicate-subscription.error.js';
+export * from './handler-failed.error.js';
+export * from './checkpoint-moved.error.js';

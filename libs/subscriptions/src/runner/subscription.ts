@@ -1,0 +1,251 @@
+import { Logger } from '@nestjs/common';
+import type { LogReader, LogWatermark, StoredMessage } from '@ordinal/log';
+import type { DataSource, EntityManager } from 'typeorm';
+import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
+import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
+import type { SubscribeOptions, SubscriptionStatus } from '../subscription-context.js';
+import { SourceReader } from '../source/source-reader.js';
+import { describeStream, streamAccepts } from '../source/subscription-stream.js';
+import { CheckpointStore } from './checkpoint-store.js';
+import { LateTracker } from './late-tracker.js';
+import { PositionWaiters } from './position-waiters.js';
+import { Wake } from './wake.js';
+
+/** What a subscription runs on (provided by SubscriptionsService). */
+export interface SubscriptionDeps {
+  dataSource: DataSource;
+  reader: LogReader;
+  watermark: LogWatermark;
+  concurrent: boolean;
+  options: ResolvedSubscriptionsOptions;
+}
+
+/**
+ * One subscription's runner (S1, S7): reads its stream from its checkpoint and applies each
+ * batch and the checkpoint in one transaction, so a same-database read model is effectively
+ * exactly-once (G5). Woken by commits, polled as a safety net (fast while the watermark holds
+ * a hole). A failed batch rolls back and is retried with exponential back-off; the error
+ * shows in `status()`. Positions passed inside abandoned holes are watched and delivered late.
+ */
+export class Subscription {
+  private readonly logger = new Logger(Subscription.name);
+  private readonly source: SourceReader;
+  private readonly checkpoints: CheckpointStore;
+  private readonly late = new LateTracker();
+  private readonly waiters: PositionWaiters;
+  private readonly wake = new Wake();
+  private readonly pause = new Wake();
+  private position = 0;
+  private liveFrom = 0;
+  private state: SubscriptionStatus['state'] = 'starting';
+  private lastError: string | null = null;
+  private lastErrorAt: string | null = null;
+  private retries = 0;
+  private lateDelivered = 0;
+  private initialised = false;
+  private stopped = true;
+  private loop: Promise<void> | null = null;
+  private lateDueAt = 0;
+  private lateSignalled = false;
+
+  constructor(
+    readonly options: SubscribeOptions,
+    private readonly deps: SubscriptionDeps,
+  ) {
+    this.source = new SourceReader(options.stream, deps.reader, deps.dataSource, deps.concurrent);
+    this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
+    this.waiters = new PositionWaiters(options.name);
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** Starts the loop (no-op when running). */
+  start(): void {
+    if (this.loop) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  /** Stops after the batch in flight (which commits or rolls back whole). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake.signal();
+    this.pause.signal();
+    await this.loop;
+    this.loop = null;
+    this.state = 'stopped';
+  }
+
+  /** Stops and clears the waiters' timers (shutdown). */
+  async close(): Promise<void> {
+    await this.stop();
+    this.waiters.close();
+  }
+
+  /** New commits may be readable. */
+  notify(): void {
+    this.wake.signal();
+  }
+
+  /** A late arrival was reported somewhere in the log: look at the pending positions now. */
+  notifyLate(): void {
+    this.lateSignalled = true;
+    this.wake.signal();
+  }
+
+  /** Resolves once every message up to `index` is applied; WaitTimeoutError after `timeoutMs`. */
+  waitFor(index: number, timeoutMs: number): Promise<number> {
+    return this.waiters.wait(this.initialised ? this.position : 0, index, timeoutMs);
+  }
+
+  /**
+   * Starts over (S9): in one transaction the `reset` hook clears the read model and the
+   * checkpoint goes back to the start with the current head as the new replay boundary.
+   */
+  async rebuild(): Promise<void> {
+    await this.stop();
+    this.state = 'rebuilding';
+    try {
+      const head = await this.deps.reader.safeHead();
+      const start = this.options.startAt === 'end' ? head : 0;
+      await this.deps.dataSource.transaction(async (manager) => {
+        await this.options.reset?.(manager);
+        await this.checkpoints.reset(manager, start, head);
+      });
+      Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: true });
+      this.late.clear();
+      this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
+    } finally {
+      this.start();
+    }
+  }
+
+  status(): SubscriptionStatus {
+    return {
+      name: this.name,
+      kind: this.options.kind ?? 'subscription',
+      stream: describeStream(this.options.stream),
+      position: this.position,
+      liveFrom: this.liveFrom,
+      state: this.state,
+      lastError: this.lastError,
+      lastErrorAt: this.lastErrorAt,
+      retries: this.retries,
+      pendingLate: this.late.positions(),
+      lateDelivered: this.lateDelivered,
+      watermarked: this.source.watermarked,
+    };
+  }
+
+  private async run(): Promise<void> {
+    const { retryInitialMs, retryMaxMs } = this.deps.options;
+    let delay = retryInitialMs;
+    while (!this.stopped) {
+      try {
+        if (!this.initialised) await this.init();
+        const progressed = await this.tick();
+        this.state = 'running';
+        this.retries = 0;
+        delay = retryInitialMs;
+        if (!progressed && !this.stopped) await this.wake.wait(this.idleDelay());
+      } catch (error) {
+        if (this.stopped) break;
+        if (error instanceof CheckpointMovedError) {
+          this.logger.warn(error.message);
+          this.initialised = false;
+          continue;
+        }
+        await this.recordFailure(error, delay);
+        await this.pause.wait(delay);
+        delay = Math.min(delay * 2, retryMaxMs);
+      }
+    }
+  }
+
+  private async init(): Promise<void> {
+    const head = await this.deps.reader.safeHead();
+    const checkpoint = await this.checkpoints.ensure(this.options.startAt === 'end' ? head : 0, head);
+    this.position = checkpoint.position;
+    this.liveFrom = checkpoint.liveFrom;
+    this.late.clear();
+    if (this.source.watermarked) {
+      const open = await this.checkpoints.openSkipped(this.position);
+      this.late.add(open.positions, open.xmax);
+    }
+    this.initialised = true;
+    this.waiters.reached(this.position);
+  }
+
+  /** One read and, when it found anything, one batch. Returns whether the position moved. */
+  private async tick(): Promise<boolean> {
+    if (this.late.size > 0 && (this.lateSignalled || Date.now() >= this.lateDueAt)) {
+      this.lateSignalled = false;
+      this.lateDueAt = Date.now() + this.deps.options.lateCheckMs;
+      await this.deliverLate();
+    }
+    const read = await this.source.read(this.position, this.options.batchSize ?? this.deps.options.batchSize);
+    if (read.to <= this.position) return false;
+    const from = this.position;
+    if (read.messages.length > 0) {
+      await this.deps.dataSource.transaction(async (manager) => {
+        for (const message of read.messages) await this.apply(message, manager, false);
+        await this.checkpoints.advance(manager, from, read.to);
+      });
+    } else {
+      await this.checkpoints.advance(this.deps.dataSource.manager, from, read.to);
+    }
+    this.position = read.to;
+    if (read.skipped.length > 0) {
+      this.late.add(read.skipped, read.xmax);
+      this.logger.warn(`'${this.name}' passed abandoned positions ${read.skipped.join(', ')}; watching them for late arrivals`);
+    }
+    this.waiters.reached(this.position);
+    return true;
+  }
+
+  /** Delivers arrived positions this subscription passed, each in its own transaction, checkpoint unmoved. */
+  private async deliverLate(): Promise<void> {
+    const arrived = await this.late.check(this.deps.dataSource.manager);
+    for (const message of arrived) {
+      // Above the checkpoint (after a rebuild, say) it is read the ordinary way.
+      if (message.id > this.position || !streamAccepts(this.options.stream, message)) {
+        this.late.forget(message.id);
+        continue;
+      }
+      await this.deps.dataSource.transaction(async (manager) => {
+        await this.apply(message, manager, true);
+        await this.checkpoints.touch(manager, message.id);
+      });
+      this.late.forget(message.id);
+      this.lateDelivered += 1;
+      this.logger.error(`Late arrival delivered to '${this.name}': index ${message.id} (${message.messageType}) committed after its hole was abandoned`);
+    }
+  }
+
+  private async apply(message: StoredMessage, manager: EntityManager, isLate: boolean): Promise<void> {
+    const ctx = { manager, index: message.id, isReplay: message.id <= this.liveFrom, isLate, message, subscription: this.name };
+    try {
+      await this.options.handle(message, ctx);
+    } catch (error) {
+      throw new HandlerFailedError(this.name, message.id, error);
+    }
+  }
+
+  private async recordFailure(error: unknown, delay: number): Promise<void> {
+    this.state = 'failed';
+    this.retries += 1;
+    this.lastError = error instanceof Error ? error.message : String(error);
+    this.lastErrorAt = new Date().toISOString();
+    this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, next in ${delay} ms)`);
+    await this.checkpoints.fail(this.lastError).catch(() => undefined);
+  }
+
+  private idleDelay(): number {
+    const { idlePollMs, holdPollMs, lateCheckMs } = this.deps.options;
+    let ms = this.source.watermarked && this.deps.watermark.heldHole ? holdPollMs : idlePollMs;
+    if (this.late.size > 0) ms = Math.min(ms, lateCheckMs);
+    return ms;
+  }
+}

@@ -1,0 +1,2 @@
+export * from './checkpoint.sql.js';
+export * from './skipped.sql.js';

@@ -1,0 +1,39 @@
+import { MESSAGE_COLUMNS, TABLES, type MessageRow, type SqlQuery } from '@ordinal/log';
+
+/**
+ * Abandoned positions inside (from, to] — those a watermark reader passed without seeing,
+ * unless their row is in its page — with the snapshot's xmax: every transaction that could
+ * still fill them has an id below it.
+ */
+export function readSkippedBetween(from: number, to: number): SqlQuery {
+  return {
+    text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+           FROM ${TABLES.skipped} WHERE position > $1 AND position <= $2 ORDER BY ${TABLES.skipped}.position`,
+    values: [from, to],
+  };
+}
+
+/** After a restart: abandoned positions at or below a checkpoint that have not arrived yet. */
+export function readOpenSkipped(upTo: number): SqlQuery {
+  return {
+    text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+           FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND position <= $1 ORDER BY ${TABLES.skipped}.position`,
+    values: [upTo],
+  };
+}
+
+/** A pending position with its row when it has arrived, and the snapshot's xmin. */
+export type ArrivalRow = Partial<MessageRow> & { pending: string; xmin: string };
+
+/** Which of the pending positions have a committed row now. */
+export function readArrivals(positions: number[]): SqlQuery {
+  return {
+    text: `SELECT p.pending::text AS pending, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${MESSAGE_COLUMNS
+      .split(', ')
+      .map((c) => `m.${c}`)
+      .join(', ')}
+           FROM unnest($1::bigint[]) AS p(pending) LEFT JOIN ${TABLES.messages} m ON m.index = p.pending
+           ORDER BY p.pending`,
+    values: [positions],
+  };
+}

@@ -1,0 +1,60 @@
+import type { StoredMessage } from '@ordinal/log';
+import type { EntityManager } from 'typeorm';
+import type { SubscriptionStream } from './source/subscription-stream.js';
+
+/** What a handler gets beside the message. */
+export interface MessageContext {
+  /** The batch's transaction: write the read model with it, the checkpoint moves in it too. */
+  manager: EntityManager;
+  /** The message's global index. */
+  index: number;
+  /** True at or below the replay boundary (the head when first started or last rebuilt, S8): hold side effects. */
+  isReplay: boolean;
+  /** True for a late arrival: a message that committed inside a hole the subscription had already passed. */
+  isLate: boolean;
+  /** The stored message (raw body, metadata, stream, schema version). */
+  message: StoredMessage;
+  /** The subscription's (or projection's) name. */
+  subscription: string;
+}
+
+/** Applies one message; throw to roll the batch back (it is retried with back-off). */
+export type MessageHandler = (message: StoredMessage, ctx: MessageContext) => Promise<void> | void;
+
+/** Options of `SubscriptionsService.subscribe`. */
+export interface SubscribeOptions {
+  /** The checkpoint's name: a restart resumes from it. */
+  name: string;
+  /** `'$all'`, `{ types: [...] }` or `{ category: 'order' }`. */
+  stream: SubscriptionStream;
+  handle: MessageHandler;
+  /** Where a new checkpoint starts: the first message, or the current head. @default 'beginning' */
+  startAt?: 'beginning' | 'end';
+  /** Most messages per batch (one transaction). @default the module's batchSize */
+  batchSize?: number;
+  /** Called in the rebuild's transaction before the checkpoint is reset (clear the read model). */
+  reset?: (manager: EntityManager) => Promise<void>;
+  /** Shown in status. @default 'subscription' */
+  kind?: 'subscription' | 'projection';
+}
+
+/** What `GET /api/projections` shows of one subscription or projection. */
+export interface SubscriptionStatus {
+  name: string;
+  kind: 'subscription' | 'projection';
+  stream: string;
+  /** Every message up to here is applied (G5). */
+  position: number;
+  /** The replay boundary (S8). */
+  liveFrom: number;
+  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding';
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** Failed attempts since the last success. */
+  retries: number;
+  /** Positions passed inside abandoned holes, watched for late arrivals. */
+  pendingLate: number[];
+  lateDelivered: number;
+  /** Reads wait at the low watermark (concurrent mode, not a single category). */
+  watermarked: boolean;
+}

@@ -1,0 +1,32 @@
+/** Options of `SubscriptionsModule.forRoot`. Every default lives in `resolveSubscriptionsOptions`. */
+export interface SubscriptionsModuleOptions {
+  /** Most messages one batch (one transaction) applies. @default 500 */
+  batchSize?: number;
+  /** Safety-net poll when nothing woke a subscription (other processes' commits, ms). @default 250 */
+  idlePollMs?: number;
+  /** Poll while the low watermark holds a hole, so its release is seen at once (ms). @default 5 */
+  holdPollMs?: number;
+  /** First retry delay after a failed batch; doubles up to `retryMaxMs`. @default 250 */
+  retryInitialMs?: number;
+  /** Longest retry delay after failed batches (ms). @default 30000 */
+  retryMaxMs?: number;
+  /** How often positions a subscription passed inside abandoned holes are checked for late arrivals (ms). @default 1000 */
+  lateCheckMs?: number;
+  /** Run the checkpoints migration at start. @default true */
+  migrate?: boolean;
+}
+
+export type ResolvedSubscriptionsOptions = Required<SubscriptionsModuleOptions>;
+
+/** Applies the defaults, in this one place. */
+export function resolveSubscriptionsOptions(options: SubscriptionsModuleOptions = {}): ResolvedSubscriptionsOptions {
+  return {
+    batchSize: options.batchSize ?? 500,
+    idlePollMs: options.idlePollMs ?? 250,
+    holdPollMs: options.holdPollMs ?? 5,
+    retryInitialMs: options.retryInitialMs ?? 250,
+    retryMaxMs: options.retryMaxMs ?? 30_000,
+    lateCheckMs: options.lateCheckMs ?? 1000,
+    migrate: options.migrate ?? true,
+  };
+}

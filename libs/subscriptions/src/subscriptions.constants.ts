@@ -1,0 +1,4 @@
+/** Table names of this library live in one place; identifiers never come from input. */
+export const SUBSCRIPTION_TABLES = {
+  checkpoints: 'checkpoints',
+} as const;

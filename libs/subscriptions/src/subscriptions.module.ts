@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { SubscriptionsConfigurableModule } from './subscriptions.module-definition.js';
+import { SubscriptionsLifecycle } from './subscriptions-lifecycle.service.js';
+import { SubscriptionsService } from './subscriptions.service.js';
+
+/**
+ * Subscriptions from checkpoints by type, category or `$all` (S1-S6). Needs the global
+ * `LogModule` and a TypeORM DataSource (EventStoreModule.forRoot sets both up); runs the
+ * checkpoints migration at start. `SubscriptionsModule.forRoot({ isGlobal: true })`.
+ */
+@Module({
+  providers: [SubscriptionsService, SubscriptionsLifecycle],
+  exports: [SubscriptionsService],
+})
+export class SubscriptionsModule extends SubscriptionsConfigurableModule {}

@@ -1,0 +1,98 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, LogWriter, resolveLogOptions, type LogModuleOptions } from '@ordinal/log';
+import { DataSource } from 'typeorm';
+import { DuplicateSubscriptionError, SubscriptionNotFoundError } from './errors/index.js';
+import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
+import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
+import type { SubscribeOptions, SubscriptionStatus } from './subscription-context.js';
+import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
+
+/** A subscription's status with the log's safe head and its lag behind it. */
+export type SubscriptionReport = SubscriptionStatus & { head: number; lag: number };
+
+/**
+ * Every subscription and projection of the application: subscribe from code, list with
+ * position and lag, wait for an index (read-your-own-writes), rebuild. Subscriptions made
+ * before the application has started begin at bootstrap (after every migration ran); all stop
+ * at shutdown, each after its batch in flight.
+ */
+@Injectable()
+export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly deps: SubscriptionDeps;
+  private readonly off: (() => void)[] = [];
+  private started = false;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly reader: LogReader,
+    writer: LogWriter,
+    watermark: LogWatermark,
+    @Inject(LOG_MODULE_OPTIONS) logOptions: LogModuleOptions,
+    @Inject(SUBSCRIPTIONS_OPTIONS) options: SubscriptionsModuleOptions,
+  ) {
+    const concurrent = resolveLogOptions(logOptions).ordering === 'concurrent';
+    this.deps = { dataSource, reader, watermark, concurrent, options: resolveSubscriptionsOptions(options) };
+    this.off.push(writer.onCommit(() => this.subscriptions.forEach((s) => s.notify())));
+    this.off.push(watermark.onLate(() => this.subscriptions.forEach((s) => s.notifyLate())));
+  }
+
+  /** Registers a subscription and starts it (at bootstrap when the application is not started yet). */
+  subscribe(options: SubscribeOptions): Subscription {
+    if (this.subscriptions.has(options.name)) throw new DuplicateSubscriptionError(options.name);
+    const subscription = new Subscription(options, this.deps);
+    this.subscriptions.set(options.name, subscription);
+    if (this.started) subscription.start();
+    return subscription;
+  }
+
+  /** Stops a subscription and forgets it (its checkpoint row stays). */
+  async unsubscribe(name: string): Promise<void> {
+    const subscription = this.get(name);
+    this.subscriptions.delete(name);
+    await subscription.close();
+  }
+
+  /** The subscription of that name; SubscriptionNotFoundError otherwise. */
+  get(name: string): Subscription {
+    const subscription = this.subscriptions.get(name);
+    if (!subscription) throw new SubscriptionNotFoundError(name);
+    return subscription;
+  }
+
+  /** Names of every subscription and projection. */
+  names(): string[] {
+    return [...this.subscriptions.keys()];
+  }
+
+  /** Status of every subscription (or the named one) with head and lag. */
+  async report(name?: string): Promise<SubscriptionReport[]> {
+    const list = name === undefined ? [...this.subscriptions.values()] : [this.get(name)];
+    const head = await this.reader.safeHead();
+    return list.map((s) => {
+      const status = s.status();
+      return { ...status, head, lag: Math.max(0, head - status.position) };
+    });
+  }
+
+  /** Resolves once `name` has applied everything up to `index`; WaitTimeoutError after `timeoutMs`. */
+  waitFor(name: string, index: number, timeoutMs = 5000): Promise<number> {
+    return this.get(name).waitFor(index, timeoutMs);
+  }
+
+  /** Resets the checkpoint (and the read model, through its reset hook) and replays (S9). */
+  async rebuild(name: string): Promise<void> {
+    await this.get(name).rebuild();
+  }
+
+  onApplicationBootstrap(): void {
+    this.started = true;
+    for (const subscription of this.subscriptions.values()) subscription.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.off.splice(0).forEach((off) => off());
+    this.started = false;
+    await Promise.all([...this.subscriptions.values()].map((s) => s.close()));
+  }
+}
