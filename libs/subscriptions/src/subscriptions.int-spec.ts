@@ -161,9 +161,12 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
       { index: pb, isLate: false, isReplay: false },
       { index: pa, isLate: true, isReplay: false },
     ]);
-    const [status] = await subscriptions.report('all');
+    // (the handler runs before its transaction commits: wait for the commit to be counted)
+    const status = await waitFor(async () => {
+      const [s] = await subscriptions.report('all');
+      return s.lateDelivered === 1 ? s : undefined;
+    }, 10_000, 'the late delivery to commit');
     expect(status.position).toBeGreaterThanOrEqual(pb);
-    expect(status.lateDelivered).toBe(1);
     expect(status.pendingLate).toEqual([]);
     await waitFor(async () => watermark.counters.lateArrivals >= 1, 10_000, 'the late-arrival counter');
     const [row] = await db.query<{ position: string }>(`SELECT position FROM checkpoints WHERE name = 'all'`);
