@@ -33,3 +33,14 @@ export async function execute<R = Record<string, unknown>>(
     if (own !== runner.queryRunner) await own.release();
   }
 }
+
+/**
+ * The writer's hot statement: runs on the QueryRunner's own pg connection as a named
+ * prepared statement (parsed and planned once per connection), without TypeORM's per-query
+ * logging and broadcasting. `name` must be unique per statement text.
+ */
+export async function executePrepared<R = Record<string, unknown>>(runner: QueryRunner, name: string, query: SqlQuery): Promise<R[]> {
+  const client = (await runner.connect()) as { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }> };
+  const result = await client.query({ name, text: query.text, values: query.values });
+  return result.rows;
+}

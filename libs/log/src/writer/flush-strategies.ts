@@ -1,6 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { Ordering } from '../log-options.js';
-import { appendBatch, execute, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState } from '../sql/index.js';
+import { appendBatch, execute, executePrepared, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState } from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
@@ -45,7 +45,7 @@ export class FlushStrategies {
     if (plan.created.length === 0) return plan;
     const runner = await this.connect();
     try {
-      const [row] = await execute<{ base: string; now: Date }>(runner, appendBatch(plan.rows)).catch((error: unknown) => {
+      const [row] = await executePrepared<{ base: string; now: Date }>(runner, 'ordinal_append_batch', appendBatch(plan.rows)).catch((error: unknown) => {
         throw isConnectionError(error) ? new CommitOutcomeUnknown(driverError(error).message) : error;
       });
       const base = toPosition(row.base);

@@ -124,7 +124,9 @@ export class LogWriter implements OnApplicationShutdown {
       this.inFlight += 1;
       void this.flush(batch).finally(() => {
         this.inFlight -= 1;
-        this.pump();
+        // Not at once: first let the answers go out and the requests already waiting in the
+        // sockets be read, so they join the next flush (bigger batches under load).
+        this.schedule();
         if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
       });
     }
