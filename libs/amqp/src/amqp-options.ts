@@ -9,7 +9,7 @@ export interface AmqpModuleOptions {
   connectionName?: string;
   /** The input queue (I4); `false` turns AMQP input off. Its dead-letter queue is `<input>.rejected`. @default 'eventstore.input' */
   inputQueue?: string | false;
-  /** Unacknowledged input deliveries in flight (they group-commit together). @default 2000 */
+  /** Unacknowledged input deliveries in flight (they group-commit together; a window of several flushes keeps the writer busy). @default 10000 */
   prefetch?: number;
   /** Push interfaces (P1). @default [] */
   interfaces?: InterfaceConfig[];
@@ -35,7 +35,7 @@ export function resolveAmqpOptions(options: AmqpModuleOptions): ResolvedAmqpOpti
     url: options.url,
     connectionName: options.connectionName ?? `ordinal-${hostname()}-${process.pid}`,
     inputQueue: options.inputQueue ?? 'eventstore.input',
-    prefetch: options.prefetch ?? 2000,
+    prefetch: options.prefetch ?? 10_000,
     interfaces: options.interfaces ?? [],
     quorumQueues: options.quorumQueues ?? false,
     confirmWindow: options.confirmWindow ?? 1000,

@@ -42,7 +42,7 @@ export interface OrdinalConfig {
 export interface AmqpConfig {
   /** The input queue, `false` for none (ORDINAL_AMQP_INPUT_QUEUE, `off`). @default 'eventstore.input' */
   inputQueue: string | false;
-  /** Input deliveries in flight (ORDINAL_AMQP_PREFETCH). @default 2000 */
+  /** Input deliveries in flight (ORDINAL_AMQP_PREFETCH). @default 10000 */
   prefetch: number;
   /** Declare quorum queues (ORDINAL_AMQP_QUORUM=true). @default false */
   quorumQueues: boolean;
@@ -130,7 +130,7 @@ function loadAmqpConfig(env: Env): AmqpConfig {
   }
   return {
     inputQueue: queue === 'off' ? false : queue,
-    prefetch: int(env, 'ORDINAL_AMQP_PREFETCH', 2000, 1),
+    prefetch: int(env, 'ORDINAL_AMQP_PREFETCH', 10_000, 1),
     quorumQueues: oneOf(env, 'ORDINAL_AMQP_QUORUM', ['true', 'false'] as const, 'false') === 'true',
     connectionName: env.ORDINAL_AMQP_CONNECTION_NAME || undefined,
     interfaces,
