@@ -81,6 +81,19 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     expect(await w.safeHead()).toBe(pb);
   });
 
+  it('advances across digit boundaries (9 -> 10, 99 -> 100) in index order', async () => {
+    // Given 120 committed positions and a fresh watermark
+    const w0 = watermark({ gapTimeoutMs: 60_000 });
+    expect(await w0.safeHead()).toBe(0);
+    const a = await writer();
+    await a.begin();
+    await a.insert('order', 120);
+    await a.commit();
+    // Then the watermark reaches the last one (positions compared as numbers, not text)
+    expect(await w0.safeHead()).toBe(120);
+    expect(w0.counters.holesHeld).toBe(0);
+  });
+
   it('with exact release off, moves past a rolled-back hole only at the timeout', async () => {
     const a = await writer();
     const b = await writer();
