@@ -58,6 +58,11 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     expect(message.data.message).toEqual(live.body);
     const heartbeat = stream.events.find((e) => e.event === 'heartbeat')!;
     expect(heartbeat.data.headIndex).toBeGreaterThanOrEqual(before);
+    // And /metrics counts the open stream and the router's fan-out
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^ordinal_sse_streams_open [1-9]/m);
+    expect(metrics).toMatch(/^ordinal_router_feeds [1-9]/m);
+    expect(metrics).toMatch(new RegExp(`^ordinal_router_delivered_up_to ${live.body.id}$`, 'm'));
   });
 
   it('filters by type and ends with stream-ended at endIndex', async () => {

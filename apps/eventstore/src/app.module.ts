@@ -18,6 +18,7 @@ import { StreamsController } from './streams/streams.controller.js';
 import { DtoValidationPipe } from './validation.pipe.js';
 import { EventsStreamController } from './stream/events-stream.controller.js';
 import { StreamRegistry } from './stream/stream-registry.service.js';
+import { StreamMetrics } from './stream/stream-metrics.service.js';
 import { DebugConsoleController } from './debug/debug-console.controller.js';
 import { InterfacesController } from './interfaces/interfaces.controller.js';
 import { AmqpMetrics } from './interfaces/amqp-metrics.service.js';
@@ -72,6 +73,7 @@ export class AppModule {
         { provide: APP_PIPE, useClass: DtoValidationPipe },
         MetricsService,
         StreamRegistry,
+        StreamMetrics,
         AmqpMetrics,
         SubscriptionMetrics,
       ],

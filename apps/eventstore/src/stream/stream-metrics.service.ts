@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { LiveRouter } from '@ordinal/log';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { StreamRegistry } from './stream-registry.service.js';
+
+/** Pull-stream figures in /metrics: open SSE streams and the live router's fan-out (R1-R3). */
+@Injectable()
+export class StreamMetrics {
+  constructor(metrics: MetricsService, router: LiveRouter, streams: StreamRegistry) {
+    const registers = [metrics.registry];
+    new Gauge({ name: 'ordinal_sse_streams_open', help: 'Open SSE streams', registers, collect() { this.set(streams.size); } });
+    const routerGauge = (name: string, help: string, pick: (s: ReturnType<LiveRouter['stats']>) => number) =>
+      new Gauge({ name, help, registers, collect() { this.set(pick(router.stats())); } });
+    routerGauge('ordinal_router_delivered_up_to', 'Highest index the live router handed to the feeds', (s) => s.deliveredUpTo);
+    routerGauge('ordinal_router_feeds', 'Feeds attached to the live router', (s) => s.feeds);
+    routerGauge('ordinal_router_mailbox_queued_messages', 'Live messages waiting in all mailboxes', (s) => s.queued);
+    routerGauge('ordinal_router_mailbox_overflows', 'Mailboxes dropped over their bound (their feeds caught up from the database)', (s) => s.overflows);
+    routerGauge('ordinal_router_database_reads', 'Page reads of new rows by the live router', (s) => s.databaseReads);
+  }
+}
