@@ -57,18 +57,34 @@ export function insertMessages(rows: InsertColumns, streams: StreamHeads, head: 
   };
 }
 
+/** Versions an optimistic flush asserts: each stream must be at `expected` (0 = absent). */
+export interface StreamExpectations {
+  streamId: string[];
+  expected: number[];
+}
+
+const NO_STREAMS = { streamId: [] as string[], expected: [] as number[], version: [] as number[] };
+
 /**
- * The whole flush in one statement, for batches with no version checks and no idempotency
- * keys (most REST and AMQP traffic): takes the log lock and the head row, inserts after the
- * head, moves it, and notifies. Run outside an explicit transaction it is one round trip and
- * one commit. Returns the first index given and the commit time.
+ * The whole gapless flush in one statement, for batches without idempotency keys (most REST,
+ * AMQP and aggregate traffic): takes the log lock and the head row, checks the streams are
+ * at the versions the batch was planned for, inserts after the head, moves the log and stream
+ * heads, and notifies. Run outside an explicit transaction it is one round trip and one
+ * commit. When a stream is not where the plan assumed, it changes nothing and answers
+ * `ok = false` (or fails on the stream-version index if it read an older snapshot) — the
+ * caller then takes the checked path. Returns the first index given and the commit time.
  */
-export function appendBatch(rows: InsertColumns): SqlQuery {
+export function appendBatch(rows: InsertColumns, expectations: StreamExpectations = NO_STREAMS, heads: StreamHeads = NO_STREAMS): SqlQuery {
   const n = rows.messageType.length;
   return {
     text: `WITH lock AS (SELECT pg_advisory_xact_lock($11::bigint)),
-      head AS (
-        UPDATE ${TABLES.logHead} h SET position = h.position + $12::bigint FROM lock WHERE h.id = 1
+      expected AS (
+        SELECT coalesce(bool_and(coalesce(s.version, 0) = e.expected), true) AS ok
+        FROM unnest($13::text[], $14::bigint[]) AS e(stream_id, expected)
+        LEFT JOIN ${TABLES.streams} s ON s.stream_id = e.stream_id
+      ), head AS (
+        UPDATE ${TABLES.logHead} h SET position = h.position + $12::bigint FROM lock, expected
+        WHERE h.id = 1 AND expected.ok
         RETURNING h.position - $12::bigint AS base, h.position AS head
       ), inserted AS (
         INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
@@ -76,11 +92,17 @@ export function appendBatch(rows: InsertColumns): SqlQuery {
                r.body, r.metadata, r.schema_version, r.content_hash, r.idempotency_key
         FROM head, ${UNNEST} WITH ORDINALITY AS r(${COLUMNS}, ord)
         RETURNING 1
+      ), heads AS (
+        INSERT INTO ${TABLES.streams} (stream_id, version)
+        SELECT v.stream_id, v.version FROM head, unnest($15::text[], $16::bigint[]) AS v(stream_id, version)
+        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
+        RETURNING 1
       )
-      SELECT head.base::text AS base, now() AS now, (SELECT count(*) FROM inserted)::int AS inserted,
-             pg_notify('${LOG_CHANNEL}', head.head::text) AS notified
-      FROM head`,
-    values: [...columnValues(rows), LOCKS.log, n],
+      SELECT expected.ok, head.base::text AS base, now() AS now,
+             (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM heads)::int AS heads,
+             CASE WHEN head.head IS NULL THEN NULL ELSE pg_notify('${LOG_CHANNEL}', head.head::text) END AS notified
+      FROM expected LEFT JOIN head ON true`,
+    values: [...columnValues(rows), LOCKS.log, n, expectations.streamId, expectations.expected, heads.streamId, heads.version],
   };
 }
 

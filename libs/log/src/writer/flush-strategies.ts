@@ -19,6 +19,27 @@ export class ConnectFailed extends Error {
 const needsChecks = (batch: PendingAppend[]) =>
   batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
 
+/** Keys must be looked up and `any` needs the current version: only the checked path knows them. */
+const needsReads = (batch: PendingAppend[]) =>
+  batch.some((p) => p.request.stream?.expectedVersion === 'any' || p.prepared.some((m) => m.message.idempotencyKey));
+
+/** The version each stream must be at for the batch as queued: its first append's expectation. */
+function expectations(batch: PendingAppend[]): Map<string, number> {
+  const expected = new Map<string, number>();
+  for (const { request } of batch) {
+    const stream = request.stream;
+    if (!stream || expected.has(stream.streamId)) continue;
+    expected.set(stream.streamId, stream.expectedVersion === 'no_stream' ? 0 : (stream.expectedVersion as number));
+  }
+  return expected;
+}
+
+/** The optimistic statement read an older snapshot of a stream head than the lock let it see. */
+const isStreamVersionRace = (error: unknown) => {
+  const e = (error as { driverError?: { code?: string; constraint?: string } })?.driverError ?? (error as { code?: string; constraint?: string });
+  return e?.code === '23505' && e?.constraint === 'messages_stream_version_uq';
+};
+
 /**
  * How one flush reaches PostgreSQL, by mode and by what the batch must check. Each returns
  * the plan it committed (indices filled in) or throws; none settles the appends.
@@ -32,36 +53,43 @@ export class FlushStrategies {
 
   write(batch: PendingAppend[]): Promise<FlushPlan> {
     if (this.ordering === 'concurrent') return this.concurrent(batch);
-    return needsChecks(batch) ? this.checked(batch) : this.simple(batch);
+    return needsReads(batch) ? this.checked(batch) : this.optimistic(batch);
   }
 
   /**
-   * Gapless, no version checks, no keys: the whole flush is one statement (lock, head,
-   * insert, notify) in autocommit, one round trip. Sending it is sending the commit, so a
-   * connection lost after that leaves the outcome unknown.
+   * Gapless, no idempotency keys: the whole flush is one statement in autocommit (lock,
+   * head, version assertion, insert, notify), planned as if every stream were at the version
+   * its first append expects. If one is not, nothing changed and the checked path decides
+   * each append's outcome. Sending the statement is sending the commit, so a connection lost
+   * after that leaves the outcome unknown.
    */
-  private async simple(batch: PendingAppend[]): Promise<FlushPlan> {
-    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: new Map() }, this.window);
+  private async optimistic(batch: PendingAppend[]): Promise<FlushPlan> {
+    const assumed = expectations(batch);
+    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: assumed }, this.window);
     if (plan.created.length === 0) return plan;
     const runner = await this.connect();
+    let row: { ok: boolean; base: string | null; now: Date };
     try {
-      const [row] = await executePrepared<{ base: string; now: Date }>(runner, 'ordinal_append_batch', appendBatch(plan.rows)).catch((error: unknown) => {
+      const statement = appendBatch(plan.rows, { streamId: [...assumed.keys()], expected: [...assumed.values()] }, plan.streamHeads);
+      [row] = await executePrepared<typeof row>(runner, 'ordinal_append_batch', statement).catch((error: unknown) => {
+        if (isStreamVersionRace(error)) return [{ ok: false, base: null, now: new Date() }];
         throw isConnectionError(error) ? new CommitOutcomeUnknown(driverError(error).message) : error;
       });
-      const base = toPosition(row.base);
-      const createdAt = row.now.toISOString();
-      for (const message of plan.created) {
-        message.id += base;
-        message.createdAt = createdAt;
-      }
-      plan.head += base;
-      return plan;
     } finally {
       await runner.release().catch(() => undefined);
     }
+    if (!row.ok || row.base === null) return this.checked(batch);
+    const base = toPosition(row.base);
+    const createdAt = row.now.toISOString();
+    for (const message of plan.created) {
+      message.id += base;
+      message.createdAt = createdAt;
+    }
+    plan.head += base;
+    return plan;
   }
 
-  /** Gapless with version checks or idempotency keys: lock and read them first, in a transaction. */
+  /** Gapless with idempotency keys, `any` versions, or a stream not where the optimistic plan assumed: lock and read first, in a transaction. */
   private checked(batch: PendingAppend[]): Promise<FlushPlan> {
     return this.inTransaction(async (runner) => {
       const [{ head, now }] = await execute<{ head: string; now: Date }>(runner, lockLog());
