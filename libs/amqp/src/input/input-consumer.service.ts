@@ -11,6 +11,7 @@ import { baseArguments, inputQueueArguments } from '../topology/queue-arguments.
 import { declareQueue } from '../topology/declare-queue.js';
 import { DeliveryLedger } from './delivery-ledger.js';
 import { parseInputMessage } from './input-message.parser.js';
+import { settleSafely } from '../connection/settle-safely.js';
 
 /** Figures of the input consumer, for metrics and status. */
 export interface InputConsumerStats {
@@ -173,7 +174,7 @@ export class InputConsumer implements BeforeApplicationShutdown {
   private reject(session: Session, msg: ConsumeMessage, reason: string): void {
     this.counters.rejected++;
     this.logger.warn(`Rejecting AMQP input delivery ${msg.fields.deliveryTag}${describeMessage(msg)} to '${rejectedQueueOf(this.options.inputQueue as string)}': ${reason}`);
-    if (session.open) session.channel.reject(msg, false);
+    if (session.open) settleSafely(() => session.channel.reject(msg, false));
   }
 
   private onAppendFailed(session: Session, msg: ConsumeMessage, error: unknown): void {
@@ -189,7 +190,7 @@ export class InputConsumer implements BeforeApplicationShutdown {
       session.ledger.settled(tag);
       if (session.open) {
         this.counters.requeued++;
-        session.channel.nack(msg, false, true);
+        settleSafely(() => session.channel.nack(msg, false, true));
       }
       this.scheduleAck(session);
     });
@@ -223,7 +224,7 @@ export class InputConsumer implements BeforeApplicationShutdown {
   private flushAcks(session: Session): void {
     const upTo = session.ledger.takeAckable();
     if (upTo === null || !session.open) return;
-    session.channel.ack({ fields: { deliveryTag: upTo } } as ConsumeMessage, true);
+    settleSafely(() => session.channel.ack({ fields: { deliveryTag: upTo } } as ConsumeMessage, true));
   }
 }
 

@@ -15,6 +15,7 @@ import { deliveryBody, deliveryProperties } from './interface-delivery.js';
 import type { ResolvedInterfaceConfig } from './interface-config.js';
 import type { CatchUpSummary, InterfaceStatus } from './interface-status.js';
 import { PushInterface } from './push-interface.js';
+import { settleSafely } from '../connection/settle-safely.js';
 
 /** Unacknowledged ack messages the broker may push at once. */
 const ACK_PREFETCH = 5000;
@@ -153,7 +154,8 @@ export class ReplayableInterface extends PushInterface {
       scheduled = true;
       setImmediate(() => {
         scheduled = false;
-        if (last) channel.ack(last, true);
+        const settled = last;
+        if (settled) settleSafely(() => channel.ack(settled, true));
         last = null;
         this.scheduleSave(tracker);
       });
