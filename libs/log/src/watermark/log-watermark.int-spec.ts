@@ -42,6 +42,17 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     writers.push(w);
     return w;
   };
+  /** A drew a lower position and is held open; B (another category) committed a higher one. */
+  const holeBelowCommit = async () => {
+    const a = await writer();
+    const b = await writer();
+    await a.begin();
+    const [pa] = await a.insert('order');
+    await b.begin();
+    const [pb] = await b.insert('invoice');
+    await b.commit();
+    return { a, pa, pb };
+  };
 
   // Each test gets a log of its own: a hole one test leaves must not hold the next.
   beforeEach(async () => {
@@ -63,13 +74,7 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     const w = watermark({ gapTimeoutMs: 60_000 });
     expect(await w.safeHead()).toBe(0);
     const base = await headNow();
-    const a = await writer();
-    const b = await writer();
-    await a.begin();
-    const [pa] = await a.insert('order');
-    await b.begin();
-    const [pb] = await b.insert('invoice');
-    await b.commit();
+    const { a, pa, pb } = await holeBelowCommit();
     expect(pb).toBeGreaterThan(pa);
     // Then the watermark does not pass A's position
     expect(await w.safeHead()).toBe(pa - 1);
@@ -95,13 +100,7 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
   });
 
   it('with exact release off, moves past a rolled-back hole only at the timeout', async () => {
-    const a = await writer();
-    const b = await writer();
-    await a.begin();
-    const [pa] = await a.insert('order');
-    await b.begin();
-    const [pb] = await b.insert('invoice');
-    await b.commit();
+    const { a, pa, pb } = await holeBelowCommit();
     const w = watermark({ gapTimeoutMs: 800, exactRelease: false });
     expect(await w.safeHead()).toBe(pa - 1);
     const seen = Date.now();
@@ -130,13 +129,7 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     try {
       const w = watermark({ gapTimeoutMs: 30_000 });
       await w.safeHead();
-      const a = await writer();
-      const b = await writer();
-      await a.begin();
-      const [pa] = await a.insert('order');
-      await b.begin();
-      const [pb] = await b.insert('invoice');
-      await b.commit();
+      const { a, pa, pb } = await holeBelowCommit();
       expect(await w.safeHead()).toBe(pa - 1);
       // When A rolls back
       const rolledBack = Date.now();
@@ -153,26 +146,14 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
   });
 
   it('abandons at once with gapTimeoutMs <= 0', async () => {
-    const a = await writer();
-    const b = await writer();
-    await a.begin();
-    await a.insert('order');
-    await b.begin();
-    const [pb] = await b.insert('invoice');
-    await b.commit();
+    const { a, pb } = await holeBelowCommit();
     expect(await watermark({ gapTimeoutMs: 0 }).safeHead()).toBe(pb);
     await a.rollback();
   });
 
   it('reports a writer slower than the timeout as a late arrival', async () => {
     // Given A is held open past a short timeout while B committed above it
-    const a = await writer();
-    const b = await writer();
-    await a.begin();
-    const [pa] = await a.insert('order');
-    await b.begin();
-    const [pb] = await b.insert('invoice');
-    await b.commit();
+    const { a, pa, pb } = await holeBelowCommit();
     const w = watermark({ gapTimeoutMs: 200, lateRescanMs: 60_000 });
     const late: number[] = [];
     w.onLate((positions) => late.push(...positions));
