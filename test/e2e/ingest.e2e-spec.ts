@@ -78,6 +78,7 @@ describe('REST ingestion (I1-I3, I5, L6-L8)', () => {
       ['content a string', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: 'text' }), 400, /content/],
       ['content missing', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A' }), 400, /content/],
       ['content with a NUL character', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: { s: 'a\u0000b' } }), 400, /content/],
+      ['metadata with a NUL character', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {}, metadata: { s: '\u0000' } }), 400, /metadata/],
       ['metadata an array', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {}, metadata: [1] }), 400, /metadata/],
       ['empty batch', () => http(server.baseUrl, 'POST', '/api/events/messages', { messages: [] }), 400, /messages/],
       ['no token', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {} }, {}), 401, /bearer/i],
@@ -91,6 +92,13 @@ describe('REST ingestion (I1-I3, I5, L6-L8)', () => {
       expect(res.headers.get('content-type')).toContain('application/json');
       expect(res.body).toMatchObject({ statusCode: status, error: expect.any(String), message: expect.stringMatching(message) });
     });
+  });
+
+  it('stores a literal backslash-u0000 text, which is not a NUL character', async () => {
+    const res = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Escaped', content: { s: '\\u0000' } });
+    expect(res.status).toBe(201);
+    const [row] = await db.query<{ s: string }>("SELECT body->>'s' AS s FROM messages WHERE index = $1", [res.body.id]);
+    expect(row.s).toBe('\\u0000');
   });
 
   it('accepts a write-scoped token and reads with a read-scoped one', async () => {

@@ -154,6 +154,16 @@ describe('Aggregate streams over REST (A1, A3, A5)', () => {
       expect(res.body.message).toMatch(problem);
     });
 
+    it.each([
+      ['event data', 'POST', '/api/streams/order-nul/events', { expectedVersion: 0, events: [{ eventType: 'A', data: { s: 'a\u0000b' } }] }],
+      ['snapshot state', 'PUT', '/api/streams/order-123/snapshot', { version: 1, state: { s: '\u0000' } }],
+    ])('refuses a NUL character in %s with 400 invalid_message', async (_name, method, path, body) => {
+      const res = await call(method, path, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ statusCode: 400, code: 'invalid_message', message: expect.stringMatching(/NUL/) });
+      expect((await call('GET', '/api/streams/order-nul/version')).body).toEqual({ version: 0 });
+    });
+
     it('accepts a stream id of exactly 200 characters', async () => {
       const id = 'y'.repeat(200);
       expect((await call('POST', `/api/streams/${id}/events`, { expectedVersion: 0, events: [placed] })).status).toBe(201);

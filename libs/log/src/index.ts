@@ -15,6 +15,7 @@ export * from './log-lifecycle.service.js';
 export * from './row-mapper.js';
 export * from './shard.js';
 export * from './content-hash.js';
+export * from './jsonb-text.js';
 export { execute, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
 export { runMigrations } from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';

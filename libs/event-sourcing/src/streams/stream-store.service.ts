@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { execute, InvalidMessageError, LogWriter, toPosition, type ExpectedVersion } from '@ordinal/log';
+import { execute, hasNulEscape, InvalidMessageError, LogWriter, toPosition, type ExpectedVersion } from '@ordinal/log';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from '../event-sourcing-options.js';
 import { SnapshotVersionExceedsStreamError } from '../errors/index.js';
@@ -134,6 +134,7 @@ export class StreamStore {
     assertVersion('version', version);
     const stateJson = JSON.stringify(state);
     if (stateJson === undefined) throw new InvalidMessageError('A snapshot state must be JSON');
+    if (hasNulEscape(stateJson)) throw new InvalidMessageError("A snapshot state must not hold a NUL character (\\u0000): PostgreSQL's jsonb cannot store it");
     const [row] = await guardDatabase(() => execute<SaveSnapshotRow>(this.dataSource.manager, saveSnapshot(streamId, version, stateJson, schemaVersion)));
     if (row.created_at === null) throw new SnapshotVersionExceedsStreamError(streamId, version, toPosition(row.current));
     return { version, state, schemaVersion, createdAt: new Date(row.created_at).toISOString() };

@@ -13,7 +13,7 @@ import {
 import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies } from './flush-strategies.js';
-import { prepareMessage, type PendingAppend } from './pending-append.js';
+import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
 import { driverError, isConnectionError, isDataError } from './pg-errors.js';
 
 /**
@@ -71,7 +71,12 @@ export class LogWriter implements OnApplicationShutdown {
     if (this.queuedMessages + count > this.options.maxQueuedMessages) {
       return Promise.reject(new WriterOverloadedError(this.queuedMessages));
     }
-    const prepared = request.messages.map(prepareMessage);
+    let prepared: PreparedMessage[];
+    try {
+      prepared = request.messages.map(prepareMessage);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const bytes = prepared.reduce((sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0), 0);
     return new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ request, prepared, bytes, resolve, reject });

@@ -1,0 +1,17 @@
+/** PostgreSQL's jsonb cannot store U+0000; JSON.stringify writes it as this escape. */
+const NUL_ESCAPE = '\\u0000';
+
+/**
+ * Whether JSON text holds an escaped NUL, which jsonb refuses (not an escaped backslash
+ * followed by `u0000`, which is ordinary text). Callers check the JSON they serialise
+ * anyway, so bad content becomes a typed error instead of a database error.
+ */
+export function hasNulEscape(json: string | null | undefined): boolean {
+  if (!json) return false;
+  for (let at = json.indexOf(NUL_ESCAPE); at >= 0; at = json.indexOf(NUL_ESCAPE, at + 1)) {
+    let backslashes = 0;
+    while (at - backslashes - 1 >= 0 && json.charCodeAt(at - backslashes - 1) === 92) backslashes += 1;
+    if (backslashes % 2 === 0) return true;
+  }
+  return false;
+}
