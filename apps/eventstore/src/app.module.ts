@@ -15,7 +15,7 @@ import { HealthController } from './health/health.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { StreamsController } from './streams/streams.controller.js';
-import { DtoValidationPipe } from './validation.pipe.js';
+import { DtoValidationPipe } from './validation/dto-validation.pipe.js';
 import { EventsStreamController } from './stream/events-stream.controller.js';
 import { StreamRegistry } from './stream/stream-registry.service.js';
 import { StreamMetrics } from './stream/stream-metrics.service.js';

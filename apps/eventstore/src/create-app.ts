@@ -23,8 +23,11 @@ export function createLogger(config: OrdinalConfig): LoggerService {
 export async function createApp(config: OrdinalConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // maxParamLength: stream ids (up to 200 characters) must reach validation for a 400, not Fastify's 414 at 100.
   const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, routerOptions: { maxParamLength: 1000 } });
+  // bodyParser: false leaves JSON to Fastify's own parser (same parser, same limits and
+  // errors) instead of Nest's per-request wrapper around it; no route takes form bodies.
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: options.logger ?? createLogger(config),
+    bodyParser: false,
   });
   const document = SwaggerModule.createDocument(
     app,

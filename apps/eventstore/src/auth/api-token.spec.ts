@@ -13,4 +13,12 @@ describe('TokenMatcher', () => {
     expect(matcher.match('alpha-secret-x')).toBeNull();
     expect(matcher.match('')).toBeNull();
   });
+
+  it('remembers a matched secret without widening what matches', () => {
+    const fresh = new TokenMatcher(parseTokens('a:alpha-secret:read'));
+    const first = fresh.match('alpha-secret');
+    expect(fresh.match('alpha-secret')).toBe(first);
+    expect(fresh.match('alpha-secret ')).toBeNull();
+    expect(fresh.match('alpha-secreT')).toBeNull();
+  });
 });

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 export type Scope = 'read' | 'write' | 'admin';
 export const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
@@ -26,24 +26,37 @@ export function parseTokens(spec: string): ApiToken[] {
   return tokens;
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+const digest = (value: string) => hash('sha256', value, 'buffer');
+
+/** Secrets already matched are remembered up to this many (the set is cleared when full). */
+const VERIFIED_LIMIT = 1024;
 
 /**
  * Finds the token a presented secret belongs to. Compares digests in constant time and
- * always checks every token, so timing reveals neither a match nor its position.
+ * always checks every token, so timing reveals neither a match nor its position. A secret
+ * that matched is remembered (tokens are fixed for the process's life), so a client's
+ * every request after its first is one map lookup instead of a SHA-256: only a valid secret
+ * is ever remembered, so the shortcut tells a caller nothing it does not already know.
  */
 export class TokenMatcher {
   private readonly digests: { token: ApiToken; digest: Buffer }[];
+  private readonly verified = new Map<string, ApiToken>();
 
   constructor(tokens: ApiToken[]) {
     this.digests = tokens.map((token) => ({ token, digest: digest(token.secret) }));
   }
 
   match(secret: string): ApiToken | null {
+    const known = this.verified.get(secret);
+    if (known) return known;
     const presented = digest(secret);
     let found: ApiToken | null = null;
     for (const { token, digest: d } of this.digests) {
       if (timingSafeEqual(presented, d)) found = token;
+    }
+    if (found) {
+      if (this.verified.size >= VERIFIED_LIMIT) this.verified.clear();
+      this.verified.set(secret, found);
     }
     return found;
   }

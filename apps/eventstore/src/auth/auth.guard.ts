@@ -4,6 +4,13 @@ import { TokenMatcher } from './api-token.js';
 import { Public, RequireScope } from './scopes.decorator.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
+import type { Scope } from './api-token.js';
+
+/** What a route's decorators ask of a request; read once per route, not per request. */
+interface RouteAccess {
+  isPublic: boolean;
+  scope: Scope | undefined;
+}
 
 /**
  * Every route needs `Authorization: Bearer <token>` unless marked `@Public()`; a route with
@@ -12,6 +19,7 @@ import type { OrdinalConfig } from '../config/ordinal-config.js';
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly matcher: TokenMatcher;
+  private readonly routes = new WeakMap<Function, WeakMap<Function, RouteAccess>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -21,18 +29,30 @@ export class AuthGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride(Public, targets)) return true;
+    const access = this.accessOf(context.getHandler(), context.getClass());
+    if (access.isPublic) return true;
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token>');
     const token = this.matcher.match(match[1]);
     if (!token) throw new UnauthorizedException('Invalid bearer token');
-    const scope = this.reflector.getAllAndOverride(RequireScope, targets);
+    const { scope } = access;
     if (scope && !token.scopes.has(scope)) {
       throw new ForbiddenException(`Token '${token.name}' lacks the '${scope}' scope`);
     }
     return true;
+  }
+
+  private accessOf(handler: Function, controller: Function): RouteAccess {
+    let byHandler = this.routes.get(controller);
+    if (!byHandler) this.routes.set(controller, (byHandler = new WeakMap()));
+    let access = byHandler.get(handler);
+    if (!access) {
+      const targets = [handler, controller];
+      access = { isPublic: Boolean(this.reflector.getAllAndOverride(Public, targets)), scope: this.reflector.getAllAndOverride(RequireScope, targets) };
+      byHandler.set(handler, access);
+    }
+    return access;
   }
 }

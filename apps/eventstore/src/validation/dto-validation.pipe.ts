@@ -1,6 +1,7 @@
 import { BadRequestException, Injectable, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
+import { compileCheck, type CompiledCheck } from './compiled-check.js';
 
 function flatten(errors: ValidationError[], prefix = ''): { field: string; problems: string[] }[] {
   return errors.flatMap((e) => {
@@ -18,11 +19,14 @@ const PRIMITIVES = new Set<unknown>([String, Boolean, Number, Array, Object]);
  * every bad field by its path. It does what Nest's ValidationPipe (transform off) does, on
  * the request path's budget: a DTO without nested DTOs is validated as the parsed object
  * given the DTO's prototype (no class-transformer copy), synchronously; only DTOs with
- * nested DTOs go through plainToInstance.
+ * nested DTOs go through plainToInstance. A DTO whose rules compileCheck can model is first
+ * checked by that (the same constraints without class-validator's executor); class-validator
+ * runs only when that check fails, to name the problems.
  */
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {
   private readonly nested = new Map<Function, boolean>();
+  private readonly checks = new Map<Function, CompiledCheck | null>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const metatype = metadata.metatype as Metatype | undefined;
@@ -33,6 +37,7 @@ export class DtoValidationPipe implements PipeTransform {
     const instance = this.hasNested(metatype)
       ? plainToInstance(metatype, value)
       : Object.assign(Object.create(metatype.prototype) as object, value);
+    if (this.checkOf(metatype)?.(instance as Record<string, unknown>)) return value;
     const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
     if (errors.length > 0) {
       const fields = flatten(errors);
@@ -40,6 +45,15 @@ export class DtoValidationPipe implements PipeTransform {
       throw new BadRequestException({ message: message || 'Invalid request body', fields });
     }
     return value;
+  }
+
+  private checkOf(metatype: Metatype): CompiledCheck | null {
+    let check = this.checks.get(metatype);
+    if (check === undefined) {
+      check = this.hasNested(metatype) ? null : compileCheck(metatype);
+      this.checks.set(metatype, check);
+    }
+    return check;
   }
 
   private hasNested(metatype: Metatype): boolean {

@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { validateSync } from 'class-validator';
+import { PublishMessageDto } from '../ingest/dto/publish-message.dto.js';
+import { PublishBatchDto } from '../ingest/dto/publish-batch.dto.js';
+import { StreamEventDto } from '../streams/dto/stream-event.dto.js';
+import { SaveSnapshotDto } from '../streams/dto/save-snapshot.dto.js';
+import { AppendEventsDto } from '../streams/dto/append-events.dto.js';
+import { compileCheck } from './compiled-check.js';
+
+type Dto = new () => object;
+
+/** Values at and around every rule's edges: lengths 0/1/200/201, patterns, integers and their bounds, containers. */
+const edgy = fc.oneof(
+  fc.constantFrom(undefined, null, '', 'A', 'OrderPlaced', 'a b', 'ok:1.2_3-x', 'x'.repeat(200), 'x'.repeat(201), '😀'.repeat(100), '😀'.repeat(101)),
+  fc.constantFrom(0, 1, -1, 1.5, 2_147_483_647, 2_147_483_648, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, true, false),
+  fc.constantFrom({}, [], [1], { k: 1 }, { s: '\u0000' }),
+  fc.string({ maxLength: 8 }),
+  fc.integer(),
+  fc.double(),
+  fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
+  fc.array(fc.integer(), { maxLength: 2 }),
+);
+
+function bodiesOf(properties: string[]) {
+  return fc.record(Object.fromEntries([...properties, 'unknownField'].map((p) => [p, edgy])), { requiredKeys: [] });
+}
+
+const asInstance = (dto: Dto, body: object) => Object.assign(Object.create(dto.prototype) as object, body) as Record<string, unknown>;
+const classValidatorSays = (instance: object) => validateSync(instance, { forbidUnknownValues: false }).length === 0;
+
+describe('compileCheck', () => {
+  it.each<[string, Dto, string[]]>([
+    ['PublishMessageDto', PublishMessageDto, ['messageType', 'userId', 'content', 'metadata', 'idempotencyKey']],
+    ['StreamEventDto', StreamEventDto, ['eventType', 'schemaVersion', 'data', 'metadata']],
+    ['SaveSnapshotDto', SaveSnapshotDto, ['version', 'state']],
+  ])('answers exactly as class-validator does for %s', (_name, dto, properties) => {
+    const check = compileCheck(dto);
+    expect(check).not.toBeNull();
+    let valid = 0;
+    fc.assert(
+      fc.property(bodiesOf(properties), (body) => {
+        const expected = classValidatorSays(asInstance(dto, body));
+        if (expected) valid += 1;
+        expect(check!(asInstance(dto, body))).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
+    // The generator reaches both answers, so the comparison means something.
+    expect(valid).toBeGreaterThan(0);
+  });
+
+  it('accepts a typical message and refuses each kind of bad field', () => {
+    const check = compileCheck(PublishMessageDto)!;
+    expect(check(asInstance(PublishMessageDto, { messageType: 'OrderPlaced', userId: 'c-1', content: { total: 1 } }))).toBe(true);
+    expect(check(asInstance(PublishMessageDto, { messageType: 'OrderPlaced', content: [1], metadata: null, userId: null }))).toBe(true);
+    expect(check(asInstance(PublishMessageDto, { messageType: 'a b', content: {} }))).toBe(false);
+    expect(check(asInstance(PublishMessageDto, { messageType: 'A', content: 'text' }))).toBe(false);
+    expect(check(asInstance(PublishMessageDto, { messageType: 'A', content: {}, metadata: [1] }))).toBe(false);
+    expect(check(asInstance(PublishMessageDto, { content: {} }))).toBe(false);
+  });
+
+  it('gives no compiled check to DTOs with nested DTOs (class-validator validates those)', () => {
+    expect(compileCheck(PublishBatchDto)).toBeNull();
+    expect(compileCheck(AppendEventsDto)).toBeNull();
+  });
+});
