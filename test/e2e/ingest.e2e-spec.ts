@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { http, startServer, type TestServer } from '../support/test-server.js';
+import { DEV_AUTH, http, startServer, type TestServer } from '../support/test-server.js';
 
 describe('REST ingestion (I1-I3, I5, L6-L8)', () => {
   let db: TestDatabase;
@@ -81,6 +81,12 @@ describe('REST ingestion (I1-I3, I5, L6-L8)', () => {
       ['metadata with a NUL character', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {}, metadata: { s: '\u0000' } }), 400, /metadata/],
       ['metadata an array', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {}, metadata: [1] }), 400, /metadata/],
       ['empty batch', () => http(server.baseUrl, 'POST', '/api/events/messages', { messages: [] }), 400, /messages/],
+      ['a NUL character in a batch, naming the message', () => http(server.baseUrl, 'POST', '/api/events/messages', { messages: [{ messageType: 'A', content: {} }, { messageType: 'B', content: { s: '\u0000' } }] }), 400, /messages\.1: .*NUL/],
+      ['an unpaired surrogate in userId', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', userId: 'x\ud800', content: {} }), 400, /userId/],
+      // An own `constructor` would hide the DTO's rules from class-validator: refused, not waved through
+      ['a constructor field', () => http(server.baseUrl, 'PUT', '/api/events/message', { constructor: 1, messageType: 'a b', content: 'x' }), 400, /constructor/],
+      ['a form body', () => http(server.baseUrl, 'PUT', '/api/events/message', 'a=b', { ...DEV_AUTH, 'content-type': 'application/x-www-form-urlencoded' }), 415, /application\/json/],
+      ['a text/plain body, even of JSON', () => http(server.baseUrl, 'PUT', '/api/events/message', JSON.stringify(order), { ...DEV_AUTH, 'content-type': 'text/plain' }), 415, /application\/json/],
       ['no token', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {} }, {}), 401, /bearer/i],
       ['wrong token', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {} }, { authorization: 'Bearer nope' }), 401, /token/i],
       ['read-only token writing', () => http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'A', content: {} }, { authorization: 'Bearer read-secret' }), 403, /write/],

@@ -155,13 +155,13 @@ describe('Aggregate streams over REST (A1, A3, A5)', () => {
     });
 
     it.each([
-      ['event data', 'POST', '/api/streams/order-nul/events', { expectedVersion: 0, events: [{ eventType: 'A', data: { s: 'a\u0000b' } }] }],
-      ['snapshot state', 'PUT', '/api/streams/order-123/snapshot', { version: 1, state: { s: '\u0000' } }],
-    ])('refuses a NUL character in %s with 400 invalid_message', async (_name, method, path, body) => {
+      ['event data', 'POST', '/api/streams/order-nul/events', { expectedVersion: 0, events: [{ eventType: 'A', data: { s: 'a\u0000b' } }] }, '/api/streams/order-nul/version', { version: 0 }],
+      ['snapshot state', 'PUT', '/api/streams/order-123/snapshot', { version: 3, state: { s: '\u0000' } }, '/api/streams/order-123/snapshot', { streamId: 'order-123', snapshot: expect.objectContaining({ version: 2 }) }],
+    ])('refuses a NUL character in %s with 400 invalid_message and stores nothing', async (_name, method, path, body, readBack, unchanged) => {
       const res = await call(method, path, body);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ statusCode: 400, code: 'invalid_message', message: expect.stringMatching(/NUL/) });
-      expect((await call('GET', '/api/streams/order-nul/version')).body).toEqual({ version: 0 });
+      expect((await call('GET', readBack)).body).toEqual(unchanged);
     });
 
     it('accepts a stream id of exactly 200 characters', async () => {

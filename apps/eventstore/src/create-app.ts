@@ -29,6 +29,15 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
     logger: options.logger ?? createLogger(config),
     bodyParser: false,
   });
+  // Bodies are JSON only; any other media type (text/plain included) gets a 415 that says what
+  // to send (Fastify's own says only its name).
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser('*', (request, _payload, done) => {
+    const type = request.headers['content-type'];
+    const error = new Error(`Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`);
+    done(Object.assign(error, { statusCode: 415, code: 'unsupported_media_type' }), undefined);
+  });
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()

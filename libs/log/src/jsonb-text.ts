@@ -15,3 +15,11 @@ export function hasNulEscape(json: string | null | undefined): boolean {
   }
   return false;
 }
+
+/** A NUL, or a surrogate without its pair: text PostgreSQL refuses (or would have to alter). */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether a string can go into a `text` column exactly as it is. */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE.test(value);
+}

@@ -34,16 +34,23 @@ export class DtoValidationPipe implements PipeTransform {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new BadRequestException({ message: 'The request body must be a JSON object', fields: [] });
     }
-    const instance = this.hasNested(metatype)
-      ? plainToInstance(metatype, value)
-      : Object.assign(Object.create(metatype.prototype) as object, value);
-    if (this.checkOf(metatype)?.(instance as Record<string, unknown>)) return value;
+    const nested = this.hasNested(metatype);
+    // An own `constructor` would replace the class class-validator looks its rules up by
+    // (no rules found = no errors): no DTO has such a field, so it is refused outright.
+    if (!nested && Object.hasOwn(value, 'constructor')) {
+      throw new BadRequestException({ message: 'constructor: not a field of this request', fields: [{ field: 'constructor', problems: ['not a field of this request'] }] });
+    }
+    const instance = nested ? plainToInstance(metatype, value) : Object.assign(Object.create(metatype.prototype) as object, value);
+    const check = this.checkOf(metatype);
+    if (check?.(instance as Record<string, unknown>)) return value;
     const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
     if (errors.length > 0) {
       const fields = flatten(errors);
       const message = fields.map((f) => `${f.field}: ${f.problems.join(', ')}`).join('; ');
       throw new BadRequestException({ message: message || 'Invalid request body', fields });
     }
+    // The compiled check said no and class-validator found nothing to name: fail closed.
+    if (check) throw new BadRequestException({ message: 'Invalid request body', fields: [] });
     return value;
   }
 

@@ -34,7 +34,8 @@ const ROWS = `ROWS FROM (json_to_recordset($1::json) AS (message_type text, user
 const SELECT_ROW = `r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
                coalesce(r.body, 'null'::jsonb), r.metadata, r.schema_version, r.content_hash, r.idempotency_key`;
 
-const str = JSON.stringify;
+/** JSON of a scalar column value; a missing one is null, never the bare word `undefined`. */
+const str = (value: string | number | null | undefined) => JSON.stringify(value ?? null);
 
 /** The `json` parameter `ROWS` reads: an array of one object per row, keyed by column. */
 export function rowsJson(rows: InsertColumns): string {

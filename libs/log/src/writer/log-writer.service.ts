@@ -71,11 +71,15 @@ export class LogWriter implements OnApplicationShutdown {
     if (this.queuedMessages + count > this.options.maxQueuedMessages) {
       return Promise.reject(new WriterOverloadedError(this.queuedMessages));
     }
-    let prepared: PreparedMessage[];
-    try {
-      prepared = request.messages.map(prepareMessage);
-    } catch (error) {
-      return Promise.reject(error);
+    const prepared: PreparedMessage[] = [];
+    for (const [i, message] of request.messages.entries()) {
+      try {
+        prepared.push(prepareMessage(message));
+      } catch (error) {
+        // In a batch, say which message: the append is refused as a whole.
+        const refused = error instanceof InvalidMessageError && count > 1 ? new InvalidMessageError(`messages.${i}: ${error.message}`) : error;
+        return Promise.reject(refused);
+      }
     }
     const bytes = prepared.reduce((sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0), 0);
     return new Promise<AppendResult>((resolve, reject) => {

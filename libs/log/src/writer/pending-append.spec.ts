@@ -1,5 +1,6 @@
 import { InvalidMessageError } from '../errors/index.js';
-import { hasNulEscape } from '../jsonb-text.js';
+import { hasNulEscape, isStorableText } from '../jsonb-text.js';
+import { rowsJson } from '../sql/insert-messages.sql.js';
 import { prepareMessage } from './pending-append.js';
 
 describe('prepareMessage', () => {
@@ -23,5 +24,35 @@ describe('prepareMessage', () => {
     expect(hasNulEscape(JSON.stringify({ s: '\\\u0000' }))).toBe(true);
     expect(hasNulEscape(JSON.stringify({ s: '\\u0000', t: '\u0000' }))).toBe(true);
     expect(hasNulEscape(null)).toBe(false);
+  });
+
+  it('refuses text fields PostgreSQL cannot store as given, and a missing or non-string type', () => {
+    expect(() => prepareMessage({ messageType: 'A', userId: 'x\ud800', body: {} })).toThrow(/userId/);
+    expect(() => prepareMessage({ messageType: 'A', idempotencyKey: 'k\u0000', body: {} })).toThrow(/idempotencyKey/);
+    expect(() => prepareMessage({ messageType: undefined as unknown as string, body: {} })).toThrow(/messageType is required/);
+    expect(() => prepareMessage({ messageType: 7 as unknown as string, body: {} })).toThrow(/messageType must be a string/);
+    expect(() => prepareMessage({ messageType: 'A', userId: 'emoji 😀', body: {} })).not.toThrow();
+  });
+});
+
+describe('isStorableText', () => {
+  it('accepts paired surrogates and refuses NUL and unpaired ones', () => {
+    expect(isStorableText('plain ✓ 😀')).toBe(true);
+    expect(isStorableText('a\u0000b')).toBe(false);
+    expect(isStorableText('\ud83d')).toBe(false);
+    expect(isStorableText('\ude00x')).toBe(false);
+    expect(isStorableText('x\ud83d\ude00')).toBe(true);
+  });
+});
+
+describe('rowsJson', () => {
+  it('writes valid JSON with nulls for missing values and bodies as they are', () => {
+    const text = rowsJson({
+      index: [1], messageType: ['A "quoted" \\ type'], userId: [undefined as unknown as null], streamId: [null], streamVersion: [null],
+      category: [null], body: ['{"k":[1,"\\u0000 text"]}'], metadata: [null], schemaVersion: [1], contentHash: ['h'], idempotencyKey: [null],
+    });
+    expect(JSON.parse(text)).toEqual([
+      { message_type: 'A "quoted" \\ type', user_id: null, stream_id: null, stream_version: null, category: null, body: { k: [1, '\u0000 text'] }, metadata: null, schema_version: 1, content_hash: 'h', idempotency_key: null },
+    ]);
   });
 });

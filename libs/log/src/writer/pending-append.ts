@@ -1,7 +1,7 @@
 import type { AppendRequest, AppendResult, NewMessage } from '../message.js';
 import { contentHash } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
-import { hasNulEscape } from '../jsonb-text.js';
+import { hasNulEscape, isStorableText } from '../jsonb-text.js';
 
 /** A message with its JSON and hash computed once, when it is queued. */
 export interface PreparedMessage {
@@ -20,8 +20,21 @@ export interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
-/** Serialises a message once; throws InvalidMessageError for content jsonb cannot store. */
+/** Why a text field cannot be stored as given, or null. */
+function textProblem(name: string, value: unknown, required: boolean): string | null {
+  if (value === null || value === undefined) return required ? `${name} is required` : null;
+  if (typeof value !== 'string') return `${name} must be a string`;
+  if (required && value.length === 0) return `${name} must not be empty`;
+  return isStorableText(value) ? null : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
+}
+
+/** Serialises a message once; throws InvalidMessageError for anything PostgreSQL cannot store as given. */
 export function prepareMessage(message: NewMessage): PreparedMessage {
+  const problem =
+    textProblem('messageType', message.messageType, true) ??
+    textProblem('userId', message.userId, false) ??
+    textProblem('idempotencyKey', message.idempotencyKey, false);
+  if (problem) throw new InvalidMessageError(`Message${typeof message.messageType === 'string' ? ` '${message.messageType}'` : ''}: ${problem}`);
   const bodyJson = JSON.stringify(message.body);
   const metadataJson =
     message.metadata === undefined || message.metadata === null
