@@ -31,6 +31,7 @@ describe('prepareMessage', () => {
     expect(() => prepareMessage({ messageType: 'A', idempotencyKey: 'k\u0000', body: {} })).toThrow(/idempotencyKey/);
     expect(() => prepareMessage({ messageType: undefined as unknown as string, body: {} })).toThrow(/messageType is required/);
     expect(() => prepareMessage({ messageType: 7 as unknown as string, body: {} })).toThrow(/messageType must be a string/);
+    expect(() => prepareMessage({ messageType: 'A', body: undefined })).toThrow(/content must be JSON/);
     expect(() => prepareMessage({ messageType: 'A', userId: 'emoji 😀', body: {} })).not.toThrow();
   });
 });

@@ -30,12 +30,11 @@ function textProblem(name: string, value: unknown, required: boolean): string | 
 
 /** Serialises a message once; throws InvalidMessageError for anything PostgreSQL cannot store as given. */
 export function prepareMessage(message: NewMessage): PreparedMessage {
-  const problem =
-    textProblem('messageType', message.messageType, true) ??
-    textProblem('userId', message.userId, false) ??
-    textProblem('idempotencyKey', message.idempotencyKey, false);
-  if (problem) throw new InvalidMessageError(`Message${typeof message.messageType === 'string' ? ` '${message.messageType}'` : ''}: ${problem}`);
-  const bodyJson = JSON.stringify(message.body);
+  const typeProblem = textProblem('messageType', message.messageType, true);
+  const problem = typeProblem ?? textProblem('userId', message.userId, false) ?? textProblem('idempotencyKey', message.idempotencyKey, false);
+  if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
+  const bodyJson = JSON.stringify(message.body) as string | undefined;
+  if (bodyJson === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
   const metadataJson =
     message.metadata === undefined || message.metadata === null
       ? null
