@@ -102,6 +102,8 @@ describe('LiveRouter (L5, R2, R3)', () => {
     await feed.headAtOpen;
     await append(3);
     expect((await take(feed, 3)).map((m) => m.id)).toEqual([1, 2, 3]);
+    // (the read that LISTEN's establishment asked for may still be running: let it finish)
+    await waitFor(async () => !router.stats().busy, 5000, 'the router to be idle');
     const readsBefore = router.stats().databaseReads;
     // When this process appends three more batches
     await append(2);

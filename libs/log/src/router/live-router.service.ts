@@ -29,6 +29,8 @@ export interface LiveRouterStats {
   directDeliveries: number;
   /** LISTEN is established (else only own commits and the poll wake the router). */
   listening: boolean;
+  /** The router is at work now (delivering, or reading the database); false when idle. */
+  busy: boolean;
 }
 
 /** Own batches kept while a read is in flight; beyond this the read covers them. */
@@ -112,7 +114,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   stats(): LiveRouterStats {
     let queued = 0;
     for (const mailbox of this.mailboxes) queued += mailbox.size;
-    return { deliveredUpTo: this.delivered, feeds: this.mailboxes.size, queued, listening: this.listener.connected, ...this.counters };
+    return { deliveredUpTo: this.delivered, feeds: this.mailboxes.size, queued, listening: this.listener.connected, busy: this.pumping, ...this.counters };
   }
 
   async onApplicationBootstrap(): Promise<void> {
