@@ -34,13 +34,19 @@ export async function execute<R = Record<string, unknown>>(
   }
 }
 
+/** A pg connection as the writer's hot path uses it (no QueryRunner in between). */
+export interface PgConnection {
+  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  off(event: 'error', listener: (error: Error) => void): unknown;
+}
+
 /**
- * The writer's hot statement: runs on the QueryRunner's own pg connection as a named
- * prepared statement (parsed and planned once per connection), without TypeORM's per-query
- * logging and broadcasting. `name` must be unique per statement text.
+ * The writer's hot statement: runs on a pooled pg connection as a named prepared statement
+ * (parsed and planned once per connection), without TypeORM's per-query logging and
+ * broadcasting. `name` must be unique per statement text.
  */
-export async function executePrepared<R = Record<string, unknown>>(runner: QueryRunner, name: string, query: SqlQuery): Promise<R[]> {
-  const client = (await runner.connect()) as { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }> };
-  const result = await client.query({ name, text: query.text, values: query.values });
+export async function executePrepared<R = Record<string, unknown>>(connection: PgConnection, name: string, query: SqlQuery): Promise<R[]> {
+  const result = await connection.query<R>({ name, text: query.text, values: query.values });
   return result.rows;
 }

@@ -1,6 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { Ordering } from '../log-options.js';
-import { appendBatch, execute, executePrepared, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState } from '../sql/index.js';
+import { appendBatch, execute, executePrepared, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState, type PgConnection } from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
@@ -67,16 +67,18 @@ export class FlushStrategies {
     const assumed = expectations(batch);
     const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: assumed }, this.window);
     if (plan.created.length === 0) return plan;
-    const runner = await this.connect();
+    const lease = await this.lease();
     let row: { ok: boolean; base: string | null; now: Date };
     try {
       const statement = appendBatch(plan.rows, { streamId: [...assumed.keys()], expected: [...assumed.values()] }, plan.streamHeads);
-      [row] = await executePrepared<typeof row>(runner, 'ordinal_append_batch', statement).catch((error: unknown) => {
+      [row] = await executePrepared<typeof row>(lease.connection, 'ordinal_append_batch', statement).catch((error: unknown) => {
         if (isStreamVersionRace(error)) return [{ ok: false, base: null, now: new Date() }];
-        throw isConnectionError(error) ? new CommitOutcomeUnknown(driverError(error).message) : error;
+        if (!isConnectionError(error)) throw error;
+        lease.broken ??= error;
+        throw new CommitOutcomeUnknown(driverError(error).message);
       });
     } finally {
-      await runner.release().catch(() => undefined);
+      lease.release();
     }
     if (!row.ok || row.base === null) return this.checked(batch);
     const base = toPosition(row.base);
@@ -140,6 +142,32 @@ export class FlushStrategies {
     } finally {
       await runner.release().catch(() => undefined);
     }
+  }
+
+  /**
+   * A pooled connection without a QueryRunner around it (the hot path: TypeORM's runner and
+   * entity manager cost more per flush than the pool itself). While leased, a connection
+   * error (the server went away between statements) is caught and remembered, never left
+   * unhandled; `release` then hands the connection back with it, so the pool destroys it.
+   */
+  private async lease(): Promise<{ connection: PgConnection; broken: unknown; release(): void }> {
+    const driver = this.dataSource.driver as unknown as { obtainMasterConnection(): Promise<[PgConnection, (error?: unknown) => void]> };
+    const [connection, giveBack] = await driver.obtainMasterConnection().catch((error: unknown) => {
+      throw new ConnectFailed(driverError(error).message, { cause: error });
+    });
+    const lease = {
+      connection,
+      broken: undefined as unknown,
+      release: () => {
+        connection.off('error', onError);
+        giveBack(lease.broken);
+      },
+    };
+    const onError = (error: Error) => {
+      lease.broken ??= error;
+    };
+    connection.on('error', onError);
+    return lease;
   }
 
   private async connect(): Promise<QueryRunner> {
