@@ -14,10 +14,12 @@ describe('TokenMatcher', () => {
     expect(matcher.match('')).toBeNull();
   });
 
-  it('remembers a matched secret without widening what matches', () => {
-    const fresh = new TokenMatcher(parseTokens('a:alpha-secret:read'));
-    const first = fresh.match('alpha-secret');
-    expect(fresh.match('alpha-secret')).toBe(first);
+  it('matches exactly as before once a secret has been remembered', () => {
+    const fresh = new TokenMatcher(parseTokens('a:alpha-secret:read;b:beta-secret:write'));
+    expect(fresh.match('alpha-secret')?.name).toBe('a');
+    // The repeat (now a map lookup) still finds the right token, and near misses still fail
+    expect(fresh.match('alpha-secret')?.name).toBe('a');
+    expect(fresh.match('beta-secret')?.name).toBe('b');
     expect(fresh.match('alpha-secret ')).toBeNull();
     expect(fresh.match('alpha-secreT')).toBeNull();
   });
