@@ -16,6 +16,7 @@ export * from './row-mapper.js';
 export * from './shard.js';
 export * from './content-hash.js';
 export * from './jsonb-text.js';
-export { execute, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
+export { execute, readOpenSkipped, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
+export { LateTracker } from './late/late-tracker.js';
 export { runMigrations } from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';

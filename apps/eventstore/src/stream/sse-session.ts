@@ -15,7 +15,9 @@ export interface SseSessionOptions {
 
 /**
  * One SSE connection (R1): `connected`, then every message of the feed as `message` with
- * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed.
+ * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed. A
+ * late arrival (a row that committed inside a hole the stream had passed) comes as
+ * `late-message`, same data, without an `id:` line: the client's Last-Event-ID stays.
  * Writes wait for the socket to drain, so a slow client slows only its own feed.
  */
 export class SseSession {
@@ -39,9 +41,12 @@ export class SseSession {
     try {
       this.writer.send('connected', { startIndex: params.startIndex, headIndex });
       for await (const message of this.feed) {
-        if (!this.writer.send('message', { message: toMessageResponse(message) }, message.id)) await this.writer.drained();
+        const sent = message.late
+          ? this.writer.send('late-message', { message: toMessageResponse(message) })
+          : this.writer.send('message', { message: toMessageResponse(message) }, message.id);
+        if (!sent) await this.writer.drained();
         if (this.writer.closed) break;
-        this.lastIndex = message.id;
+        if (!message.late) this.lastIndex = message.id;
       }
       if (this.feed.completed && !this.writer.closed) {
         this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex });
