@@ -46,7 +46,7 @@ export class AppModule {
           extra: {
             max: config.dbPoolSize,
             connectionTimeoutMillis: 5000,
-            query_timeout: 30_000,
+            query_timeout: config.queryTimeoutMs,
             application_name: 'ordinal',
           },
         }),
@@ -58,6 +58,7 @@ export class AppModule {
           livePollMs: config.livePollMs,
           gapTimeoutMs: config.gapTimeoutMs,
           exactRelease: config.exactRelease,
+          lateRescanMs: config.lateRescanMs,
         }),
         EventSourcingModule.forRoot(),
         // Projections of the server itself: none; the status and rebuild API lists what runs here.

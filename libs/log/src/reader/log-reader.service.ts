@@ -7,7 +7,7 @@ import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
-import { isConnectionError, driverError } from '../writer/pg-errors.js';
+import { isConnectionError, isQueryTimeout, driverError } from '../writer/pg-errors.js';
 
 /**
  * One read of the log after a position: the rows, the position the read covers, and (in
@@ -98,7 +98,7 @@ export class LogReader {
     try {
       return await read();
     } catch (error) {
-      if (isConnectionError(error)) {
+      if (isConnectionError(error) || isQueryTimeout(error)) {
         throw new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });
       }
       throw error;
