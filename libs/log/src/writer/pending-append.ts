@@ -1,11 +1,13 @@
 import type { AppendRequest, AppendResult, NewMessage } from '../message.js';
 import { contentHash } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
-import { hasNulEscape, isStorableText } from '../jsonb-text.js';
+import { isStorableText } from '../jsonb-text.js';
 
 /** A message with its JSON and hash computed once, when it is queued. */
 export interface PreparedMessage {
+  /** The message as it reads back from the log: its objects' keys in PostgreSQL's jsonb order. */
   message: NewMessage;
+  /** The body's canonical JSON (RFC 8785), what `hash` is taken over. */
   bodyJson: string;
   metadataJson: string | null;
   hash: string;
@@ -20,6 +22,176 @@ export interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
+/**
+ * What every JSON value the log stores (content, metadata, stream data, snapshot state) is
+ * held to, on every entry path (REST, batch, stream appends, snapshots, AMQP).
+ */
+export const JSON_LIMITS = {
+  /** Containers nested inside one another, the value itself counting as 1. */
+  maxDepth: 100,
+} as const;
+
+/** Where a JSON value breaks the rules, and how; `path` is like `content.items.3.name`. */
+export interface JsonProblem {
+  path: string;
+  reason: string;
+}
+
+/** `a.b`, `a.3` or `a["odd key"]`: a path a reader can follow back into the document. */
+function child(path: string, key: string): string {
+  return /^[A-Za-z0-9_$]+$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+/** Thrown inside a walk; caught at its top and returned as a JsonProblem. */
+class Refused {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {}
+}
+
+function numberProblem(value: number): string | null {
+  if (!Number.isFinite(value)) return 'is a number JavaScript cannot represent (out of range); send it as a string';
+  if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    return 'is an integer beyond ±(2^53−1), which a JSON number cannot carry exactly; send it as a string';
+  }
+  return null;
+}
+
+const STRING_REASON = 'has a NUL character (\\u0000) or an unpaired surrogate, which PostgreSQL cannot store';
+
+/**
+ * Checks a JSON value without copying it: strings and keys PostgreSQL can store, numbers a
+ * reader gets back exactly (finite, integers within ±(2^53−1)), depth within
+ * `JSON_LIMITS.maxDepth`. The walk stops at the first problem, so depth never overflows the stack.
+ */
+export function jsonValueProblem(value: unknown, path: string): JsonProblem | null {
+  try {
+    check(value, path, 1);
+    return null;
+  } catch (error) {
+    if (error instanceof Refused) return { path: error.path, reason: error.reason };
+    throw error;
+  }
+}
+
+function check(value: unknown, path: string, depth: number): void {
+  switch (typeof value) {
+    case 'string':
+      if (!isStorableText(value)) throw new Refused(path, STRING_REASON);
+      return;
+    case 'number': {
+      const problem = numberProblem(value);
+      if (problem) throw new Refused(path, problem);
+      return;
+    }
+    case 'boolean':
+      return;
+    case 'object':
+      if (value === null) return;
+      if (depth > JSON_LIMITS.maxDepth) throw new Refused(path, `is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) check(value[i], `${path}.${i}`, depth + 1);
+        return;
+      }
+      for (const key of Object.keys(value)) {
+        if (!isStorableText(key)) throw new Refused(child(path, key), `(this key) ${STRING_REASON}`);
+        check((value as Record<string, unknown>)[key], child(path, key), depth + 1);
+      }
+      return;
+    default:
+      throw new Refused(path, `is not a JSON value (${typeof value})`);
+  }
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The order PostgreSQL's jsonb keeps object keys in: shorter (in UTF-8 bytes) first, then by
+ * bytes. Reads return objects in this order, so the live copy of a message is built in it too.
+ */
+export function jsonbKeyOrder(a: string, b: string): number {
+  if (ASCII.test(a) && ASCII.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length - y.length || Buffer.compare(x, y);
+}
+
+/** `o[key] = value` that keeps `__proto__` an ordinary key (as JSON.parse does). */
+function define(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  else o[key] = value;
+}
+
+/** A checked JSON value as it reads back from jsonb, and its canonical text. */
+export interface StorableJson {
+  value: unknown;
+  canonical: string;
+}
+
+/**
+ * Checks a value (as `jsonValueProblem`) and returns it as PostgreSQL will give it back
+ * (objects' keys in jsonb order, `undefined` members dropped as JSON.stringify drops them) with
+ * its canonical JSON text: RFC 8785 (JCS) — object keys sorted by UTF-16 code units, no
+ * whitespace, numbers and strings as ECMAScript's JSON.stringify writes them. The content
+ * hash is SHA-256 of that text, so a reader can recompute it from what it reads.
+ */
+export function toStorableJson(value: unknown, path: string): StorableJson | JsonProblem {
+  try {
+    return build(value, path, 1);
+  } catch (error) {
+    if (error instanceof Refused) return { path: error.path, reason: error.reason };
+    throw error;
+  }
+}
+
+function build(value: unknown, path: string, depth: number): StorableJson {
+  switch (typeof value) {
+    case 'string':
+      if (!isStorableText(value)) throw new Refused(path, STRING_REASON);
+      return { value, canonical: JSON.stringify(value) };
+    case 'number': {
+      const problem = numberProblem(value);
+      if (problem) throw new Refused(path, problem);
+      return { value: Object.is(value, -0) ? 0 : value, canonical: JSON.stringify(value) };
+    }
+    case 'boolean':
+      return { value, canonical: value ? 'true' : 'false' };
+    case 'object': {
+      if (value === null) return { value, canonical: 'null' };
+      if (depth > JSON_LIMITS.maxDepth) throw new Refused(path, `is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') return build((toJSON as () => unknown).call(value), path, depth);
+      if (Array.isArray(value)) {
+        const items: unknown[] = new Array(value.length);
+        const texts: string[] = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
+          const built = build(item, `${path}.${i}`, depth + 1);
+          items[i] = built.value;
+          texts[i] = built.canonical;
+        }
+        return { value: items, canonical: `[${texts.join(',')}]` };
+      }
+      const source = value as Record<string, unknown>;
+      const members = new Map<string, StorableJson>();
+      for (const key of Object.keys(source)) {
+        const v = source[key];
+        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+        if (!isStorableText(key)) throw new Refused(child(path, key), `(this key) ${STRING_REASON}`);
+        members.set(key, build(v, child(path, key), depth + 1));
+      }
+      const keys = [...members.keys()];
+      const copy: Record<string, unknown> = {};
+      for (const key of [...keys].sort(jsonbKeyOrder)) define(copy, key, members.get(key)!.value);
+      const texts = keys.sort().map((key) => `${JSON.stringify(key)}:${members.get(key)!.canonical}`);
+      return { value: copy, canonical: `{${texts.join(',')}}` };
+    }
+    default:
+      throw new Refused(path, `is not a JSON value (${typeof value})`);
+  }
+}
+
 /** Why a text field cannot be stored as given, or null. */
 function textProblem(name: string, value: unknown, required: boolean): string | null {
   if (value === null || value === undefined) return required ? `${name} is required` : null;
@@ -28,20 +200,27 @@ function textProblem(name: string, value: unknown, required: boolean): string | 
   return isStorableText(value) ? null : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
 }
 
-/** Serialises a message once; throws InvalidMessageError for anything PostgreSQL cannot store as given. */
+function storable(value: unknown, path: string, messageType: string): StorableJson {
+  const result = toStorableJson(value, path);
+  if ('reason' in result) throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
+  return result;
+}
+
+/**
+ * Checks and serialises a message once; throws InvalidMessageError (naming the field path) for
+ * anything the log could not give back exactly as sent.
+ */
 export function prepareMessage(message: NewMessage): PreparedMessage {
   const typeProblem = textProblem('messageType', message.messageType, true);
   const problem = typeProblem ?? textProblem('userId', message.userId, false) ?? textProblem('idempotencyKey', message.idempotencyKey, false);
   if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
-  const bodyJson = JSON.stringify(message.body) as string | undefined;
-  if (bodyJson === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
-  const metadataJson =
-    message.metadata === undefined || message.metadata === null
-      ? null
-      : JSON.stringify(message.metadata);
-  const nulIn = hasNulEscape(bodyJson) ? 'content' : hasNulEscape(metadataJson) ? 'metadata' : null;
-  if (nulIn) {
-    throw new InvalidMessageError(`Message '${message.messageType}' has a NUL character (\\u0000) in its ${nulIn}, which PostgreSQL's jsonb cannot store`);
-  }
-  return { message, bodyJson, metadataJson, hash: contentHash(bodyJson) };
+  if (message.body === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
+  const body = storable(message.body, 'content', message.messageType);
+  const metadata = message.metadata === undefined || message.metadata === null ? null : storable(message.metadata, 'metadata', message.messageType);
+  return {
+    message: { ...message, body: body.value, metadata: (metadata?.value ?? null) as Record<string, unknown> | null },
+    bodyJson: body.canonical,
+    metadataJson: metadata?.canonical ?? null,
+    hash: contentHash(body.canonical),
+  };
 }
