@@ -29,6 +29,8 @@ export class AmqpMetrics {
       new Counter({ name, help, registers, collect() { const now = pick(input.stats()); if (now > last) this.inc(now - last); last = now; } });
     };
     inputTotals('ordinal_amqp_input_stored_total', 'Input deliveries committed to the log', (s) => s.stored);
+    inputTotals('ordinal_amqp_input_duplicates_total', 'Input deliveries not stored: their body was inside the duplicate window', (s) => s.duplicates);
+    inputTotals('ordinal_amqp_input_repeats_total', 'Input deliveries not stored: their idempotency key was stored before', (s) => s.repeats);
     inputTotals('ordinal_amqp_input_rejected_total', 'Input deliveries dead-lettered (malformed)', (s) => s.rejected);
     inputTotals('ordinal_amqp_input_requeued_total', 'Input deliveries requeued after a transient failure', (s) => s.requeued);
     new Gauge({ name: 'ordinal_amqp_input_in_flight', help: 'Input deliveries being appended', registers, collect() { this.set(input.stats().inFlight); } });

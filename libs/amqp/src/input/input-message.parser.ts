@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { NewMessage } from '@ordinal/log';
 import { HEADERS } from '../amqp.constants.js';
 
@@ -16,13 +17,20 @@ function text(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The largest input body by default: the REST body limit's default (ORDINAL_BODY_LIMIT). */
+export const DEFAULT_INPUT_BODY_LIMIT = 1024 * 1024;
+
 /**
  * Reads an input delivery (I4): the body is the content JSON (an object or array), headers
  * carry `messageType` (required), `userId`, `metadata` (a JSON object as a string) and
- * `idempotencyKey`. Pure: no I/O.
+ * `idempotencyKey`. A body over `maxBodyBytes` or not UTF-8 is refused before it is parsed;
+ * the JSON rules of the log (depth, exact numbers, storable text) are applied by the writer,
+ * as on every entry path. Pure: no I/O.
  */
-export function parseInputMessage(content: Buffer, headers: Record<string, unknown> | undefined): ParsedInput {
+export function parseInputMessage(content: Buffer, headers: Record<string, unknown> | undefined, maxBodyBytes = DEFAULT_INPUT_BODY_LIMIT): ParsedInput {
   const h = headers ?? {};
+  if (content.length > maxBodyBytes) return { ok: false, reason: `the body is ${content.length} bytes, over the limit of ${maxBodyBytes}` };
+  if (!isUtf8(content)) return { ok: false, reason: 'the body is not valid UTF-8' };
   const messageType = text(h[HEADERS.messageType]);
   if (messageType === undefined || messageType === '') return { ok: false, reason: 'no messageType header' };
   if (!MESSAGE_TYPE.test(messageType)) return { ok: false, reason: 'messageType must be 1-200 characters of [A-Za-z0-9._:-]' };
