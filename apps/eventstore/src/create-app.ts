@@ -4,6 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
+import { registerJsonBodyParser } from './validation/json-body.parser.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -33,6 +34,7 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   // to send (Fastify's own says only its name).
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(fastify);
   fastify.addContentTypeParser('*', (request, _payload, done) => {
     const type = request.headers['content-type'];
     const error = new Error(`Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`);

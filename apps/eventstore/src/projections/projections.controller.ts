@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, type LogModuleOptions } from '@ordinal/log';
 import { SubscriptionsService, WaitTimeoutError, type SubscriptionReport } from '@ordinal/subscriptions';
 import { RequireScope } from '../auth/scopes.decorator.js';
-import { intParam } from '../events/query-params.js';
+import { intParam, singleParam } from '../events/query-params.js';
 import { watermarkStatus } from './watermark-status.js';
 
 const MAX_WAIT_MS = 60_000;
@@ -58,8 +58,9 @@ export class ProjectionsController {
 
   /** Waits for every named subscription to reach `atLeast`; null when not asked to wait. */
   private async wait(names: string[], atLeastRaw: string | undefined, timeoutRaw: string | undefined): Promise<boolean | null> {
-    if (atLeastRaw === undefined || atLeastRaw === '') return null;
-    const atLeast = intParam('atLeast', atLeastRaw, 0, 0);
+    const atLeastText = singleParam('atLeast', atLeastRaw);
+    if (atLeastText === undefined || atLeastText === '') return null;
+    const atLeast = intParam('atLeast', atLeastText, 0, 0);
     const timeoutMs = intParam('timeoutMs', timeoutRaw, 5000, 0, MAX_WAIT_MS);
     try {
       await Promise.all(names.map((name) => this.subscriptions.waitFor(name, atLeast, timeoutMs)));

@@ -6,6 +6,7 @@ import { intParam } from '../events/query-params.js';
 import { AppendEventsDto } from './dto/append-events.dto.js';
 import { SaveSnapshotDto } from './dto/save-snapshot.dto.js';
 import { booleanParam, streamIdParam } from './stream-params.js';
+import { assertStorableJson } from '../validation/storable-json.js';
 
 /** Largest page of `GET /api/streams/:streamId` (continue with `fromVersion`). */
 const MAX_READ = 10_000;
@@ -28,6 +29,10 @@ export class StreamsController {
   @ApiResponse({ status: 409, description: '`{error: "version_conflict", current, expected}`' })
   async append(@Param('streamId') raw: string, @Body() dto: AppendEventsDto): Promise<Record<string, unknown>> {
     const streamId = streamIdParam(raw);
+    dto.events.forEach((e, i) => {
+      assertStorableJson(e.data, `events.${i}.data`);
+      assertStorableJson(e.metadata, `events.${i}.metadata`);
+    });
     const { version, firstIndex, lastIndex } = await this.streams.append(
       streamId,
       dto.expectedVersion,
@@ -73,6 +78,7 @@ export class StreamsController {
   @ApiResponse({ status: 409, description: '`{error: "snapshot_version_exceeds_stream", version, current}`' })
   async saveSnapshot(@Param('streamId') raw: string, @Body() dto: SaveSnapshotDto): Promise<Record<string, unknown>> {
     const streamId = streamIdParam(raw);
+    assertStorableJson(dto.state, 'state');
     const saved = await this.streams.saveSnapshot(streamId, dto.version, dto.state);
     return { streamId, version: saved.version, createdAt: saved.createdAt };
   }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray } from 'class-validator';
+import { NestedDtos } from '../../validation/nested-dto.decorator.js';
 import { PublishMessageDto } from './publish-message.dto.js';
 
 /** A batch stored atomically with contiguous indices (I2). */
@@ -9,7 +9,6 @@ export class PublishBatchDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
-  @ValidateNested({ each: true })
-  @Type(() => PublishMessageDto)
+  @NestedDtos(() => PublishMessageDto)
   messages!: PublishMessageDto[];
 }

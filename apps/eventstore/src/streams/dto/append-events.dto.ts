@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined } from 'class-validator';
+import { NestedDtos } from '../../validation/nested-dto.decorator.js';
 import { IsExpectedVersion } from './is-expected-version.validator.js';
 import { StreamEventDto } from './stream-event.dto.js';
 
@@ -19,7 +19,6 @@ export class AppendEventsDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
-  @ValidateNested({ each: true })
-  @Type(() => StreamEventDto)
+  @NestedDtos(() => StreamEventDto)
   events!: StreamEventDto[];
 }
