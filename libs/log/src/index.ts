@@ -16,7 +16,7 @@ export * from './row-mapper.js';
 export * from './shard.js';
 export * from './content-hash.js';
 export * from './jsonb-text.js';
-export { JSON_LIMITS, jsonValueProblem, toStorableJson, jsonbKeyOrder, type JsonProblem, type StorableJson } from './writer/pending-append.js';
+export { JSON_LIMITS, jsonValueProblem, toStorableJson, jsonbKeyOrder, inexactNumberIn, type JsonProblem, type StorableJson } from './writer/pending-append.js';
 export { execute, readOpenSkipped, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
 export { LateTracker } from './late/late-tracker.js';
 export { runMigrations } from './schema/run-migrations.js';

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { inexactNumberIn } from '@ordinal/log';
 
 /** A 400 from the body parser, shaped as Fastify's own so the errors filter words it the same. */
 function badBody(message: string, code: string): Error {
@@ -8,7 +9,8 @@ function badBody(message: string, code: string): Error {
 
 /**
  * Replaces Fastify's JSON body parser. The body is read as bytes so that text which is not
- * UTF-8 is refused (a decoder would silently turn it into U+FFFD), and parsed with plain
+ * UTF-8 is refused (a decoder would silently turn it into U+FFFD); a number JSON.parse would
+ * round (`inexactNumberIn`) is refused naming its path; the text is parsed with plain
  * `JSON.parse`: `__proto__` and `constructor` are then ordinary own keys, as they are on the
  * AMQP input and in PostgreSQL; nothing downstream copies a body with `Object.assign` over
  * undeclared fields (DtoValidationPipe refuses those first).
@@ -26,6 +28,8 @@ export function registerJsonBodyParser(fastify: FastifyInstance): void {
     } catch (error) {
       return done(badBody(`Body is not valid JSON but content-type is set to 'application/json' (${(error as Error).message})`, 'invalid_json'));
     }
+    const inexact = inexactNumberIn(text, '');
+    if (inexact) return done(badBody(`${inexact.path} ${inexact.reason}`, 'invalid_message'));
     done(null, value);
   });
 }

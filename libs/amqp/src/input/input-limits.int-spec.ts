@@ -59,7 +59,8 @@ describe('AMQP input: the same limits and JSON rules as REST (H1, H2, I4)', () =
     ['a body over the size limit', () => Buffer.from(JSON.stringify({ s: 'x'.repeat(5000) })), /over the limit of 4096/],
     ['a body nested deeper than the limit', () => Buffer.from('['.repeat(2000) + ']'.repeat(2000)), new RegExp(`nested deeper than ${JSON_LIMITS.maxDepth} levels`)],
     ['a body that is not UTF-8', () => Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), /not valid UTF-8/],
-    ['an integer JavaScript cannot keep', () => Buffer.from('{"n":9007199254740993}'), /content\.n is an integer beyond/],
+    ['an integer JavaScript cannot keep', () => Buffer.from('{"n":9007199254740993}'), /content\.n is the number 9007199254740993/],
+    ['a decimal JavaScript would round', () => Buffer.from('{"a":[1.00000000000000000001]}'), /content\.a\.0 is the number 1\.00000000000000000001/],
     ['an unpaired surrogate', () => Buffer.from('{"s":"\\ud800"}'), /content\.s has/],
   ])('dead-letters %s, without requeueing it', async (_name, body, reason) => {
     // Given the counters before

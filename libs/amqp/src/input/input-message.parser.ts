@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { NewMessage } from '@ordinal/log';
+import { inexactNumberIn, type NewMessage } from '@ordinal/log';
 import { HEADERS } from '../amqp.constants.js';
 
 /** messageType: 1-200 characters of [A-Za-z0-9._:-] (I3, the same rule as REST). */
@@ -35,11 +35,14 @@ export function parseInputMessage(content: Buffer, headers: Record<string, unkno
   if (messageType === undefined || messageType === '') return { ok: false, reason: 'no messageType header' };
   if (!MESSAGE_TYPE.test(messageType)) return { ok: false, reason: 'messageType must be 1-200 characters of [A-Za-z0-9._:-]' };
   let body: unknown;
+  const json = content.toString('utf8');
   try {
-    body = JSON.parse(content.toString('utf8'));
+    body = JSON.parse(json);
   } catch {
     return { ok: false, reason: 'the body is not valid JSON' };
   }
+  const inexact = inexactNumberIn(json, 'content');
+  if (inexact) return { ok: false, reason: `${inexact.path} ${inexact.reason}` };
   if (body === null || typeof body !== 'object') return { ok: false, reason: 'the body must be a JSON object or array' };
   const userId = text(h[HEADERS.userId]);
   if (userId !== undefined && userId.length > 200) return { ok: false, reason: 'userId must be at most 200 characters' };
