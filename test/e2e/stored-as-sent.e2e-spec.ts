@@ -124,7 +124,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
           expect(JSON.stringify(viaAmqp.body.body)).toBe(JSON.stringify(read.body.body));
           expect(viaAmqp.body.contentHash).toBe(read.body.contentHash);
         }),
-        { numRuns: 40 },
+        { numRuns: 25 },
       );
       // Then the live stream, a replay and the page give every message as GET does, byte for byte
       const last = published[published.length - 1];

@@ -5,6 +5,8 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
+import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
+import { registerBodyTimeout } from './validation/body-timeout.hook.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -24,6 +26,9 @@ export function createLogger(config: OrdinalConfig): LoggerService {
 export async function createApp(config: OrdinalConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // maxParamLength: stream ids (up to 200 characters) must reach validation for a 400, not Fastify's 414 at 100.
   const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, routerOptions: { maxParamLength: 1000 } });
+  // Before Nest adds the routes, so every one is recorded.
+  registerMethodNotAllowed(adapter.getInstance());
+  registerBodyTimeout(adapter.getInstance(), config.bodyTimeoutMs);
   // bodyParser: false leaves JSON to Fastify's own parser (same parser, same limits and
   // errors) instead of Nest's per-request wrapper around it; no route takes form bodies.
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {

@@ -1,7 +1,8 @@
-import { BadRequestException, Body, Controller, Headers, HttpCode, Post, Put, Res } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Headers, HttpCode, Post, Put, Res, UnprocessableEntityException } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { LogWriter, type NewMessage } from '@ordinal/log';
+import { LogWriter, type AppendEntry, type NewMessage } from '@ordinal/log';
+import { isSameRequest } from './same-request.js';
 import { PublishMessageDto } from './dto/publish-message.dto.js';
 import { PublishBatchDto } from './dto/publish-batch.dto.js';
 import { statusOf, toEntryResponse, toMessageResponse } from './message-response.js';
@@ -15,6 +16,14 @@ function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessa
     metadata: dto.metadata ?? null,
     idempotencyKey: idempotencyKey ?? dto.idempotencyKey ?? null,
   };
+}
+
+function keyReused(key: string, index: number): UnprocessableEntityException {
+  return new UnprocessableEntityException({
+    message: `Idempotency key '${key}' was used for a different message (stored at index ${index}); send a new key for a new message`,
+    code: 'idempotency_key_reused',
+    id: index,
+  });
 }
 
 /** REST ingestion (I1, I2): every message gets the next global index. */
@@ -42,8 +51,10 @@ export class IngestController {
     if (headerKey && dto.idempotencyKey && headerKey !== dto.idempotencyKey) {
       throw new BadRequestException('idempotencyKey and the Idempotency-Key header differ; send one');
     }
-    const { entries } = await this.writer.append({ messages: [toNewMessage(dto, headerKey)] });
+    const sent = toNewMessage(dto, headerKey);
+    const { entries } = await this.writer.append({ messages: [sent] });
     const entry = entries[0];
+    if (entry.status === 'repeat' && !isSameRequest(entry.message, sent)) throw keyReused(entry.message.idempotencyKey!, entry.message.id);
     reply.status(statusOf(entries));
     if (entry.status === 'duplicate') {
       return { status: 'duplicate', contentHash: entry.contentHash, message: 'A message with the same body is inside the duplicate window; nothing was stored' };
@@ -56,8 +67,19 @@ export class IngestController {
   @HttpCode(201)
   @ApiResponse({ status: 201, description: 'Stored atomically with contiguous indices' })
   async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
-    const { entries } = await this.writer.append({ messages: dto.messages.map((m) => toNewMessage(m)) });
-    reply.status(statusOf(entries));
-    return { count: entries.length, messages: entries.map(toEntryResponse) };
+    const sent = dto.messages.map((m) => toNewMessage(m));
+    const { entries } = await this.writer.append({ messages: sent });
+    // Entries committed beside a reused key stay committed: that entry alone says so.
+    const reused = entries.map((e, i) => e.status === 'repeat' && !isSameRequest(e.message, sent[i]));
+    const status = statusOf(entries);
+    reply.status(status !== 201 && reused.some(Boolean) ? 422 : status);
+    return {
+      count: entries.length,
+      messages: entries.map((e: AppendEntry, i) =>
+        reused[i] && e.status === 'repeat'
+          ? { ...toEntryResponse(e), status: 'key_reused', code: 'idempotency_key_reused' }
+          : toEntryResponse(e),
+      ),
+    };
   }
 }

@@ -10,6 +10,9 @@ import { SseWriter } from './sse-writer.js';
 import { parseStreamParams } from './stream-params.js';
 import { StreamRegistry } from './stream-registry.service.js';
 
+/** The reconnection delay a standard EventSource is told to use (SSE `retry:`). */
+const SSE_RETRY_MS = 2000;
+
 /** The pull stream (R1-R3): Server-Sent Events from any index, history then live. */
 @ApiTags('reading')
 @ApiBearerAuth()
@@ -40,6 +43,11 @@ export class EventsStreamController {
     @Query('shardIndex') shardIndex?: string,
   ): Promise<void> {
     const params = parseStreamParams({ startIndex, endIndex, types, shardCount, shardIndex, lastEventId });
+    // A standard EventSource reconnects after every end of stream; a 204 is what makes it stop.
+    if (params.finished) {
+      reply.status(204).send();
+      return;
+    }
     if (this.registry.isClosing) throw new ServiceUnavailableException('The server is shutting down; reconnect shortly');
     const feed = this.router.open({
       fromIndex: params.startIndex,
@@ -62,6 +70,7 @@ export class EventsStreamController {
       params,
       headIndex,
       heartbeatMs: this.config.heartbeatMs,
+      retryMs: SSE_RETRY_MS,
       currentHead: () => this.router.deliveredUpTo,
     });
     await this.registry.run(session);

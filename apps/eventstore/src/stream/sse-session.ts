@@ -9,6 +9,8 @@ export interface SseSessionOptions {
   params: StreamParams;
   headIndex: number;
   heartbeatMs: number;
+  /** Sent as `retry:` with `connected`: how long a standard EventSource waits before reconnecting. */
+  retryMs: number;
   /** The head to report in heartbeats. */
   currentHead(): number;
 }
@@ -39,7 +41,7 @@ export class SseSession {
       if (!this.writer.full) this.writer.send('heartbeat', { headIndex: this.options.currentHead() });
     }, heartbeatMs);
     try {
-      this.writer.send('connected', { startIndex: params.startIndex, headIndex });
+      this.writer.send('connected', { startIndex: params.startIndex, headIndex }, undefined, this.options.retryMs);
       for await (const message of this.feed) {
         const sent = message.late
           ? this.writer.send('late-message', { message: toMessageResponse(message) })

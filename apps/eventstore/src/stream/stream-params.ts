@@ -18,6 +18,8 @@ export interface StreamParams {
   endIndex?: number;
   types: string[];
   shard?: { count: number; index: number };
+  /** True when a resumed request (Last-Event-ID) is already at or past `endIndex`: nothing is left to send. */
+  finished: boolean;
 }
 
 /** An optional shard (`shardCount` and `shardIndex` together); 400 when malformed. */
@@ -49,5 +51,6 @@ export function parseStreamParams(query: StreamQuery): StreamParams {
   const lastEventId = singleParam('Last-Event-ID', query.lastEventId);
   const resumeAfter = lastEventId === undefined || lastEventId === '' ? undefined : intParam('Last-Event-ID', lastEventId.trim(), 0, 0);
   const startIndex = Math.max(1, resumeAfter === undefined ? requested : resumeAfter + 1);
-  return { startIndex, endIndex, types: typesParam(query.types), shard: shardParams(query.shardCount, query.shardIndex) };
+  const finished = resumeAfter !== undefined && endIndex !== undefined && resumeAfter >= endIndex;
+  return { startIndex, endIndex, types: typesParam(query.types), shard: shardParams(query.shardCount, query.shardIndex), finished };
 }
