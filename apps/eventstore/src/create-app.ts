@@ -7,6 +7,8 @@ import type { OrdinalConfig } from './config/ordinal-config.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
 import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
 import { registerBodyTimeout } from './validation/body-timeout.hook.js';
+import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
+import { MetricsService } from './metrics/metrics.service.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -38,6 +40,8 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   // Bodies are JSON only; any other media type (text/plain included) gets a 415 that says what
   // to send (Fastify's own says only its name).
   const fastify = app.getHttpAdapter().getInstance();
+  // Routes are added at init, after this: the hook sees every one.
+  registerHttpMetrics(fastify, app.get(MetricsService).registry);
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   fastify.addContentTypeParser('*', (request, _payload, done) => {
