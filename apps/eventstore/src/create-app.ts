@@ -53,9 +53,15 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
     app,
     new DocumentBuilder()
       .setTitle('Ordinal')
-      .setDescription('One log with one global index: ingestion, reading, streams and aggregates')
+      .setDescription(
+        'One log with one global index: ingestion, reading, streams and aggregates. Every error answer has the one body `ErrorResponse`. ' +
+          'Each operation lists the token scope it needs in `x-required-scopes`. ' +
+          'The debug console, a page showing messages live as they land: [/debug/events](/debug/events).',
+      )
       .setVersion('0.1.0')
-      .addBearerAuth()
+      // An opaque API token (ORDINAL_TOKENS), not a JWT.
+      .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: 'An API token from ORDINAL_TOKENS (`name:secret:scopes`); send `Authorization: Bearer <secret>`' })
+      .setExternalDoc('Debug console (live messages)', '/debug/events')
       .build(),
   );
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', ui: options.openApiUi ?? true });

@@ -1,12 +1,15 @@
 import { BadRequestException, Body, Controller, Headers, HttpCode, Post, Put, Res, UnprocessableEntityException } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { LogWriter, type AppendEntry, type NewMessage } from '@ordinal/log';
 import { isSameRequest } from './same-request.js';
 import { PublishMessageDto } from './dto/publish-message.dto.js';
 import { PublishBatchDto } from './dto/publish-batch.dto.js';
 import { statusOf, toEntryResponse, toMessageResponse } from './message-response.js';
-import { RequireScope } from '../auth/scopes.decorator.js';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import { MessageResponseDto } from './dto/message.response.js';
+import { BatchResponseDto, DuplicateResponseDto, type BatchEntryDto } from './dto/publish.responses.js';
 
 function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessage {
   return {
@@ -28,23 +31,24 @@ function keyReused(key: string, index: number): UnprocessableEntityException {
 
 /** REST ingestion (I1, I2): every message gets the next global index. */
 @ApiTags('ingestion')
-@ApiBearerAuth()
 @Controller('api/events')
 export class IngestController {
   constructor(private readonly writer: LogWriter) {}
 
   @Put('message')
-  @RequireScope('write')
+  @Scoped('write')
   @HttpCode(201)
-  @ApiHeader({ name: 'Idempotency-Key', required: false })
-  @ApiResponse({ status: 201, description: 'Stored; the body is the stored message, `id` its index' })
-  @ApiResponse({ status: 200, description: 'Idempotency-key repeat; the original message' })
-  @ApiResponse({ status: 202, description: 'Duplicate inside the duplicate window; nothing stored' })
+  @ApiOperation({ summary: 'Publish one message', description: 'Stores the message at the next global index. Needs the `write` scope.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1-200 characters; the same as the `idempotencyKey` field', schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiResponse({ status: 201, type: MessageResponseDto, description: 'Stored; the body is the stored message, `id` its index' })
+  @ApiResponse({ status: 200, type: MessageResponseDto, description: 'Idempotency-key repeat of the same request; the original message' })
+  @ApiResponse({ status: 202, type: DuplicateResponseDto, description: 'Duplicate inside the duplicate window; nothing stored' })
+  @ApiErrors(400, 408, 413, 415, 422, 503)
   async publish(
     @Body() dto: PublishMessageDto,
     @Headers('idempotency-key') headerKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageResponseDto | DuplicateResponseDto> {
     if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 200)) {
       throw new BadRequestException('Idempotency-Key must be 1-200 characters');
     }
@@ -63,10 +67,15 @@ export class IngestController {
   }
 
   @Post('messages')
-  @RequireScope('write')
+  @Scoped('write')
   @HttpCode(201)
-  @ApiResponse({ status: 201, description: 'Stored atomically with contiguous indices' })
-  async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
+  @ApiOperation({ summary: 'Publish a batch atomically', description: 'Up to 1,000 messages, stored in one transaction with contiguous indices; one entry per message in the answer. Needs the `write` scope.' })
+  @ApiResponse({ status: 201, type: BatchResponseDto, description: 'Something was stored' })
+  @ApiResponse({ status: 200, type: BatchResponseDto, description: 'Only idempotency-key repeats' })
+  @ApiResponse({ status: 202, type: BatchResponseDto, description: 'Only window duplicates' })
+  @ApiResponse({ status: 422, type: BatchResponseDto, description: 'Nothing stored and an idempotency key reused with another message (entry `key_reused`)' })
+  @ApiErrors(400, 408, 413, 415, 503)
+  async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
     const sent = dto.messages.map((m) => toNewMessage(m));
     const { entries } = await this.writer.append({ messages: sent });
     // Entries committed beside a reused key stay committed: that entry alone says so.
@@ -75,7 +84,7 @@ export class IngestController {
     reply.status(status !== 201 && reused.some(Boolean) ? 422 : status);
     return {
       count: entries.length,
-      messages: entries.map((e: AppendEntry, i) =>
+      messages: entries.map<BatchEntryDto>((e: AppendEntry, i) =>
         reused[i] && e.status === 'repeat'
           ? { ...toEntryResponse(e), status: 'key_reused', code: 'idempotency_key_reused' }
           : toEntryResponse(e),

@@ -3,12 +3,12 @@ import { intParam, singleParam, typesParam } from '../events/query-params.js';
 
 /** The raw query and header of `GET /api/events/stream`. */
 export interface StreamQuery {
-  startIndex?: string;
-  endIndex?: string;
-  types?: string;
-  shardCount?: string;
-  shardIndex?: string;
-  lastEventId?: string;
+  startIndex?: unknown;
+  endIndex?: unknown;
+  types?: unknown;
+  shardCount?: unknown;
+  shardIndex?: unknown;
+  lastEventId?: unknown;
 }
 
 /** A validated stream request (R1). */

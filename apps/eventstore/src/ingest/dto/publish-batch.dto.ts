@@ -5,7 +5,7 @@ import { PublishMessageDto } from './publish-message.dto.js';
 
 /** A batch stored atomically with contiguous indices (I2). */
 export class PublishBatchDto {
-  @ApiProperty({ type: [PublishMessageDto] })
+  @ApiProperty({ type: [PublishMessageDto], minItems: 1, maxItems: 1000 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)

@@ -15,7 +15,7 @@ export class AppendEventsDto {
   @IsExpectedVersion()
   expectedVersion!: number | 'any' | 'no_stream';
 
-  @ApiProperty({ type: [StreamEventDto] })
+  @ApiProperty({ type: [StreamEventDto], minItems: 1, maxItems: 1000 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
