@@ -26,6 +26,7 @@ import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsModule } from '@ordinal/projections';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
+import { StreamTickets } from './auth/stream-tickets.service.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
 @Module({})
@@ -77,6 +78,7 @@ export class AppModule {
         StreamMetrics,
         AmqpMetrics,
         SubscriptionMetrics,
+        StreamTickets,
       ],
     };
   }

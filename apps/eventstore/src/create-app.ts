@@ -61,6 +61,7 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
       .setVersion('0.1.0')
       // An opaque API token (ORDINAL_TOKENS), not a JWT.
       .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: 'An API token from ORDINAL_TOKENS (`name:secret:scopes`); send `Authorization: Bearer <secret>`' })
+      .addSecurity('ticket', { type: 'apiKey', in: 'query', name: 'ticket', description: 'A short-lived, single-use stream ticket from POST /api/events/stream-ticket (the stream only)' })
       .setExternalDoc('Debug console (live messages)', '/debug/events')
       .build(),
   );

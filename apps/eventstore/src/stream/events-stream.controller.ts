@@ -1,8 +1,12 @@
-import { Controller, Get, Inject, Query, Req, Res, ServiceUnavailableException } from '@nestjs/common';
-import { ApiExtension, ApiExtraModels, ApiHeader, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, Inject, Post, Query, Req, Res, ServiceUnavailableException } from '@nestjs/common';
+import { ApiExtension, ApiExtraModels, ApiHeader, ApiSecurity, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LiveRouter } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
+import { AcceptsTicket } from '../auth/scopes.decorator.js';
+import { StreamTickets } from '../auth/stream-tickets.service.js';
+import type { AuthorisedRequest } from '../auth/auth.guard.js';
+import { StreamTicketResponseDto } from './dto/stream-ticket.response.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { ConnectedEventDto, HeartbeatEventDto, MessageEventDto, StreamEndedEventDto } from './dto/sse-events.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
@@ -23,11 +27,29 @@ export class EventsStreamController {
   constructor(
     private readonly router: LiveRouter,
     private readonly registry: StreamRegistry,
+    private readonly tickets: StreamTickets,
     @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
   ) {}
 
+  @Post('stream-ticket')
+  @Scoped('read')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'A ticket for a browser EventSource',
+    description:
+      'A short-lived (ORDINAL_STREAM_TICKET_TTL_MS, 30 s), single-use ticket: `new EventSource(\'/api/events/stream?ticket=…\')` ' +
+      'authenticates with it instead of a long-lived token in the URL. Needs the `read` scope.',
+  })
+  @ApiResponse({ status: 201, type: StreamTicketResponseDto })
+  issueTicket(@Req() request: AuthorisedRequest): StreamTicketResponseDto {
+    return this.tickets.issue(request.apiToken!);
+  }
+
   @Get('stream')
   @Scoped('read')
+  @AcceptsTicket()
+  @ApiSecurity('ticket')
+  @ApiQuery({ name: 'ticket', required: false, description: 'A stream ticket (POST /api/events/stream-ticket) instead of the Authorization header', schema: { type: 'string' } })
   @ApiOperation({
     summary: 'Stream the log (Server-Sent Events)',
     description:
