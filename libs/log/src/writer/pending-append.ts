@@ -42,12 +42,29 @@ function child(path: string, key: string): string {
   return /^[A-Za-z0-9_$]+$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
 
-/** Thrown inside a walk; caught at its top and returned as a JsonProblem. */
+/**
+ * Thrown inside a walk and caught at its top. The path is collected on the way out (each
+ * level adds its key), so a walk that finds nothing builds no path strings at all.
+ */
 class Refused {
-  constructor(
-    readonly path: string,
-    readonly reason: string,
-  ) {}
+  readonly segments: string[] = [];
+  constructor(readonly reason: string) {}
+
+  pathFrom(root: string): string {
+    let path = root;
+    for (let i = this.segments.length - 1; i >= 0; i--) path = path ? child(path, this.segments[i]) : this.segments[i];
+    return path;
+  }
+}
+
+/** Runs `walk` for the member `key`; a refusal inside it learns the key. */
+function within<T>(key: string, walk: () => T): T {
+  try {
+    return walk();
+  } catch (error) {
+    if (error instanceof Refused) error.segments.push(key);
+    throw error;
+  }
 }
 
 function numberProblem(value: number): string | null {
@@ -67,40 +84,42 @@ const STRING_REASON = 'has a NUL character (\\u0000) or an unpaired surrogate, w
  */
 export function jsonValueProblem(value: unknown, path: string): JsonProblem | null {
   try {
-    check(value, path, 1);
+    check(value, 1);
     return null;
   } catch (error) {
-    if (error instanceof Refused) return { path: error.path, reason: error.reason };
+    if (error instanceof Refused) return { path: error.pathFrom(path), reason: error.reason };
     throw error;
   }
 }
 
-function check(value: unknown, path: string, depth: number): void {
+function check(value: unknown, depth: number): void {
   switch (typeof value) {
     case 'string':
-      if (!isStorableText(value)) throw new Refused(path, STRING_REASON);
+      if (!isStorableText(value)) throw new Refused(STRING_REASON);
       return;
     case 'number': {
       const problem = numberProblem(value);
-      if (problem) throw new Refused(path, problem);
+      if (problem) throw new Refused(problem);
       return;
     }
     case 'boolean':
       return;
     case 'object':
       if (value === null) return;
-      if (depth > JSON_LIMITS.maxDepth) throw new Refused(path, `is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      if (depth > JSON_LIMITS.maxDepth) throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) check(value[i], `${path}.${i}`, depth + 1);
+        for (let i = 0; i < value.length; i++) within(String(i), () => check(value[i], depth + 1));
         return;
       }
       for (const key of Object.keys(value)) {
-        if (!isStorableText(key)) throw new Refused(child(path, key), `(this key) ${STRING_REASON}`);
-        check((value as Record<string, unknown>)[key], child(path, key), depth + 1);
+        within(key, () => {
+          if (!isStorableText(key)) throw new Refused(`(this key) ${STRING_REASON}`);
+          check((value as Record<string, unknown>)[key], depth + 1);
+        });
       }
       return;
     default:
-      throw new Refused(path, `is not a JSON value (${typeof value})`);
+      throw new Refused(`is not a JSON value (${typeof value})`);
   }
 }
 
@@ -214,57 +233,73 @@ export interface StorableJson {
  */
 export function toStorableJson(value: unknown, path: string): StorableJson | JsonProblem {
   try {
-    return build(value, path, 1);
+    return build(value, 1);
   } catch (error) {
-    if (error instanceof Refused) return { path: error.path, reason: error.reason };
+    if (error instanceof Refused) return { path: error.pathFrom(path), reason: error.reason };
     throw error;
   }
 }
 
-function build(value: unknown, path: string, depth: number): StorableJson {
+function build(value: unknown, depth: number): StorableJson {
   switch (typeof value) {
     case 'string':
-      if (!isStorableText(value)) throw new Refused(path, STRING_REASON);
+      if (!isStorableText(value)) throw new Refused(STRING_REASON);
       return { value, canonical: JSON.stringify(value) };
     case 'number': {
       const problem = numberProblem(value);
-      if (problem) throw new Refused(path, problem);
+      if (problem) throw new Refused(problem);
       return { value: Object.is(value, -0) ? 0 : value, canonical: JSON.stringify(value) };
     }
     case 'boolean':
       return { value, canonical: value ? 'true' : 'false' };
     case 'object': {
       if (value === null) return { value, canonical: 'null' };
-      if (depth > JSON_LIMITS.maxDepth) throw new Refused(path, `is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      if (depth > JSON_LIMITS.maxDepth) throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
       const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') return build((toJSON as () => unknown).call(value), path, depth);
+      if (typeof toJSON === 'function') return build((toJSON as () => unknown).call(value), depth);
       if (Array.isArray(value)) {
         const items: unknown[] = new Array(value.length);
         const texts: string[] = new Array(value.length);
         for (let i = 0; i < value.length; i++) {
           const item = value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
-          const built = build(item, `${path}.${i}`, depth + 1);
+          let built: StorableJson;
+          try {
+            built = build(item, depth + 1);
+          } catch (error) {
+            if (error instanceof Refused) error.segments.push(String(i));
+            throw error;
+          }
           items[i] = built.value;
           texts[i] = built.canonical;
         }
         return { value: items, canonical: `[${texts.join(',')}]` };
       }
       const source = value as Record<string, unknown>;
-      const members = new Map<string, StorableJson>();
+      const members: { key: string; built: StorableJson }[] = [];
       for (const key of Object.keys(source)) {
         const v = source[key];
         if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-        if (!isStorableText(key)) throw new Refused(child(path, key), `(this key) ${STRING_REASON}`);
-        members.set(key, build(v, child(path, key), depth + 1));
+        let built: StorableJson;
+        try {
+          if (!isStorableText(key)) throw new Refused(`(this key) ${STRING_REASON}`);
+          built = build(v, depth + 1);
+        } catch (error) {
+          if (error instanceof Refused) error.segments.push(key);
+          throw error;
+        }
+        members.push({ key, built });
       }
-      const keys = [...members.keys()];
       const copy: Record<string, unknown> = {};
-      for (const key of [...keys].sort(jsonbKeyOrder)) define(copy, key, members.get(key)!.value);
-      const texts = keys.sort().map((key) => `${JSON.stringify(key)}:${members.get(key)!.canonical}`);
-      return { value: copy, canonical: `{${texts.join(',')}}` };
+      if (members.length > 1) members.sort((a, b) => jsonbKeyOrder(a.key, b.key));
+      for (const m of members) define(copy, m.key, m.built.value);
+      // RFC 8785 orders by UTF-16 code units: JavaScript's own string order.
+      members.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      let canonical = '{';
+      for (let i = 0; i < members.length; i++) canonical += `${i > 0 ? ',' : ''}${JSON.stringify(members[i].key)}:${members[i].built.canonical}`;
+      return { value: copy, canonical: `${canonical}}` };
     }
     default:
-      throw new Refused(path, `is not a JSON value (${typeof value})`);
+      throw new Refused(`is not a JSON value (${typeof value})`);
   }
 }
 
