@@ -137,6 +137,19 @@ describe('the OpenAPI document is the contract: fuzzing every operation from /ap
     expect(JSON.stringify(document.components)).not.toContain('JWT');
   });
 
+  it('has examples that validate against their own schemas', () => {
+    let examples = 0;
+    for (const [name, component] of Object.entries(document.components.schemas) as [string, Schema][]) {
+      for (const [property, schema] of Object.entries((component.properties ?? {}) as Record<string, Schema>)) {
+        if (schema.example === undefined) continue;
+        examples++;
+        const validate = schemas.validator(schema);
+        expect([name, property, validate(schema.example) ? null : validate.errors]).toEqual([name, property, null]);
+      }
+    }
+    expect(examples).toBeGreaterThan(10);
+  });
+
   it('checks bodies for real: the validators refuse what breaks a schema', () => {
     const head = schemas.validator({ $ref: '#/components/schemas/HeadResponseDto' });
     expect(head({ head: 3 })).toBe(true);
