@@ -4,7 +4,10 @@ import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
-import { brokerUrl, connectTestBroker, uniqueName, type TestBroker } from '../support/amqp-broker.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../support/amqp-broker.js';
 
 /** RFC 8785 (JCS), written here independently of the server: what a client would do. */
 const jcs = (v: unknown): string =>
@@ -39,17 +42,23 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
   let broker: TestBroker;
   let server: TestServer;
   const inputQueue = uniqueName('stored-as-sent');
+  const realtime = uniqueName('sas-realtime');
+  let sink: Collector;
   const send = (method: string, path: string, body?: unknown) => http(server.baseUrl, method, path, body);
 
   beforeAll(async () => {
     db = await createTestDatabase();
     broker = await connectTestBroker();
-    server = await startServer(db.url, { ORDINAL_DUPLICATE_WINDOW: '0', AMQP_URL: brokerUrl(), ORDINAL_AMQP_INPUT_QUEUE: inputQueue });
+    const file = join(mkdtempSync(join(tmpdir(), 'ordinal-interfaces-')), 'interfaces.yaml');
+    writeFileSync(file, `interfaces:\n  - name: ${realtime}\n    type: realtime\n    includeTypes: [RoundTrip, RoundTripAmqp]\n`);
+    server = await startServer(db.url, { ORDINAL_DUPLICATE_WINDOW: '0', AMQP_URL: brokerUrl(), ORDINAL_AMQP_INPUT_QUEUE: inputQueue, ORDINAL_INTERFACES: file });
     await waitFor(async () => (await broker.consumers(inputQueue)) === 1, 10_000, 'the input consumer');
+    sink = await collect(broker, `${realtime}.sink`);
   });
   afterAll(async () => {
+    await sink?.stop();
     await server?.close();
-    await broker?.deleteQueues(inputQueue, `${inputQueue}.rejected`);
+    await broker?.deleteQueues(inputQueue, `${inputQueue}.rejected`, `${realtime}.sink`);
     await broker?.close();
     await db?.drop();
   });
@@ -95,7 +104,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
     expect(await db.query('SELECT 1 FROM messages WHERE message_type = $1', ['U'])).toHaveLength(0);
   });
 
-  it('round trip: random JSON published by REST and AMQP reads back identical by GET, the page, live SSE and replay; contentHash recomputes (property)', async () => {
+  it('round trip: random JSON published by REST and AMQP reads back identical by GET, the page, live SSE, replay and a push interface; contentHash recomputes (property)', async () => {
     // Given a live stream open from the next index
     const head: number = (await send('GET', '/api/events/head')).body.head;
     const live = await SseConnection.open(server.baseUrl, `/api/events/stream?startIndex=${head + 1}`, DEV_AUTH);
@@ -136,11 +145,16 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
       const liveText = text(live.events);
       const replayText = text(replay.events);
       const pageText = new Map((page.body.messages as { id: number }[]).map((m) => [m.id, JSON.stringify(m)]));
+      // And a push interface delivers each body as those readers give it
+      await waitFor(async () => sink.messages.some((m) => m.properties.messageId === String(last)), 10_000, 'the interface deliveries');
+      const delivered = new Map(sink.messages.map((m) => [Number(m.properties.messageId), m.content.toString('utf8')]));
       for (const id of published) {
-        const got = JSON.stringify((await send('GET', `/api/events/${id}`)).body);
+        const read = (await send('GET', `/api/events/${id}`)).body;
+        const got = JSON.stringify(read);
         expect([id, liveText.get(id)]).toEqual([id, got]);
         expect([id, replayText.get(id)]).toEqual([id, got]);
         expect([id, pageText.get(id)]).toEqual([id, got]);
+        expect([id, delivered.get(id)]).toEqual([id, JSON.stringify(read.body)]);
       }
     } finally {
       live.close();
