@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { assertConforms, checkedHttp } from '../support/conformance.js';
 import { JSON_LIMITS } from '@ordinal/log';
 
 /** JSON nested `depth` levels deep (the outer array counting as 1). */
@@ -8,7 +9,7 @@ const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
   let db: TestDatabase;
   let server: TestServer;
-  const send = (method: string, path: string, body?: unknown) => http(server.baseUrl, method, path, body);
+  const send = (method: string, path: string, body?: unknown) => checkedHttp(server.baseUrl, method, path, body);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -18,6 +19,14 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
     await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`).catch(() => undefined);
     await server?.close();
     await db?.drop();
+  });
+
+  it('checks every answer of this suite against the OpenAPI document (the check itself refuses what it must)', async () => {
+    const headers = new Headers();
+    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 418, body: {}, headers })).rejects.toThrow(/status not in the OpenAPI document/);
+    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 200, body: { head: 'x' }, headers })).rejects.toThrow(/does not match/);
+    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/7', { status: 404, body: { statusCode: 404 }, headers })).rejects.toThrow(/does not match/);
+    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 200, body: { head: 3 }, headers })).resolves.toBeUndefined();
   });
 
   describe('constructor and __proto__ are ordinary keys of content, data and metadata', () => {
@@ -134,7 +143,7 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
         ['POST', '/api/streams/down-1/events', { expectedVersion: 1, events: [{ eventType: 'A', data: {} }] }],
         ['PUT', '/api/events/message', { messageType: 'A', content: { down: true } }],
       ] as [string, string, unknown?][]) {
-        const res = await http(server.baseUrl, method, path, body, DEV_AUTH);
+        const res = await checkedHttp(server.baseUrl, method, path, body, DEV_AUTH);
         // Then each is a JSON 503 with Retry-After
         expect([method, path, res.status]).toEqual([method, path, 503]);
         expect(res.headers.get('retry-after')).toMatch(/^\d+$/);

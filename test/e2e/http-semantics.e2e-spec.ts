@@ -1,11 +1,12 @@
 import { connect } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { checkedHttp } from '../support/conformance.js';
 
 describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends, slow bodies', () => {
   let db: TestDatabase;
   let server: TestServer;
-  const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = DEV_AUTH) => http(server.baseUrl, method, path, body, headers);
+  const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = DEV_AUTH) => checkedHttp(server.baseUrl, method, path, body, headers);
 
   beforeAll(async () => {
     db = await createTestDatabase();

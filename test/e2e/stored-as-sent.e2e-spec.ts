@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { checkedHttp } from '../support/conformance.js';
 import { SseConnection } from '../support/sse-connection.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
   const inputQueue = uniqueName('stored-as-sent');
   const realtime = uniqueName('sas-realtime');
   let sink: Collector;
-  const send = (method: string, path: string, body?: unknown) => http(server.baseUrl, method, path, body);
+  const send = (method: string, path: string, body?: unknown) => checkedHttp(server.baseUrl, method, path, body);
 
   beforeAll(async () => {
     db = await createTestDatabase();
