@@ -112,6 +112,23 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
       expect(text).toMatch(/event: connected\nretry: \d+\ndata: \{/);
     });
 
+    it('gives stream-ended the id endIndex, so a reconnecting EventSource resumes past it even when nothing matched', async () => {
+      const { text } = await new Promise<{ text: string }>((resolve, reject) => {
+        const url = new URL('/api/events/stream?startIndex=1&endIndex=1&types=NothingOfThisType', server.baseUrl);
+        const socket = connect(Number(url.port), url.hostname, () => socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: x\r\nAuthorization: ${DEV_AUTH.authorization}\r\n\r\n`));
+        let received = '';
+        socket.on('data', (chunk) => {
+          received += chunk.toString();
+          if (received.includes('event: stream-ended')) {
+            socket.destroy();
+            resolve({ text: received });
+          }
+        });
+        socket.on('error', reject);
+      });
+      expect(text).toMatch(/event: stream-ended\nid: 1\ndata: \{"endIndex":1,"lastIndex":null\}/);
+    });
+
     it('answers 204 to a resumed request at or past endIndex, so an EventSource stops reconnecting', async () => {
       for (const lastEventId of ['3', '7']) {
         const { status } = await firstBlock('/api/events/stream?startIndex=1&endIndex=3', { ...DEV_AUTH, 'Last-Event-ID': lastEventId });

@@ -51,7 +51,9 @@ export class SseSession {
         if (!message.late) this.lastIndex = message.id;
       }
       if (this.feed.completed && !this.writer.closed) {
-        this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex });
+        // `id: endIndex`: an EventSource that reconnects (as it always does) sends Last-Event-ID = endIndex and gets 204,
+        // even when no message matched (it would otherwise have no id to send and start again).
+        this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex }, params.endIndex);
       }
     } catch (error) {
       this.logger.warn(`Stream from ${params.startIndex} ended after index ${this.lastIndex ?? 'none'}: ${String(error)}; the client resumes from its bookmark`);

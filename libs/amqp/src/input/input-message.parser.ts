@@ -53,10 +53,13 @@ export function parseInputMessage(content: Buffer, headers: Record<string, unkno
   let metadata: Record<string, unknown> | null = null;
   const rawMetadata = h[HEADERS.metadata];
   if (rawMetadata !== undefined && rawMetadata !== null) {
-    const parsed = typeof rawMetadata === 'object' && !Buffer.isBuffer(rawMetadata) ? rawMetadata : parseJson(text(rawMetadata));
+    const metadataText = typeof rawMetadata === 'object' && !Buffer.isBuffer(rawMetadata) ? undefined : text(rawMetadata);
+    const parsed = metadataText === undefined ? rawMetadata : parseJson(metadataText);
     if (parsed === undefined || parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       return { ok: false, reason: 'the metadata header must be a JSON object' };
     }
+    const inexactMetadata = metadataText === undefined ? null : inexactNumberIn(metadataText, 'metadata');
+    if (inexactMetadata) return { ok: false, reason: `${inexactMetadata.path} ${inexactMetadata.reason}` };
     metadata = parsed as Record<string, unknown>;
   }
   return { ok: true, message: { messageType, userId: userId ?? null, body, metadata, idempotencyKey: idempotencyKey ?? null } };
