@@ -342,8 +342,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       .then((arrived) => {
         for (const message of arrived) {
           for (const feed of this.watchers.get(message.id) ?? []) {
-            feed.offerLate(message);
-            this.counters.lateDeliveries++;
+            if (feed.offerLate(message)) this.counters.lateDeliveries++;
           }
           this.forget(message.id);
         }
