@@ -1,6 +1,7 @@
 import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { LogReader, compileFilter } from '@ordinal/log';
+import { LogReader } from '@ordinal/log';
+import { compileFilter } from '@ordinal/log/internal';
 import { RequireScope } from '../auth/scopes.decorator.js';
 import { toMessageResponse } from '../ingest/message-response.js';
 import { intParam, typesParam } from './query-params.js';

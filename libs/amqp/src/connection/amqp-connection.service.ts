@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { connect, type ChannelModel } from 'amqplib';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
-import { resolveAmqpOptions, type AmqpModuleOptions, type ResolvedAmqpOptions } from '../amqp-options.js';
+import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { AmqpUnavailableError } from '../errors/index.js';
 import { backoffDelay, sleep } from './backoff.js';
 
@@ -31,8 +31,8 @@ export class AmqpConnection implements OnApplicationShutdown {
   private reconnects = 0;
   private connections = 0;
 
-  constructor(@Inject(AMQP_MODULE_OPTIONS) options: AmqpModuleOptions) {
-    this.options = resolveAmqpOptions(options);
+  constructor(@Inject(AMQP_MODULE_OPTIONS) options: ResolvedAmqpOptions) {
+    this.options = options;
   }
 
   /** Starts connecting (idempotent); returns at once. */

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log';
+import type { SqlQuery } from '@ordinal/log/internal';
 import { AMQP_TABLES } from '../amqp.constants.js';
 
 /** Every saved bookmark with when it last moved. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { execute, hasNulEscape, InvalidMessageError, LogWriter, toPosition, type ExpectedVersion } from '@ordinal/log';
+import { InvalidMessageError, LogWriter, type ExpectedVersion } from '@ordinal/log';
+import { execute, hasNulEscape, toPosition } from '@ordinal/log/internal';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from '../event-sourcing-options.js';
 import { SnapshotVersionExceedsStreamError } from '../errors/index.js';

@@ -4,7 +4,7 @@ import type { StoredMessage } from '../message.js';
 import { execute, readCategoryPage, readMessage, readPage, type ReadFilter } from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
+import type { ResolvedLogOptions } from '../log-options.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
 import { isConnectionError, driverError } from '../writer/pg-errors.js';
@@ -17,9 +17,9 @@ export class LogReader {
   constructor(
     private readonly dataSource: DataSource,
     private readonly watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) options: ResolvedLogOptions,
   ) {
-    this.concurrent = resolveLogOptions(options).ordering === 'concurrent';
+    this.concurrent = options.ordering === 'concurrent';
   }
 
   /**

@@ -1,4 +1,4 @@
-import { execute, toPosition, type SqlRunner } from '@ordinal/log';
+import { execute, toPosition, type SqlRunner } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { CheckpointMovedError } from '../errors/index.js';
 import { advanceCheckpoint, ensureCheckpoint, markFailed, readOpenSkipped, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';

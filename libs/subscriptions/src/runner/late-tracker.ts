@@ -1,4 +1,5 @@
-import { execute, toPosition, toStoredMessage, type MessageRow, type SqlRunner, type StoredMessage } from '@ordinal/log';
+import { type StoredMessage } from '@ordinal/log';
+import { execute, toPosition, toStoredMessage, type MessageRow, type SqlRunner } from '@ordinal/log/internal';
 import { readArrivals, type ArrivalRow } from '../sql/index.js';
 
 /**

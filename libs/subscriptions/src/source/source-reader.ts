@@ -1,4 +1,5 @@
-import { execute, LogReader, toPosition, type StoredMessage } from '@ordinal/log';
+import { LogReader, type StoredMessage } from '@ordinal/log';
+import { execute, toPosition } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { readSkippedBetween } from '../sql/index.js';
 import { isCategoryStream, streamTypes, type SubscriptionStream } from './subscription-stream.js';

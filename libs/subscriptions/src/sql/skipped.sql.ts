@@ -1,4 +1,4 @@
-import { MESSAGE_COLUMNS, TABLES, type MessageRow, type SqlQuery } from '@ordinal/log';
+import { MESSAGE_COLUMNS, TABLES, type MessageRow, type SqlQuery } from '@ordinal/log/internal';
 
 /**
  * Abandoned positions inside (from, to] — those a watermark reader passed without seeing,
