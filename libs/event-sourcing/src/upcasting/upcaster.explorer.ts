@@ -23,8 +23,8 @@ export class UpcasterExplorer implements OnModuleInit {
       if (!metatype || typeof metatype !== 'function') continue;
       const metadata = Reflect.getMetadata(UPCASTER_METADATA, metatype) as UpcasterMetadata | undefined;
       if (!metadata) continue;
-      if (!wrapper.isDependencyTreeStatic()) {
-        // As @nestjs/schedule does: a request- or transient-scoped instance is not the one that would run.
+      if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+        // As @nestjs/schedule does for request scope (and for transient scope too): such an instance is not the one that would run.
         this.logger.warn(`Upcaster ${metatype.name} ('${metadata.eventType}' from version ${metadata.fromVersion}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`);
         continue;
       }

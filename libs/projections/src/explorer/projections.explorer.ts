@@ -31,8 +31,8 @@ export class ProjectionsExplorer implements OnModuleInit {
       if (!metatype || typeof metatype !== 'function') continue;
       const metadata = Reflect.getMetadata(PROJECTION_METADATA, metatype) as ProjectionMetadata | undefined;
       if (!metadata) continue;
-      if (!wrapper.isDependencyTreeStatic()) {
-        // As @nestjs/schedule does: a request- or transient-scoped instance is not the one that would run.
+      if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+        // As @nestjs/schedule does for request scope (and for transient scope too): such an instance is not the one that would run.
         this.logger.warn(`Projection '${metadata.name}' (${metatype.name}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`);
         continue;
       }
