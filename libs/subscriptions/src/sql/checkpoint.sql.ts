@@ -27,11 +27,6 @@ export function ensureCheckpoint(name: string, kind: string, position: number, l
   };
 }
 
-/** One checkpoint. */
-export function readCheckpoint(name: string): SqlQuery {
-  return { text: `SELECT ${COLUMNS} FROM ${T} WHERE name = $1`, values: [name] };
-}
-
 /**
  * Moves a checkpoint from `expected` to `position` (inside the batch's transaction); the last
  * error stays visible as history, the state says it recovered. Returns
