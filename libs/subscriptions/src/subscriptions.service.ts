@@ -81,7 +81,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     return this.get(name).waitFor(index, timeoutMs);
   }
 
-  /** Resets the checkpoint (and the read model, through its reset hook) and replays (S9). */
+  /** Resets the checkpoint (and the read model, through its reset hook) and replays. */
   async rebuild(name: string): Promise<void> {
     await this.get(name).rebuild();
   }

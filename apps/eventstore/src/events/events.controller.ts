@@ -7,7 +7,7 @@ import { toMessageResponse } from '../ingest/message-response.js';
 import { intParam, typesParam } from './query-params.js';
 import { shardParams } from '../stream/stream-params.js';
 
-/** JSON reads of the log (R4). */
+/** JSON reads of the log. */
 @ApiTags('reading')
 @ApiBearerAuth()
 @Controller('api/events')

@@ -10,7 +10,7 @@ import { watermarkStatus } from './watermark-status.js';
 const MAX_WAIT_MS = 60_000;
 
 /**
- * Projections and subscriptions running in this server (S9): position, head, lag, state and
+ * Projections and subscriptions running in this server: position, head, lag, state and
  * last error of each, the low watermark with the hole it holds; read-your-own-writes with
  * `?atLeast=<index>`; rebuild.
  */

@@ -14,7 +14,7 @@ export interface SseSessionOptions {
 }
 
 /**
- * One SSE connection (R1): `connected`, then every message of the feed as `message` with
+ * One SSE connection: `connected`, then every message of the feed as `message` with
  * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed.
  * Writes wait for the socket to drain, so a slow client slows only its own feed.
  */

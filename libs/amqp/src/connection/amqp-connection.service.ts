@@ -12,7 +12,7 @@ type UpListener = (connection: ChannelModel) => void;
 type DownListener = (reason: string) => void;
 
 /**
- * The process's one broker connection (P4). Connects in the background (a broker that is down
+ * The process's one broker connection. Connects in the background (a broker that is down
  * never blocks or crashes the server), reconnects after every loss with exponential back-off
  * and jitter, and tells its users when it is up (with the connection, to open their
  * channels) and when it went down (their channels are gone). Every 'error' and 'close' of the

@@ -33,9 +33,9 @@ interface Session {
 }
 
 /**
- * The AMQP input queue (I4). Each delivery is parsed and appended through the LogWriter, which
+ * The AMQP input queue. Each delivery is parsed and appended through the LogWriter, which
  * group-commits whatever the prefetch window holds; it is acknowledged only after its append
- * committed (G1), in runs with `ack(allUpTo=true)`. A malformed delivery is rejected without
+ * committed, in runs with `ack(allUpTo=true)`. A malformed delivery is rejected without
  * requeue, so the queue's dead-letter policy moves it to `<input>.rejected`. A transient
  * failure (database down, writer overloaded) requeues after a back-off that grows while the
  * failures last. A lost channel or connection starts over on the next connection; deliveries

@@ -18,7 +18,7 @@ export interface InterfaceReport extends InterfaceStatus {
   lag: number;
 }
 
-/** The configured push interfaces (P1–P4): builds them, starts them, reports on them. */
+/** The configured push interfaces: builds them, starts them, reports on them. */
 @Injectable()
 export class PushInterfaces implements BeforeApplicationShutdown {
   private readonly logger = new Logger(PushInterfaces.name);

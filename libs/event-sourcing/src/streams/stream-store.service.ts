@@ -15,7 +15,7 @@ import { guardDatabase } from './guard-database.js';
 import type { AppendedEvents, NewStreamEvent, ReadStreamOptions, RecordedEvent, Snapshot, StreamEvent, StreamRead, StreamSlice } from './stream-event.js';
 
 /**
- * Aggregate streams on the log (A1, A3): appends go through the group-commit `LogWriter`
+ * Aggregate streams on the log: appends go through the group-commit `LogWriter`
  * (version checked inside its locked transaction), reads page by (stream_id, stream_version),
  * versions come from the `streams` heads table, snapshots from `snapshots`. Works with raw
  * events; the typed domain API is `AggregateRepository`.

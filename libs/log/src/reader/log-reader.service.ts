@@ -42,7 +42,7 @@ export class LogReader {
 
   /**
    * Up to `limit` messages of one stream category from `fromIndex` (inclusive). Skips the
-   * watermark in every mode (S5): one category's positions commit in order.
+   * watermark in every mode: one category's positions commit in order.
    */
   async pageCategory(category: string, fromIndex: number, limit: number): Promise<StoredMessage[]> {
     return this.guard(async () => {
