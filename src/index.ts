@@ -5,7 +5,7 @@
  */
 export { OrdinalModule, type OrdinalFeatureOptions } from './ordinal.module.js';
 export { ORDINAL_OPTIONS } from './ordinal.module-definition.js';
-export { resolveOrdinalOptions, type OrdinalModuleOptions, type OrdinalModuleExtras, type OrdinalTypeOrmOptions, type ResolvedOrdinalOptions } from './ordinal-options.js';
+export { type OrdinalModuleOptions, type OrdinalModuleExtras, type OrdinalTypeOrmOptions, type ResolvedOrdinalOptions } from './ordinal-options.js';
 
 // Aggregates and events
 export {

@@ -73,7 +73,9 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
   }, 240_000);
 
   afterAll(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    // ORDINAL_KEEP_INSTALL=1 keeps the service folder to inspect (its path is printed).
+    if (dir && process.env.ORDINAL_KEEP_INSTALL) console.log(`install test folder kept: ${dir}`);
+    else if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('installs real folders (no symlinks) and one copy of each Nest package', () => {
@@ -86,6 +88,9 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     expect(names).toEqual(expect.arrayContaining(['@nestjs/common', '@nestjs/core', '@nestjs/cqrs', '@nestjs/typeorm']));
     const ordinal = readdirSync(join(modules, '@ordinal')).sort();
     expect(ordinal).toEqual(['client', 'event-sourcing', 'log', 'nestjs', 'projections', 'subscriptions']);
+    // And the client depends on nothing (no Nest)
+    const client = JSON.parse(readFileSync(join(modules, '@ordinal', 'client', 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect([client.dependencies, client.peerDependencies]).toEqual([undefined, undefined]);
     // And the packages hold their built dist/ only (no sources, no specs)
     const shipped = [...walk(join(modules, '@ordinal'))].map((path) => relative(join(modules, '@ordinal'), path));
     expect(shipped.filter((path) => /\.ts$/.test(path) && !/\.d\.ts$/.test(path))).toEqual([]);
