@@ -49,6 +49,15 @@ class CreateLampLog1767225600100 implements MigrationInterface {
   }
 }
 
+class CreateLampStats1767225600101 implements MigrationInterface {
+  async up(runner: QueryRunner): Promise<void> {
+    await runner.query('CREATE TABLE lamp_stats (id int PRIMARY KEY)');
+  }
+  async down(runner: QueryRunner): Promise<void> {
+    await runner.query('DROP TABLE lamp_stats');
+  }
+}
+
 @Projection('lamp-log')
 @Injectable({ scope: Scope.TRANSIENT })
 class TransientProjection {
@@ -111,6 +120,17 @@ describe('OrdinalModule', () => {
     await lamps.save(lamp);
     expect((await lamps.load('lamp-1')).on).toBe(true);
     expect(await db.query('SELECT index FROM messages WHERE message_type = $1', ['StartMarker'])).toEqual([]);
+  });
+
+  it('runs the migrations a feature contributes with forRoot’s, each once', async () => {
+    await start([
+      OrdinalModule.forRoot({ url: db.url, migrations: [CreateLampLog1767225600100] }),
+      OrdinalModule.forFeature([Lamp], { migrations: [CreateLampStats1767225600101, CreateLampLog1767225600100] }),
+    ]);
+    const rows = await db.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM ordinal_migrations GROUP BY name');
+    expect(rows).toEqual(expect.arrayContaining([{ name: 'CreateLampLog1767225600100', n: 1 }, { name: 'CreateLampStats1767225600101', n: 1 }]));
+    const [table] = await db.query<{ exists: boolean }>("SELECT to_regclass('lamp_stats') IS NOT NULL AS exists");
+    expect(table.exists).toBe(true);
   });
 
   it("uses the application's own TypeOrmModule connection with useExistingDataSource, and writes a StartMarker when asked", async () => {

@@ -1,11 +1,15 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { EventSourcingModule, type AggregateClass, type AggregateRoot } from '@ordinal/event-sourcing';
+import { MigrationSet } from '@ordinal/log/internal';
+import type { MigrationInterface } from 'typeorm';
 import { OrdinalConfigurableModule } from './ordinal.module-definition.js';
 
 /** Options of `OrdinalModule.forFeature`. */
 export interface OrdinalFeatureOptions {
   /** `@Upcaster` classes of this feature's events (they become providers of the feature and are discovered). @default [] */
   upcasters?: Provider[];
+  /** This feature's TypeORM migrations (its read models' tables): they run with Ordinal's and forRoot's at start, in one run under the migration lock. @default [] */
+  migrations?: (new () => MigrationInterface)[];
 }
 
 /**
@@ -20,6 +24,10 @@ export interface OrdinalFeatureOptions {
 export class OrdinalModule extends OrdinalConfigurableModule {
   /** Repositories of the given `@Aggregate` classes, for the module that imports this. */
   static forFeature(aggregates: AggregateClass<AggregateRoot>[], options: OrdinalFeatureOptions = {}): DynamicModule {
-    return EventSourcingModule.forFeature(aggregates, options.upcasters ?? []);
+    const feature = EventSourcingModule.forFeature(aggregates, options.upcasters ?? []);
+    if (!options.migrations?.length) return feature;
+    // A token of its own per call, so two features' sets are two providers.
+    const migrations: Provider = { provide: Symbol('ordinal:feature-migrations'), useValue: new MigrationSet(options.migrations) };
+    return { ...feature, providers: [...(feature.providers ?? []), migrations] };
   }
 }

@@ -16,3 +16,4 @@ export * from './jsonb-text.js';
 export { execute, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
 export { runMigrations, type MigrationClass, type RunMigrationsOptions } from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';
+export { MigrationSet } from './schema/migration-set.js';

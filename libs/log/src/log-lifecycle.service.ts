@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from './log.module-definition.js';
 import type { ResolvedLogOptions } from './log-options.js';
 import { LOG_MIGRATIONS } from './migrations/index.js';
-import { runMigrations } from './schema/run-migrations.js';
+import { runMigrations, type MigrationClass } from './schema/run-migrations.js';
+import { MigrationSet } from './schema/migration-set.js';
 import { alignPositions, execute, latestHashes } from './sql/index.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
@@ -18,8 +19,8 @@ interface ListeningServer {
 }
 
 /**
- * Brings the log up in order: migrations (the log's, then `options.migrations`, in one run
- * under the migration lock), then the duplicate window's memory (the latest hashes, read
+ * Brings the log up in order: migrations (the log's, `options.migrations` and those of
+ * `MigrationSet` providers, in one run under the migration lock), then the duplicate window's memory (the latest hashes, read
  * before anything new is written). With `startMarker: true` it writes a StartMarker once the
  * application has really started: when its HTTP server is listening (a start that fails, say
  * on a port in use, writes none), or at bootstrap for an application without HTTP.
@@ -36,13 +37,14 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     private readonly dataSource: DataSource,
     private readonly writer: LogWriter,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+    private readonly discovery: DiscoveryService,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
   async onModuleInit(): Promise<void> {
     const options = this.options;
     if (options.migrate) {
-      const applied = await runMigrations(this.dataSource, [...LOG_MIGRATIONS, ...options.migrations], { lockTimeoutMs: options.migrationLockTimeoutMs });
+      const applied = await runMigrations(this.dataSource, this.migrations(), { lockTimeoutMs: options.migrationLockTimeoutMs });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
     }
     await execute(this.dataSource.manager, alignPositions(options.ordering));
@@ -51,6 +53,12 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
       this.writer.window.load(rows.map((r) => r.content_hash));
       this.logger.log(`Duplicate window loaded ${rows.length} hashes (open for the next ${options.duplicateWindow} messages)`);
     }
+  }
+
+  /** The log's migrations, then `options.migrations`, then those of every `MigrationSet` provider (each class once). */
+  private migrations(): MigrationClass[] {
+    const contributed = this.discovery.getProviders().flatMap((wrapper) => (wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : []));
+    return [...new Set([...LOG_MIGRATIONS, ...this.options.migrations, ...contributed])];
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { LOG_MODULE_OPTIONS, LOG_RAW_OPTIONS, LogConfigurableModule } from './log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions } from './log-options.js';
 import { LogWriter } from './writer/log-writer.service.js';
@@ -12,6 +13,7 @@ import { LogWatermark } from './watermark/log-watermark.service.js';
  * (OrdinalModule.forRoot sets one up); runs its own migrations at start.
  */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     { provide: LOG_MODULE_OPTIONS, useFactory: (options: LogModuleOptions) => resolveLogOptions(options), inject: [LOG_RAW_OPTIONS] },
     LogWriter,
