@@ -47,8 +47,6 @@ export interface OrdinalModuleOptions {
  * given beside `useFactory` in `forRootAsync` too).
  */
 export interface OrdinalModuleExtras {
-  /** Register the module globally (repositories still come from `forFeature`). @default true */
-  isGlobal?: boolean;
   /** Your application has its own `TypeOrmModule.forRoot` for PostgreSQL: use that DataSource instead of creating one. @default false */
   useExistingDataSource?: boolean;
   /** Import `CqrsModule.forRoot()` so saved events reach the EventBus; false if you import it yourself. @default true */

@@ -10,12 +10,12 @@ import { resolveOrdinalOptions, type OrdinalModuleExtras, type OrdinalModuleOpti
 /** Injection token of the resolved options (`ResolvedOrdinalOptions`), the one provider every section is read from. */
 export const ORDINAL_OPTIONS = Symbol('ORDINAL_OPTIONS');
 
-const defaultExtras: Required<OrdinalModuleExtras> = { isGlobal: true, useExistingDataSource: false, cqrs: true };
+const defaultExtras: Required<OrdinalModuleExtras> = { useExistingDataSource: false, cqrs: true };
 
 /**
  * Adds what every OrdinalModule imports. The library modules take their options from the one
- * resolved provider (`ORDINAL_OPTIONS`, visible to them because this module is global), so
- * `forRoot` and `forRootAsync` build the same graph.
+ * resolved provider (`ORDINAL_OPTIONS`, visible to them because this module is always global),
+ * so `forRoot` and `forRootAsync` build the same graph.
  */
 function withLibraries(definition: DynamicModule, extras: Required<OrdinalModuleExtras>): DynamicModule {
   const fromOrdinal = <K extends keyof ResolvedOrdinalOptions>(key: K) => ({
@@ -25,7 +25,7 @@ function withLibraries(definition: DynamicModule, extras: Required<OrdinalModule
   });
   return {
     ...definition,
-    global: extras.isGlobal,
+    global: true,
     imports: [
       ...(definition.imports ?? []),
       ...(extras.useExistingDataSource
