@@ -12,6 +12,8 @@ export const HEADERS = {
   contentHash: 'contentHash',
   idempotencyKey: 'idempotencyKey',
   serverCorrelationUuid: 'serverCorrelationUuid',
+  /** `true` on a late arrival: a row that committed inside a hole the interface had passed (concurrent mode). */
+  late: 'late',
 } as const;
 
 /** The dead-letter queue of an input queue: `<input>.rejected`. */

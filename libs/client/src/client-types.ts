@@ -53,5 +53,7 @@ export interface LogPage {
 export type StreamEvent =
   | { event: 'connected'; startIndex: number; headIndex: number }
   | { event: 'message'; message: OrdinalMessage }
+  /** A row that committed inside a hole this connection had passed (concurrent mode): out of order, once, no `id:`. */
+  | { event: 'late-message'; message: OrdinalMessage }
   | { event: 'heartbeat'; headIndex?: number }
   | { event: 'stream-ended'; endIndex: number; lastIndex: number | null };

@@ -34,6 +34,8 @@ function decode(event: string, data: string): StreamEvent | null {
   switch (event) {
     case 'message':
       return { event: 'message', message: parsed.message as OrdinalMessage };
+    case 'late-message':
+      return { event: 'late-message', message: parsed.message as OrdinalMessage };
     case 'connected':
       return { event: 'connected', startIndex: parsed.startIndex as number, headIndex: parsed.headIndex as number };
     case 'heartbeat':

@@ -15,6 +15,12 @@ export interface MessageContext {
   caughtUp: boolean;
   /** The head reported by the current connection's `connected` event. */
   headIndex: number;
+  /**
+   * True for a late arrival: a message that committed inside a hole the stream had already
+   * passed (concurrent mode, after the gap timeout). It comes out of index order and does not
+   * move the bookmark.
+   */
+  late: boolean;
 }
 
 /** How a pull consumer runs. */
@@ -116,9 +122,12 @@ export class PullConsumer {
       } else if (event.event === 'message') {
         const index = event.message.id;
         if (index <= this.saved) continue;
-        await this.options.handler(event.message, { index, caughtUp: index > (this.liveAfter ?? 0), headIndex: this.headIndex });
+        await this.options.handler(event.message, { index, caughtUp: index > (this.liveAfter ?? 0), headIndex: this.headIndex, late: false });
         await this.options.bookmark.save(index);
         this.saved = index;
+        if (this.stopped) return false;
+      } else if (event.event === 'late-message') {
+        await this.options.handler(event.message, { index: event.message.id, caughtUp: true, headIndex: this.headIndex, late: true });
         if (this.stopped) return false;
       } else if (event.event === 'stream-ended') {
         if (event.endIndex > this.saved) {

@@ -5,6 +5,7 @@ export const TABLES = {
   streams: 'streams',
   migrations: 'ordinal_migrations',
   skipped: 'log_skipped',
+  watermark: 'log_watermark',
 } as const;
 
 /** Concurrent mode draws positions from this sequence (CACHE 1: values ascend across sessions). */

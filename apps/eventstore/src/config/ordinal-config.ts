@@ -36,6 +36,10 @@ export interface OrdinalConfig {
   gapTimeoutMs: number;
   /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE). @default true */
   exactRelease: boolean;
+  /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS). @default 2000 */
+  lateRescanMs: number;
+  /** How long the server waits for any one database answer (ms, ORDINAL_QUERY_TIMEOUT_MS); a write past it answers 503. @default 30000 */
+  queryTimeoutMs: number;
 }
 
 /** The AMQP part of the configuration. */
@@ -113,6 +117,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     livePollMs: int(env, 'ORDINAL_LIVE_POLL_MS', 1000, 10),
     gapTimeoutMs: int(env, 'ORDINAL_GAP_TIMEOUT_MS', 5000, Number.MIN_SAFE_INTEGER),
     exactRelease: oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
+    lateRescanMs: int(env, 'ORDINAL_LATE_RESCAN_MS', 2000, 10),
+    queryTimeoutMs: int(env, 'ORDINAL_QUERY_TIMEOUT_MS', 30_000, 100),
   };
 }
 

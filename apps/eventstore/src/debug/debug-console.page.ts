@@ -57,13 +57,13 @@ export const DEBUG_CONSOLE_PAGE = `<!doctype html>
     row.appendChild(td);
   }
 
-  function show(message) {
+  function show(message, late) {
     const row = document.createElement('tr');
     row.dataset.index = String(message.id);
     row.dataset.type = message.messageType;
-    row.className = 'fresh';
+    row.className = late ? 'fresh late' : 'fresh';
     cell(row, String(message.id));
-    cell(row, message.messageType);
+    cell(row, late ? message.messageType + ' (late)' : message.messageType);
     cell(row, message.userId == null ? '' : message.userId);
     cell(row, message.createdAt);
     cell(row, JSON.stringify(message.body), 'body');
@@ -78,7 +78,9 @@ export const DEBUG_CONSOLE_PAGE = `<!doctype html>
       setStatus('connected from ' + data.startIndex + ', server at ' + data.headIndex);
     } else if (event === 'message') {
       state.lastIndex = data.message.id;
-      show(data.message);
+      show(data.message, false);
+    } else if (event === 'late-message') {
+      show(data.message, true);
     } else if (event === 'heartbeat') {
       setStatus('connected, server at ' + data.headIndex + ', last shown ' + (state.lastIndex || 'none'));
     } else if (event === 'stream-ended') {

@@ -39,12 +39,11 @@ export class EventsController {
     const types = typesParam(typesRaw);
     const shard = shardParams(shardCountRaw, shardIndexRaw);
     const head = await this.reader.safeHead();
-    const read = await this.reader.page(fromIndex, limit, { types }, head);
-    const last = read.length === limit ? read[read.length - 1].id : head;
+    const read = await this.reader.readUpTo(fromIndex - 1, limit, { types }, head);
     // A shard is applied after the read, so a page may hold fewer than `limit`; nextIndex still moves on.
     const accepts = shard ? compileFilter({ shard }) : null;
-    const messages = accepts ? read.filter(accepts) : read;
-    return { fromIndex, head, nextIndex: Math.max(fromIndex, last + 1), count: messages.length, messages: messages.map(toMessageResponse) };
+    const messages = accepts ? read.messages.filter(accepts) : read.messages;
+    return { fromIndex, head, nextIndex: Math.max(fromIndex, read.to + 1), count: messages.length, messages: messages.map(toMessageResponse) };
   }
 
   @Get(':index')

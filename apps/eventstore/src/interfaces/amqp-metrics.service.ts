@@ -4,7 +4,7 @@ import { AmqpConnection, InputConsumer, PushInterfaces, type InterfaceStatus } f
 import { LogReader } from '@ordinal/log';
 import { MetricsService } from '../metrics/metrics.service.js';
 
-type CounterField = 'published' | 'skipped' | 'staleAcks' | 'restarts';
+type CounterField = 'published' | 'skipped' | 'staleAcks' | 'restarts' | 'late';
 
 /**
  * AMQP figures in the server's registry: the connection, the input consumer and each
@@ -62,5 +62,6 @@ export class AmqpMetrics {
     totals('ordinal_interface_skipped_total', 'Messages outside includeTypes acknowledged on the consumer\'s behalf', 'skipped');
     totals('ordinal_interface_stale_acks_total', 'Acknowledgements dropped for a stale correlation uuid', 'staleAcks');
     totals('ordinal_interface_restarts_total', 'Interface runs restarted after a failure', 'restarts');
+    totals('ordinal_interface_late_total', 'Late arrivals published by an interface, marked late', 'late');
   }
 }

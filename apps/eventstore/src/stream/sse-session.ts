@@ -14,8 +14,10 @@ export interface SseSessionOptions {
 }
 
 /**
- * One SSE connection: `connected`, then every message of the feed as `message` with
- * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed.
+ * One SSE connection (R1): `connected`, then every message of the feed as `message` with
+ * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed. A
+ * late arrival (a row that committed inside a hole the stream had passed) comes as
+ * `late-message`, same data, without an `id:` line: the client's Last-Event-ID stays.
  * Writes wait for the socket to drain, so a slow client slows only its own feed.
  */
 export class SseSession {
@@ -33,15 +35,21 @@ export class SseSession {
   /** Streams until the end index, the client leaving, `close()` or a read failure. */
   async run(): Promise<void> {
     const { params, headIndex, heartbeatMs } = this.options;
+    // The head a client is told never goes back, even if the router is behind the head at connect time.
+    let reported = headIndex;
     const heartbeat = setInterval(() => {
-      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: this.options.currentHead() });
+      reported = Math.max(reported, this.options.currentHead());
+      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: reported });
     }, heartbeatMs);
     try {
       this.writer.send('connected', { startIndex: params.startIndex, headIndex });
       for await (const message of this.feed) {
-        if (!this.writer.send('message', { message: toMessageResponse(message) }, message.id)) await this.writer.drained();
+        const sent = message.late
+          ? this.writer.send('late-message', { message: toMessageResponse(message) })
+          : this.writer.send('message', { message: toMessageResponse(message) }, message.id);
+        if (!sent) await this.writer.drained();
         if (this.writer.closed) break;
-        this.lastIndex = message.id;
+        if (!message.late) this.lastIndex = message.id;
       }
       if (this.feed.completed && !this.writer.closed) {
         this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex });

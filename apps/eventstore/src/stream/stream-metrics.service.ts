@@ -17,5 +17,7 @@ export class StreamMetrics {
     routerGauge('ordinal_router_mailbox_queued_messages', 'Live messages waiting in all mailboxes', (s) => s.queued);
     routerGauge('ordinal_router_mailbox_overflows', 'Mailboxes dropped over their bound (their feeds caught up from the database)', (s) => s.overflows);
     routerGauge('ordinal_router_database_reads', 'Page reads of new rows by the live router', (s) => s.databaseReads);
+    routerGauge('ordinal_router_late_deliveries', 'Late arrivals handed to feeds (SSE streams, interfaces) that had passed their position', (s) => s.lateDeliveries);
+    routerGauge('ordinal_router_late_watched', 'Positions passed inside abandoned holes that open feeds watch for a late arrival', (s) => s.lateWatched);
   }
 }

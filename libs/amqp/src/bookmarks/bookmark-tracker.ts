@@ -40,6 +40,11 @@ export class BookmarkTracker {
     this.record(index);
   }
 
+  /** Positions without a message (holes the log passed): handled, like skipped ones. */
+  skipRange(from: number, to: number): void {
+    for (let index = from; index <= to; index++) this.skip(index);
+  }
+
   /** A consumer's acknowledgement `{index, serverCorrelationUuid}`. */
   ack(index: number, correlationUuid: string): AckOutcome {
     if (correlationUuid !== this.correlationUuid) return 'stale';

@@ -1,5 +1,5 @@
 import type { Options } from 'amqplib';
-import type { StoredMessage } from '@ordinal/log';
+import type { FeedMessage, StoredMessage } from '@ordinal/log';
 import { HEADERS } from '../amqp.constants.js';
 
 /** The body of an interface delivery: the message's content JSON. */
@@ -10,9 +10,10 @@ export function deliveryBody(message: StoredMessage): Buffer {
 /**
  * Properties of an interface delivery: persistent, headers index, messageType, userId
  * (absent when none), metadata (a JSON string, absent when none), contentHash and, for
- * replayable interfaces, this run's serverCorrelationUuid. `messageId` is the index too.
+ * replayable interfaces, this run's serverCorrelationUuid; `late: true` on a late arrival.
+ * `messageId` is the index too.
  */
-export function deliveryProperties(message: StoredMessage, correlationUuid: string | null): Options.Publish {
+export function deliveryProperties(message: FeedMessage, correlationUuid: string | null): Options.Publish {
   const headers: Record<string, unknown> = {
     [HEADERS.index]: message.id,
     [HEADERS.messageType]: message.messageType,
@@ -21,6 +22,7 @@ export function deliveryProperties(message: StoredMessage, correlationUuid: stri
   if (message.userId !== null) headers[HEADERS.userId] = message.userId;
   if (message.metadata !== null) headers[HEADERS.metadata] = JSON.stringify(message.metadata);
   if (correlationUuid !== null) headers[HEADERS.serverCorrelationUuid] = correlationUuid;
+  if (message.late) headers[HEADERS.late] = true;
   return {
     persistent: true,
     mandatory: true,

@@ -32,6 +32,8 @@ export interface InterfaceStatus {
   staleAcks: number;
   /** Runs started after a failure (broker outage, channel loss, database failure). */
   restarts: number;
+  /** Late arrivals published (rows that committed inside holes already passed), marked `late`. */
+  late: number;
   /** Replayable: this run's serverCorrelationUuid. */
   correlationUuid: string | null;
   /** The last completed catch-up of this run, if any. */

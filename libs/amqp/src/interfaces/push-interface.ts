@@ -16,7 +16,7 @@ import type { InterfaceState, InterfaceStatus } from './interface-status.js';
 export abstract class PushInterface {
   protected readonly logger: Logger;
   protected state: InterfaceState = 'starting';
-  protected readonly counters = { published: 0, skipped: 0, staleAcks: 0, restarts: 0 };
+  protected readonly counters = { published: 0, skipped: 0, staleAcks: 0, restarts: 0, late: 0 };
   protected lastError: string | null = null;
   private readonly stopping = new AbortController();
   private supervisor: Promise<void> | null = null;

@@ -87,6 +87,12 @@ export class RealtimeInterface extends PushInterface {
       this.state = 'live';
       this.healthy();
       for await (const message of feed) {
+        if (message.late) {
+          // A late arrival among positions already passed: published once, marked late.
+          await window.publish(sink, deliveryBody(message), deliveryProperties(message, null), () => this.counters.published++);
+          this.counters.late++;
+          continue;
+        }
         const index = message.id;
         await window.publish(sink, deliveryBody(message), deliveryProperties(message, null), () => {
           this.counters.published++;

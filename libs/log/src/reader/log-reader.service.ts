@@ -1,13 +1,28 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
-import { execute, readCategoryPage, readMessage, readPage, type ReadFilter } from '../sql/index.js';
+import { execute, readCategoryPage, readMessage, readPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
-import { isConnectionError, driverError } from '../writer/pg-errors.js';
+import { isConnectionError, isQueryTimeout, driverError } from '../writer/pg-errors.js';
+
+/**
+ * One read of the log after a position: the rows, the position the read covers, and (in
+ * concurrent mode) the abandoned positions it passed without a row. A reader moves its
+ * position to `to`, never further: what it did not read it has not passed.
+ */
+export interface CoveredRead {
+  messages: StoredMessage[];
+  /** Every matching message in (after, to] is in `messages`. */
+  to: number;
+  /** Abandoned positions in (after, to] with no row in `messages`: watch them for late arrivals. */
+  skipped: number[];
+  /** Snapshot xmax when `skipped` was read: every transaction that could still fill them is below it. */
+  xmax: string;
+}
 
 /** Reads the log by position. Every read stops at the safe head (committed, gap-free). */
 @Injectable()
@@ -41,6 +56,26 @@ export class LogReader {
   }
 
   /**
+   * Up to `limit` messages after `after`, up to `upTo`, which must not exceed a safe head read
+   * before (so every row at or below it is visible): the one read every feed, the router and
+   * subscriptions use, so none of them can claim positions it did not read.
+   */
+  async readUpTo(after: number, limit: number, filter: ReadFilter, upTo: number): Promise<CoveredRead> {
+    if (upTo <= after) return { messages: [], to: after, skipped: [], xmax: '0' };
+    return this.guard(async () => {
+      const rows = await execute<MessageRow>(this.dataSource.manager, readPage(after + 1, upTo, limit, filter));
+      const messages = rows.map(toStoredMessage);
+      const to = messages.length === limit ? messages[limit - 1].id : upTo;
+      if (!this.concurrent) return { messages, to, skipped: [], xmax: '0' };
+      const passed = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readSkippedBetween(after, to));
+      if (passed.length === 0) return { messages, to, skipped: [], xmax: '0' };
+      const seen = new Set(messages.map((m) => m.id));
+      const skipped = passed.map((r) => toPosition(r.position)).filter((p) => !seen.has(p));
+      return { messages, to, skipped, xmax: passed[0].xmax };
+    });
+  }
+
+  /**
    * Up to `limit` messages of one stream category from `fromIndex` (inclusive). Skips the
    * watermark in every mode: one category's positions commit in order.
    */
@@ -63,7 +98,7 @@ export class LogReader {
     try {
       return await read();
     } catch (error) {
-      if (isConnectionError(error)) {
+      if (isConnectionError(error) || isQueryTimeout(error)) {
         throw new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });
       }
       throw error;

@@ -6,9 +6,13 @@ import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { LogWriter } from '../writer/log-writer.service.js';
+import { LogWatermark } from '../watermark/log-watermark.service.js';
+import { LateTracker } from '../late/late-tracker.js';
+import { execute, readOpenSkipped } from '../sql/index.js';
+import { toPosition } from '../row-mapper.js';
 import { listenerClientConfig } from './listener-config.js';
 import type { FeedOptions, LogFeed } from './log-feed.js';
-import { Mailbox } from './mailbox.js';
+import { Mailbox, type PassedMark } from './mailbox.js';
 import { NotifyListener } from './notify-listener.js';
 import { RouterFeed, type FeedSource } from './router-feed.js';
 
@@ -27,6 +31,10 @@ export interface LiveRouterStats {
   databaseReads: number;
   /** Own committed batches delivered without a read. */
   directDeliveries: number;
+  /** Positions passed inside abandoned holes that some open feed watches for a late arrival. */
+  lateWatched: number;
+  /** Late arrivals handed to feeds (one per feed that had passed the position). */
+  lateDeliveries: number;
   /** LISTEN is established (else only own commits and the poll wake the router). */
   listening: boolean;
   /** The router is at work now (delivering, or reading the database); false when idle. */
@@ -47,6 +55,14 @@ const NOTIFY_GRACE_MS = 10;
  * and hands the rows to every feed's mailbox, strictly in index order. Own commits that
  * continue `deliveredUpTo` are delivered without reading (gapless mode). Feeds come from
  * `open`.
+ *
+ * `deliveredUpTo` is a safe head the router has read up to (or, in gapless mode, a committed
+ * head: nothing below it can appear): never merely the highest index heard of. A feed that
+ * registers takes it as the start of its mailbox, so a position above the safe head there
+ * would be a position nobody reads. In concurrent mode the router also keeps the one late
+ * watch of all its feeds: positions they passed inside abandoned holes, looked up every
+ * `lateRescanMs` (and when the watermark reports an arrival); an arrival goes to each feed
+ * that passed it, marked late.
  */
 @Injectable()
 export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -71,16 +87,24 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private pollTimer: NodeJS.Timeout | null = null;
   private graceTimer: NodeJS.Timeout | null = null;
   private notifiedHead = 0;
-  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0 };
+  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0, lateDeliveries: 0 };
+  private readonly late = new LateTracker();
+  private readonly watchers = new Map<number, Set<RouterFeed>>();
+  private lateTimer: NodeJS.Timeout | null = null;
+  private lateChecking: Promise<void> | null = null;
+  private lateAgain = false;
+  private readonly stopLate: () => void;
 
   constructor(
-    dataSource: DataSource,
+    private readonly dataSource: DataSource,
     writer: LogWriter,
     private readonly reader: LogReader,
+    watermark: LogWatermark,
     @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
   ) {
     this.options = resolveLogOptions(options);
     this.stopCommits = writer.onCommit((batch) => this.onOwnCommit(batch));
+    this.stopLate = watermark.onLate(() => this.checkLate());
     this.listener = new NotifyListener({
       client: listenerClientConfig(dataSource),
       channel: LOG_CHANNEL,
@@ -94,7 +118,14 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       attach: (limit, accepts) => this.attach(limit, accepts),
       detach: (mailbox) => this.mailboxes.delete(mailbox),
       safeHead: () => this.reader.safeHead(),
-      page: (from, limit, types, to) => this.reader.page(from, limit, { types }, to),
+      read: (after, limit, types, upTo) => this.reader.readUpTo(after, limit, { types }, upTo),
+      openSkipped: async (upTo) => {
+        if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
+        const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(upTo));
+        return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
+      },
+      watch: (feed, positions, xmax) => this.watch(feed, positions, xmax),
+      unwatch: (feed) => this.unwatch(feed),
     };
   }
 
@@ -114,11 +145,22 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   stats(): LiveRouterStats {
     let queued = 0;
     for (const mailbox of this.mailboxes) queued += mailbox.size;
-    return { deliveredUpTo: this.delivered, feeds: this.mailboxes.size, queued, listening: this.listener.connected, busy: this.pumping, ...this.counters };
+    return {
+      deliveredUpTo: this.delivered,
+      feeds: this.mailboxes.size,
+      queued,
+      lateWatched: this.watchers.size,
+      listening: this.listener.connected,
+      busy: this.pumping,
+      ...this.counters,
+    };
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.delivered = this.knownHead = Math.max(this.knownHead, await this.reader.safeHead());
+    // The safe head, not the highest index heard of: own commits before this (a StartMarker
+    // in concurrent mode, say) may sit above a hole.
+    this.delivered = await this.reader.safeHead();
+    this.knownHead = Math.max(this.knownHead, this.delivered);
     this.started = true;
     this.markReady();
     this.listener.start();
@@ -130,7 +172,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
     this.stopCommits();
+    this.stopLate();
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.lateTimer) clearInterval(this.lateTimer);
     if (this.graceTimer) clearTimeout(this.graceTimer);
     for (const mailbox of this.mailboxes) mailbox.close();
     this.mailboxes.clear();
@@ -180,7 +224,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       while (this.wakeRequested && !this.closed) {
         this.wakeRequested = false;
         this.applyOwn();
-        if (this.mailboxes.size === 0 && !this.readRequested) {
+        // Gapless: every index up to a committed head is final, so with nobody listening the
+        // router may move there without reading. Concurrent: only a read of the safe head may.
+        if (this.mailboxes.size === 0 && !this.readRequested && this.options.ordering === 'gapless') {
           this.delivered = Math.max(this.delivered, this.knownHead);
           continue;
         }
@@ -209,10 +255,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
         this.delivered = head;
         return;
       }
-      const rows = await this.reader.page(this.delivered + 1, this.options.replayBatchSize, {}, head);
+      const read = await this.reader.readUpTo(this.delivered, this.options.replayBatchSize, {}, head);
       this.counters.databaseReads++;
-      if (rows.length === 0) return;
-      this.deliver(rows);
+      this.deliver(read.messages, read.to, read.skipped.length > 0 ? { passed: read.skipped, xmax: read.xmax } : undefined);
       this.applyOwn();
     }
   }
@@ -239,19 +284,79 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     }
   }
 
-  private deliver(messages: StoredMessage[]): void {
+  /** Hands messages (and the positions read past without a row) to every mailbox; moves `delivered` to `upTo`. */
+  private deliver(messages: StoredMessage[], upTo = messages.at(-1)?.id ?? this.delivered, passed?: PassedMark): void {
     let start = 0;
     while (start < messages.length && messages[start].id <= this.delivered) start++;
-    if (start === messages.length) return;
     const fresh = start === 0 ? messages : messages.slice(start);
-    this.delivered = fresh[fresh.length - 1].id;
+    if (upTo <= this.delivered) return;
+    this.delivered = upTo;
     for (const mailbox of this.mailboxes) {
-      if (mailbox.offer(fresh, this.delivered)) {
+      if (mailbox.offer(fresh, this.delivered, passed)) {
         if (mailbox.size > this.counters.peakMailbox) this.counters.peakMailbox = mailbox.size;
       } else {
         this.mailboxes.delete(mailbox);
         if (mailbox.overflowed) this.counters.overflows++;
       }
     }
+  }
+
+  private watch(feed: RouterFeed, positions: number[], xmax: string): void {
+    if (this.closed) return;
+    this.late.add(positions, xmax);
+    for (const position of positions) {
+      let feeds = this.watchers.get(position);
+      if (!feeds) this.watchers.set(position, (feeds = new Set()));
+      feeds.add(feed);
+    }
+    if (this.lateTimer === null) {
+      this.lateTimer = setInterval(() => this.checkLate(), this.options.lateRescanMs);
+      this.lateTimer.unref();
+    }
+  }
+
+  private unwatch(feed: RouterFeed): void {
+    for (const [position, feeds] of this.watchers) {
+      if (feeds.delete(feed) && feeds.size === 0) this.forget(position);
+    }
+  }
+
+  private forget(position: number): void {
+    this.watchers.delete(position);
+    this.late.forget(position);
+    if (this.watchers.size === 0 && this.lateTimer !== null) {
+      clearInterval(this.lateTimer);
+      this.lateTimer = null;
+    }
+  }
+
+  /** Looks the watched positions up once (one query for every feed); hands arrivals to the feeds that passed them. */
+  private checkLate(): void {
+    if (this.closed || this.watchers.size === 0) return;
+    if (this.lateChecking) {
+      this.lateAgain = true;
+      return;
+    }
+    this.lateChecking = this.late
+      .check(this.dataSource.manager)
+      .then((arrived) => {
+        for (const message of arrived) {
+          for (const feed of this.watchers.get(message.id) ?? []) {
+            if (feed.offerLate(message)) this.counters.lateDeliveries++;
+          }
+          this.forget(message.id);
+        }
+        // Positions whose writers all ended without a row are final: nobody waits for them.
+        const pending = new Set(this.late.positions());
+        for (const position of [...this.watchers.keys()]) if (!pending.has(position)) this.forget(position);
+      })
+      .catch((error: unknown) => this.logger.warn(`Late-arrival check of ${this.watchers.size} positions failed: ${String(error)}; retrying`))
+      .finally(() => {
+        this.lateChecking = null;
+        if (this.lateAgain) {
+          this.lateAgain = false;
+          this.checkLate();
+        }
+      });
   }
 }

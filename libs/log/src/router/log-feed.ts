@@ -12,15 +12,27 @@ export interface FeedOptions {
   shard?: { count: number; index: number };
   /** Most live messages buffered for this feed before it detaches to database catch-up (R3). */
   mailboxLimit?: number;
+  /**
+   * Also watch the abandoned positions below `fromIndex` that have not arrived yet (a consumer
+   * resuming from a bookmark it moved past them). @default false
+   */
+  watchAbandonedBelow?: boolean;
 }
 
 /**
+ * A message as a feed yields it. `late` marks a row that committed inside a hole the feed had
+ * already passed (concurrent mode, after the gap timeout): it comes out of index order,
+ * once, and a consumer's bookmark must not move back to it.
+ */
+export type FeedMessage = StoredMessage & { readonly late?: true };
+
+/**
  * A gap-free, repeat-free view of the log from `fromIndex` (R2): history from the database,
- * then live messages, in index order. The consumer pulls (`for await`), so a slow consumer
+ * then live messages, in index order (late arrivals excepted, marked `late`). The consumer pulls (`for await`), so a slow consumer
  * slows only its own feed; when its live mailbox overflows, the feed reads the database
  * again and rejoins live without a miss or a repeat.
  */
-export interface LogFeed extends AsyncIterable<StoredMessage> {
+export interface LogFeed extends AsyncIterable<FeedMessage> {
   /**
    * The safe head once the feed has registered with the router: every index up to it is
    * history for this feed. Rejects (e.g. database unavailable) before anything is delivered.

@@ -1,12 +1,20 @@
 import type { StoredMessage } from '../message.js';
 
+/** Positions the router read past inside abandoned holes (concurrent mode), ahead of the batch that passed them. */
+export interface PassedMark {
+  readonly passed: number[];
+  readonly xmax: string;
+}
+
+export type MailboxItem = StoredMessage | PassedMark;
+
 /**
  * A feed's live buffer, filled by the router in index order. Bounded (R3): the message that
  * would exceed `limit` empties it and marks it overflowed; the router then drops it and the
  * feed catches up from the database.
  */
 export class Mailbox {
-  private items: StoredMessage[] = [];
+  private items: MailboxItem[] = [];
   private head = 0;
   private waiter: (() => void) | null = null;
   /** The router's delivered position when it last offered a batch (covers filtered-out ones). */
@@ -29,8 +37,9 @@ export class Mailbox {
   }
 
   /** Takes a delivered batch; returns false once overflowed (the router then forgets it). */
-  offer(messages: StoredMessage[], upTo: number): boolean {
+  offer(messages: StoredMessage[], upTo: number, passed?: PassedMark): boolean {
     if (this.overflowed || this.closed) return false;
+    if (passed) this.items.push(passed);
     for (const message of messages) {
       if (this.accepts !== null && !this.accepts(message)) continue;
       if (this.size >= this.limit) {
@@ -47,8 +56,8 @@ export class Mailbox {
     return true;
   }
 
-  /** The oldest waiting message, if any. */
-  take(): StoredMessage | undefined {
+  /** The oldest waiting item, if any. */
+  take(): MailboxItem | undefined {
     if (this.head >= this.items.length) return undefined;
     const message = this.items[this.head++];
     if (this.head >= 1024 && this.head * 2 >= this.items.length) {
@@ -63,6 +72,11 @@ export class Mailbox {
     return new Promise((resolve) => {
       this.waiter = resolve;
     });
+  }
+
+  /** Wakes the waiting feed without an item (a late arrival is waiting for it). */
+  poke(): void {
+    this.wake();
   }
 
   close(): void {

@@ -1,9 +1,10 @@
 import type { StoredMessage } from '../message.js';
+import type { CoveredRead } from '../reader/log-reader.service.js';
 import { compileFilter } from './feed-filter.js';
-import type { FeedOptions, LogFeed } from './log-feed.js';
+import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
 import type { Mailbox } from './mailbox.js';
 
-/** What a feed needs from the router: registration, the safe head and page reads. */
+/** What a feed needs from the router: registration, the safe head, covered reads and the late watch. */
 export interface FeedSource {
   /** Resolves once the router knows its delivered position. */
   readonly ready: Promise<void>;
@@ -13,7 +14,13 @@ export interface FeedSource {
   attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
   detach(mailbox: Mailbox): void;
   safeHead(): Promise<number>;
-  page(fromIndex: number, limit: number, types: string[] | undefined, toIndex: number): Promise<StoredMessage[]>;
+  /** A covered read after `after` up to `upTo` (at most a safe head read before). */
+  read(after: number, limit: number, types: string[] | undefined, upTo: number): Promise<CoveredRead>;
+  /** Abandoned positions at or below `upTo` whose row has not arrived (a feed resuming from a bookmark). */
+  openSkipped(upTo: number): Promise<{ positions: number[]; xmax: string }>;
+  /** Watches positions this feed passed inside abandoned holes; an arrival comes back as `offerLate`. */
+  watch(feed: RouterFeed, positions: number[], xmax: string): void;
+  unwatch(feed: RouterFeed): void;
 }
 
 /**
@@ -21,25 +28,32 @@ export interface FeedSource {
  * database in batches (the next batch is read while this one is consumed), then drain the
  * mailbox dropping anything at or below the position. An overflowed mailbox is dropped and
  * the same steps run again from the position, so the feed rejoins live without a seam.
+ *
+ * The position only ever moves over what a read covered or the router handed over, so a
+ * feed never passes a position it has not seen. Positions it passed inside abandoned holes
+ * (concurrent mode) are watched; a row that commits there later is yielded marked `late`.
  */
 export class RouterFeed implements LogFeed {
   readonly headAtOpen: Promise<number>;
   private pos: number;
+  private readonly start: number;
   private done = false;
   private closed = false;
   private iterated = false;
   private mailbox: Mailbox | null = null;
   private readonly toIndex: number;
   private readonly accepts: ((message: StoredMessage) => boolean) | null;
+  private readonly late: FeedMessage[] = [];
 
   constructor(
     private readonly source: FeedSource,
     private readonly options: FeedOptions,
   ) {
     this.accepts = compileFilter(options);
-    this.pos = Math.max(1, Math.floor(options.fromIndex)) - 1;
+    this.start = Math.max(1, Math.floor(options.fromIndex));
+    this.pos = this.start - 1;
     this.toIndex = options.toIndex ?? Number.MAX_SAFE_INTEGER;
-    this.headAtOpen = this.join();
+    this.headAtOpen = this.join(true);
     this.headAtOpen.catch(() => undefined);
   }
 
@@ -54,15 +68,25 @@ export class RouterFeed implements LogFeed {
   close(): void {
     this.closed = true;
     this.leave();
+    this.source.unwatch(this);
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<StoredMessage> {
+  /** A row committed at a position this feed passed: yields it marked late; false when it does not match the feed. */
+  offerLate(message: StoredMessage): boolean {
+    if (this.closed || message.id < this.start || message.id > this.pos || message.id > this.toIndex) return false;
+    if (this.accepts !== null && !this.accepts(message)) return false;
+    this.late.push({ ...message, late: true });
+    this.mailbox?.poke();
+    return true;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<FeedMessage> {
     if (this.iterated) throw new Error('A LogFeed can be iterated only once; open another feed');
     this.iterated = true;
     return this.run();
   }
 
-  private async *run(): AsyncGenerator<StoredMessage> {
+  private async *run(): AsyncGenerator<FeedMessage> {
     try {
       let target = await this.headAtOpen;
       for (;;) {
@@ -72,17 +96,26 @@ export class RouterFeed implements LogFeed {
         if (this.finished()) return;
         // The mailbox overflowed: catch up from the database and rejoin live.
         this.leave();
-        target = await this.join();
+        target = await this.join(false);
       }
     } finally {
       this.leave();
+      this.source.unwatch(this);
     }
   }
 
-  /** Registers a fresh mailbox and returns the replay target (every index up to it is read from the database). */
-  private async join(): Promise<number> {
+  /**
+   * Registers a fresh mailbox and returns the replay target: a safe head read after the
+   * registration, so every index up to it is final and visible, and every later one reaches
+   * the mailbox (the router never hands out past the safe head).
+   */
+  private async join(first: boolean): Promise<number> {
     await this.source.ready;
     if (this.closed) return this.pos;
+    if (first && this.options.watchAbandonedBelow && this.pos > 0) {
+      const open = await this.source.openSkipped(this.pos);
+      if (open.positions.length > 0) this.source.watch(this, open.positions, open.xmax);
+    }
     this.mailbox = this.source.attach(this.options.mailboxLimit ?? this.source.mailboxLimit, this.accepts);
     if (this.mailbox === null) {
       this.closed = true;
@@ -104,45 +137,62 @@ export class RouterFeed implements LogFeed {
     return this.done || this.closed;
   }
 
-  private async *replay(upTo: number): AsyncGenerator<StoredMessage> {
+  private *takeLate(): Generator<FeedMessage> {
+    while (this.late.length > 0 && !this.closed) yield this.late.shift()!;
+  }
+
+  private passed(read: CoveredRead): void {
+    if (read.skipped.length > 0) this.source.watch(this, read.skipped, read.xmax);
+  }
+
+  private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
     const batch = this.source.replayBatchSize;
-    const read = (from: number) => {
-      const rows = this.source.page(from, batch, this.options.types, upTo);
+    const read = (after: number) => {
+      const rows = this.source.read(after, batch, this.options.types, upTo);
       rows.catch(() => undefined);
       return rows;
     };
-    let next = this.pos < upTo && !this.closed ? read(this.pos + 1) : null;
+    let next = this.pos < upTo && !this.closed ? read(this.pos) : null;
     while (next !== null) {
-      const rows = await next;
-      const last = rows.length > 0 ? rows[rows.length - 1].id : upTo;
-      next = rows.length === batch && last < upTo ? read(last + 1) : null;
-      for (const message of rows) {
+      const result = await next;
+      next = result.to < upTo ? read(result.to) : null;
+      for (const message of result.messages) {
         if (this.closed) return;
         this.pos = message.id;
         if (this.accepts === null || this.accepts(message)) yield message;
       }
+      if (this.closed) return;
+      this.pos = Math.max(this.pos, result.to);
+      this.passed(result);
+      yield* this.takeLate();
     }
-    if (!this.closed && this.pos < upTo) this.pos = upTo;
   }
 
-  private async *live(): AsyncGenerator<StoredMessage> {
+  private async *live(): AsyncGenerator<FeedMessage> {
     const mailbox = this.mailbox;
     if (mailbox === null) return;
     for (;;) {
+      yield* this.takeLate();
       if (this.closed || mailbox.closed) {
         this.closed = true;
         return;
       }
       if (this.pos >= this.toIndex) return;
-      const message = mailbox.take();
-      if (message !== undefined) {
-        if (message.id <= this.pos) continue;
-        if (message.id > this.toIndex) {
+      const item = mailbox.take();
+      if (item !== undefined) {
+        if ('passed' in item) {
+          // Positions the router read past inside abandoned holes; ours if we had not passed them yet.
+          const mine = item.passed.filter((p) => p > this.pos && p <= this.toIndex);
+          if (mine.length > 0) this.source.watch(this, mine, item.xmax);
+          continue;
+        }
+        if (item.id <= this.pos) continue;
+        if (item.id > this.toIndex) {
           this.pos = this.toIndex;
           return;
         }
-        this.pos = message.id;
-        yield message;
+        this.pos = item.id;
+        yield item;
         continue;
       }
       if (mailbox.overflowed) return;

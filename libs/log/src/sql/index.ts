@@ -10,3 +10,4 @@ export * from './latest-hashes.sql.js';
 export * from './lock-categories.sql.js';
 export * from './align-positions.sql.js';
 export * from './watermark.sql.js';
+export * from './late.sql.js';

@@ -2,13 +2,32 @@ import { SEQUENCE, TABLES } from '../log.constants.js';
 import type { SqlQuery } from './sql-query.js';
 
 /**
- * Committed positions after `position`, in order (an index-only scan). The ORDER BY names the
- * table's column: a bare `index` would sort by the text output column ('10' < '9').
+ * Final positions after `position`, in order: committed rows and positions recorded in
+ * `log_skipped` (abandoned or released by any process), merged from two index scans. A
+ * position may come twice (a late arrival is in both). Sorted by the bigint, never by text
+ * ('10' < '9').
  */
-export function readPositionsAfter(position: number, limit: number): SqlQuery {
+export function readFinalPositionsAfter(position: number, limit: number): SqlQuery {
   return {
-    text: `SELECT index::text AS index FROM ${TABLES.messages} WHERE index > $1 ORDER BY ${TABLES.messages}.index LIMIT $2`,
+    text: `SELECT p::text AS index FROM (
+             (SELECT index AS p FROM ${TABLES.messages} WHERE index > $1 ORDER BY index LIMIT $2)
+             UNION ALL
+             (SELECT position AS p FROM ${TABLES.skipped} WHERE position > $1 ORDER BY position LIMIT $2)
+           ) f ORDER BY f.p LIMIT $2`,
     values: [position, limit],
+  };
+}
+
+/** The watermark a process reached and wrote down: every position at or below it is final. */
+export function readPersistedWatermark(): SqlQuery {
+  return { text: `SELECT position::text AS position FROM ${TABLES.watermark} WHERE id = 1`, values: [] };
+}
+
+/** Moves the written-down watermark forward (never back: several processes write it). */
+export function persistWatermark(position: number): SqlQuery {
+  return {
+    text: `UPDATE ${TABLES.watermark} SET position = $1, updated_at = now() WHERE id = 1 AND position < $1`,
+    values: [position],
   };
 }
 
@@ -56,12 +75,16 @@ export function snapshotPassed(xmax: string): SqlQuery {
   };
 }
 
-/** Records abandoned positions durably, so later arrivals inside them are found. */
-export function recordSkipped(from: number, to: number, heldMs: number): SqlQuery {
+/**
+ * Records passed-over positions durably before the watermark moves past them: abandoned ones
+ * (so later arrivals inside them are found) and exactly released ones (so no process, after a
+ * restart say, holds them again).
+ */
+export function recordSkipped(from: number, to: number, heldMs: number, releasedExactly = false): SqlQuery {
   return {
-    text: `INSERT INTO ${TABLES.skipped} (position, held_ms) SELECT p, $3 FROM generate_series($1::bigint, $2::bigint) p
+    text: `INSERT INTO ${TABLES.skipped} (position, held_ms, released_exactly) SELECT p, $3, $4 FROM generate_series($1::bigint, $2::bigint) p
            ON CONFLICT (position) DO NOTHING`,
-    values: [from, to, Math.round(heldMs)],
+    values: [from, to, Math.round(heldMs), releasedExactly],
   };
 }
 
@@ -69,7 +92,7 @@ export function recordSkipped(from: number, to: number, heldMs: number): SqlQuer
 export function claimLateArrivals(): SqlQuery {
   return {
     text: `UPDATE ${TABLES.skipped} s SET arrived_at = now() FROM ${TABLES.messages} m
-           WHERE m.index = s.position AND s.arrived_at IS NULL RETURNING s.position::text AS position`,
+           WHERE m.index = s.position AND s.arrived_at IS NULL AND NOT s.released_exactly RETURNING s.position::text AS position`,
     values: [],
   };
 }

@@ -3,13 +3,15 @@ import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
 import {
-  claimLateArrivals, countRunning, execute, readDrawnPosition, readHead, readLogWriters, readPositionsAfter,
-  readPositionsBetween, recordSkipped, snapshotPassed,
+  claimLateArrivals, countRunning, execute, persistWatermark, readDrawnPosition, readFinalPositionsAfter, readHead, readLogWriters,
+  readPersistedWatermark, readPositionsBetween, recordSkipped, snapshotPassed,
 } from '../sql/index.js';
 import { toPosition } from '../row-mapper.js';
 import type { Hole, HoleWriter, WatermarkCounters } from './hole.js';
 
 const SCAN = 1000;
+/** The watermark is written down at most this often (a start hint: a stale one costs a scan). */
+const PERSIST_MS = 1000;
 
 /**
  * The safe head every reader reads up to (ARCHITECTURE.md, "The low watermark").
@@ -20,12 +22,20 @@ const SCAN = 1000;
  * first seen has ended (S4) — only those can still fill it — or abandoned after
  * `gapTimeoutMs` (S3) with a warning and a durable record; a row that commits inside an
  * abandoned hole later is found by a periodic re-scan and reported as a late arrival.
+ *
+ * Every position the watermark passes without a row is recorded in `log_skipped` before it
+ * moves past it (abandoned or released exactly), and the position reached is written down
+ * now and then, so a new process (after a restart, or a second replica) starts where the
+ * others are, passes the same holes without holding them again, and never reports a lower
+ * head than a reader already saw.
  */
 @Injectable()
 export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(LogWatermark.name);
   private readonly options: ResolvedLogOptions;
   private position = 0;
+  private persisted: number | null = null;
+  private persistedAt = 0;
   private hole: Hole | null = null;
   private advancing: Promise<number> | null = null;
   /** Start-up shortcut: once these writers end, every position up to `position` is final. */
@@ -91,12 +101,35 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async advance(): Promise<number> {
+    if (this.persisted === null) {
+      const [row] = await execute<{ position: string }>(this.dataSource.manager, readPersistedWatermark());
+      this.persisted = row ? toPosition(row.position) : 0;
+      this.position = Math.max(this.position, this.persisted);
+    }
     await this.passBarrier();
+    const reached = await this.scan();
+    this.persist(reached);
+    return reached;
+  }
+
+  /** Writes the position down when it moved and the last write is old enough; never awaited. */
+  private persist(position: number): void {
+    if (position <= (this.persisted ?? 0) || Date.now() - this.persistedAt < PERSIST_MS) return;
+    this.persistedAt = Date.now();
+    execute(this.dataSource.manager, persistWatermark(position)).then(
+      () => (this.persisted = Math.max(this.persisted ?? 0, position)),
+      (error: unknown) => this.logger.warn(`Cannot write the watermark down at ${position}: ${String(error)}`),
+    );
+  }
+
+  private async scan(): Promise<number> {
     for (;;) {
-      const rows = await execute<{ index: string }>(this.dataSource.manager, readPositionsAfter(this.position, SCAN));
+      const rows = await execute<{ index: string }>(this.dataSource.manager, readFinalPositionsAfter(this.position, SCAN));
       let next: number | null = null;
       for (const row of rows) {
         const index = toPosition(row.index);
+        // A late arrival is both a row and a recorded position.
+        if (index <= this.position) continue;
         if (index === this.position + 1) {
           this.position = index;
           continue;
@@ -150,6 +183,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     const heldMs = Date.now() - hole.firstSeenAt;
     if (this.options.gapTimeoutMs > 0 && this.options.exactRelease && (await this.writersEnded(hole))) {
       if (await this.anyCommitted(from, to)) return true;
+      await execute(this.dataSource.manager, recordSkipped(from, to, heldMs, true));
       this.counters.holesReleasedExactly += 1;
       this.position = to;
       this.hole = null;

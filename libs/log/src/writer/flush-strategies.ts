@@ -6,10 +6,13 @@ import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
 import type { PendingAppend } from './pending-append.js';
-import { driverError, isConnectionError } from './pg-errors.js';
+import { driverError, isConnectionError, isQueryTimeout } from './pg-errors.js';
 
-/** The connection was lost after the commit was sent: nobody knows whether it committed. */
+/** The connection was lost, or the answer did not come in time, after the commit was sent: nobody knows whether it committed. */
 export class CommitOutcomeUnknown extends Error {}
+
+/** The answer to a statement before COMMIT did not come in time; the connection was dropped, so nothing commits. */
+export class QueryTimedOut extends Error {}
 
 /** Any failure to obtain a connection means the database is unavailable, whatever its code. */
 export class ConnectFailed extends Error {
@@ -73,7 +76,7 @@ export class FlushStrategies {
       const statement = appendBatch(plan.rows, { streamId: [...assumed.keys()], expected: [...assumed.values()] }, plan.streamHeads);
       [row] = await executePrepared<typeof row>(lease.connection, 'ordinal_append_batch', statement).catch((error: unknown) => {
         if (isStreamVersionRace(error)) return [{ ok: false, base: null, now: new Date() }];
-        if (!isConnectionError(error)) throw error;
+        if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
         lease.broken ??= error;
         throw new CommitOutcomeUnknown(driverError(error).message);
       });
@@ -125,10 +128,15 @@ export class FlushStrategies {
     });
   }
 
-  /** Runs `work` in a transaction; a connection lost while committing becomes CommitOutcomeUnknown. */
+  /**
+   * Runs `work` in a transaction; a connection lost or timed out while committing becomes
+   * CommitOutcomeUnknown. A timeout before COMMIT drops the connection (a ROLLBACK would queue
+   * behind the statement still running there), so that transaction can never commit.
+   */
   private async inTransaction(work: (runner: QueryRunner) => Promise<FlushPlan>): Promise<FlushPlan> {
     const runner = await this.connect();
     let commitSent = false;
+    let broken: unknown;
     try {
       await runner.startTransaction();
       const plan = await work(runner);
@@ -136,11 +144,14 @@ export class FlushStrategies {
       await runner.commitTransaction();
       return plan;
     } catch (error) {
-      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
-      if (commitSent && isConnectionError(error)) throw new CommitOutcomeUnknown(driverError(error).message);
+      if (isQueryTimeout(error)) broken = error;
+      else if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
+      if (commitSent && (isConnectionError(error) || isQueryTimeout(error))) throw new CommitOutcomeUnknown(driverError(error).message);
+      if (isQueryTimeout(error)) throw new QueryTimedOut(driverError(error).message, { cause: error });
       throw error;
     } finally {
-      await runner.release().catch(() => undefined);
+      const release = broken === undefined ? runner.release() : (runner as unknown as { releasePostgresConnection(err: unknown): Promise<void> }).releasePostgresConnection(broken);
+      await release.catch(() => undefined);
     }
   }
 

@@ -12,7 +12,7 @@ import {
 } from '../errors/index.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
-import { CommitOutcomeUnknown, FlushStrategies } from './flush-strategies.js';
+import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
 import { driverError, isConnectionError, isDataError } from './pg-errors.js';
 
@@ -209,10 +209,13 @@ export class LogWriter implements OnApplicationShutdown {
     if (error instanceof OrdinalError) return error;
     if (error instanceof CommitOutcomeUnknown) {
       return new DatabaseUnavailableError(
-        'The database connection was lost while committing; the outcome is unknown. Retry with an idempotency key',
+        `The database did not confirm the commit (${error.message}); the outcome is unknown: the messages may be stored. Retry with an idempotency key`,
         true,
         { cause: error },
       );
+    }
+    if (error instanceof QueryTimedOut) {
+      return new DatabaseUnavailableError(`The database did not answer in time (${error.message}); nothing was stored, retry later`, false, { cause: error });
     }
     if (isConnectionError(error)) {
       return new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });

@@ -44,6 +44,14 @@ export function isConnectionError(error: unknown): boolean {
   return CONNECTION_MESSAGES.some((m) => message.includes(m));
 }
 
+/**
+ * Whether the driver gave up waiting for an answer (pg's `query_timeout`). The statement may
+ * still be running, or have committed, on the server: the connection must not be reused.
+ */
+export function isQueryTimeout(error: unknown): boolean {
+  return driverError(error).message.includes('Query read timeout');
+}
+
 /** Whether PostgreSQL rejected the data itself (SQLSTATE class 22: data exception). */
 export function isDataError(error: unknown): boolean {
   const { code } = driverError(error);

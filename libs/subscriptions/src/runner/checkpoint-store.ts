@@ -1,7 +1,7 @@
-import { execute, toPosition, type SqlRunner } from '@ordinal/log/internal';
+import { execute, readOpenSkipped, toPosition, type SqlRunner } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { CheckpointMovedError } from '../errors/index.js';
-import { advanceCheckpoint, ensureCheckpoint, markFailed, readOpenSkipped, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';
+import { advanceCheckpoint, ensureCheckpoint, markFailed, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';
 
 /** A checkpoint as the runner holds it. */
 export interface Checkpoint {

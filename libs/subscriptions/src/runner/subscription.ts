@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { LogReader, LogWatermark, StoredMessage } from '@ordinal/log';
+import { LateTracker } from '@ordinal/log/internal';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
@@ -7,7 +8,6 @@ import type { SubscribeOptions, SubscriptionStatus } from '../subscription-conte
 import { SourceReader } from '../source/source-reader.js';
 import { describeStream, streamAccepts } from '../source/subscription-stream.js';
 import { CheckpointStore } from './checkpoint-store.js';
-import { LateTracker } from './late-tracker.js';
 import { PositionWaiters } from './position-waiters.js';
 import { Wake } from './wake.js';
 
@@ -52,7 +52,7 @@ export class Subscription {
     readonly options: SubscribeOptions,
     private readonly deps: SubscriptionDeps,
   ) {
-    this.source = new SourceReader(options.stream, deps.reader, deps.dataSource, deps.concurrent);
+    this.source = new SourceReader(options.stream, deps.reader, deps.concurrent);
     this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
     this.waiters = new PositionWaiters(options.name);
   }

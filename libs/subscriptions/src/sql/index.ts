@@ -1,2 +1,1 @@
 export * from './checkpoint.sql.js';
-export * from './skipped.sql.js';

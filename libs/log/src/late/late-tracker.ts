@@ -1,12 +1,12 @@
-import { type StoredMessage } from '@ordinal/log';
-import { execute, toPosition, toStoredMessage, type MessageRow, type SqlRunner } from '@ordinal/log/internal';
-import { readArrivals, type ArrivalRow } from '../sql/index.js';
+import type { StoredMessage } from '../message.js';
+import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { execute, readArrivals, type ArrivalRow, type SqlRunner } from '../sql/index.js';
 
 /**
- * Positions one subscription passed inside abandoned holes, each with the snapshot xmax of
- * when it was passed. A position whose row has since committed is a late arrival (delivered
- * to this subscription, marked late); one whose writers have all ended without a row is a
- * rolled-back hole and is forgotten.
+ * Positions a reader passed inside abandoned holes, each with the snapshot xmax of when it was
+ * passed. A position whose row has since committed is a late arrival (delivered to that
+ * reader, marked late); one whose writers have all ended without a row is a rolled-back hole
+ * and is forgotten. A subscription keeps one; the live router keeps one for all its feeds.
  */
 export class LateTracker {
   private readonly pending = new Map<number, bigint>();

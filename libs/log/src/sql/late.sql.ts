@@ -1,23 +1,26 @@
-import { MESSAGE_COLUMNS, TABLES, type MessageRow, type SqlQuery } from '@ordinal/log/internal';
+import { TABLES } from '../log.constants.js';
+import { MESSAGE_COLUMNS } from '../row-mapper.js';
+import type { MessageRow } from '../row-mapper.js';
+import type { SqlQuery } from './sql-query.js';
 
 /**
- * Abandoned positions inside (from, to] — those a watermark reader passed without seeing,
- * unless their row is in its page — with the snapshot's xmax: every transaction that could
- * still fill them has an id below it.
+ * Abandoned positions inside (from, to] — those a reader passed without seeing, unless their
+ * row is in its page — with the snapshot's xmax: every transaction that could still fill them
+ * has an id below it. Exactly released positions are left out (their writers had ended).
  */
 export function readSkippedBetween(from: number, to: number): SqlQuery {
   return {
     text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
-           FROM ${TABLES.skipped} WHERE position > $1 AND position <= $2 ORDER BY ${TABLES.skipped}.position`,
+           FROM ${TABLES.skipped} WHERE position > $1 AND position <= $2 AND NOT released_exactly ORDER BY ${TABLES.skipped}.position`,
     values: [from, to],
   };
 }
 
-/** After a restart: abandoned positions at or below a checkpoint that have not arrived yet. */
+/** After a restart: abandoned positions at or below a reader's position that have not arrived yet. */
 export function readOpenSkipped(upTo: number): SqlQuery {
   return {
     text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
-           FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND position <= $1 ORDER BY ${TABLES.skipped}.position`,
+           FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly AND position <= $1 ORDER BY ${TABLES.skipped}.position`,
     values: [upTo],
   };
 }
