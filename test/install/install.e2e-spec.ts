@@ -10,6 +10,8 @@ import { guideFiles, guideTsconfig, writeFiles } from './sample-service.js';
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GUIDE = join(root, 'docs', 'getting-started.md');
+/** Guides whose `// src/…` blocks join the sample service (compiled; getting-started's are also run). */
+const GUIDES = [GUIDE, join(root, 'docs', 'projections.md')];
 const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
 /** The peer dependencies the guide lists, at the versions this repository tests with; plus what the sample itself uses. */
 const PEERS = ['@nestjs/common', '@nestjs/core', '@nestjs/cqrs', '@nestjs/typeorm', 'typeorm', 'pg', 'reflect-metadata', 'rxjs', '@nestjs/config'].map(
@@ -63,7 +65,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     dir = mkdtempSync(join(tmpdir(), 'ordinal-install-'));
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
     for (const { folder } of variants) {
-      writeFiles(join(dir, folder), guideFiles(GUIDE));
+      writeFiles(join(dir, folder), guideFiles(...GUIDES));
       copyFileSync(join(root, 'test', 'install', 'fixtures', 'check.ts'), join(dir, folder, 'src', 'check.ts'));
       writeFileSync(join(dir, folder, 'tsconfig.json'), guideTsconfig(GUIDE));
     }
@@ -100,7 +102,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
   it.each(variants)("compiles the guide's files and the driver with tsc as $name", async ({ folder }) => {
     await run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, folder, 'tsconfig.json')], { cwd: dir, env: childEnv() });
     const built = readdirSync(join(dir, folder, 'dist'));
-    expect(built).toEqual(expect.arrayContaining(['app.module.js', 'check.js', 'orders']));
+    expect(built).toEqual(expect.arrayContaining(['app.module.js', 'check.js', 'orders', 'shipping']));
   }, 120_000);
 
   describe.each(variants)('the sample service as $name', ({ folder }) => {
@@ -124,10 +126,12 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
         // A service writes no StartMarker unless it asks for one
         markers: 0,
         async: { shipped: true, version: 2 },
+        // projections.md's feature started later on the same log: it replays order-1 and follows order-2
+        shipping: { shippedVersion: 2, statuses: [['order-1', 'alice', 'shipped'], ['order-2', 'bob', 'shipped']] },
       });
       // And its migration was recorded once, with Ordinal's
       const migrations = await db.query<{ name: string }>('SELECT name FROM ordinal_migrations ORDER BY id');
-      expect(migrations.map((m) => m.name)).toContain('CreateOrderSummaries1767225600000');
+      expect(migrations.map((m) => m.name)).toEqual(expect.arrayContaining(['CreateOrderSummaries1767225600000', 'CreateOrderStatuses1767312000000']));
     }, 60_000);
 
     it("passes the guide's testing-kit specs under node:test", async () => {

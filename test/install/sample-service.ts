@@ -2,14 +2,17 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /**
- * The sample service of docs/getting-started.md: every ```ts block whose first line is a
- * `// src/<path>` comment, as { path, text }. The install test compiles exactly these.
+ * The sample service of the guides: every ```ts block whose first line is a `// src/<path>`
+ * comment, as { path, text }. The install test compiles exactly these.
  */
-export function guideFiles(guidePath: string): { path: string; text: string }[] {
-  const guide = readFileSync(guidePath, 'utf8');
+export function guideFiles(...guidePaths: string[]): { path: string; text: string }[] {
   const files: { path: string; text: string }[] = [];
-  for (const match of guide.matchAll(/```ts\n\/\/ (src\/[^\n]+\.ts)\n([\s\S]*?)```/g)) {
-    files.push({ path: match[1], text: match[2] });
+  for (const guidePath of guidePaths) {
+    const guide = readFileSync(guidePath, 'utf8');
+    for (const match of guide.matchAll(/```ts\n\/\/ (src\/[^\n]+\.ts)\n([\s\S]*?)```/g)) {
+      if (files.some((f) => f.path === match[1])) throw new Error(`${match[1]} is in the guides twice`);
+      files.push({ path: match[1], text: match[2] });
+    }
   }
   return files;
 }
