@@ -63,7 +63,8 @@ export function pack() {
   const tarballs = [];
   for (const [workspace, sources] of Object.entries(PUBLISHED)) pruneStale(workspace, sources);
   const workspaces = Object.keys(PUBLISHED).flatMap((w) => ['-w', w]);
-  const out = run('npm', ['pack', '--json', '--pack-destination', destination, ...workspaces]);
+  // --ignore-scripts: the packages' prepack (tsc -b, for a plain `npm pack` in a package) already ran above.
+  const out = run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination, ...workspaces]);
   for (const entry of JSON.parse(out)) {
     const shipped = entry.files.map((f) => f.path);
     const leaked = shipped.filter((p) => !p.startsWith('dist/') && p !== 'package.json' && !/^(README|LICENSE)/i.test(p));
