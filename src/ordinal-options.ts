@@ -7,8 +7,8 @@ import { EVENT_SOURCING_MIGRATIONS } from '@ordinal/event-sourcing/internal';
 import type { SubscriptionsModuleOptions } from '@ordinal/subscriptions';
 import { SUBSCRIPTIONS_MIGRATIONS } from '@ordinal/subscriptions/internal';
 
-/** TypeORM options of the PostgreSQL DataSource OrdinalModule creates (`synchronize` is never on: Ordinal uses migrations). */
-export type OrdinalTypeOrmOptions = Omit<Partial<Extract<TypeOrmModuleOptions, { type?: 'postgres' }>>, 'type' | 'synchronize' | 'migrationsRun'>;
+/** TypeORM options of the PostgreSQL DataSource OrdinalModule creates (`synchronize` is never on; migrations go to OrdinalModule's own `migrations`). */
+export type OrdinalTypeOrmOptions = Omit<Partial<Extract<TypeOrmModuleOptions, { type?: 'postgres' }>>, 'type' | 'synchronize' | 'migrationsRun' | 'migrations'>;
 
 /** Options of `OrdinalModule.forRoot` (or what `forRootAsync`'s `useFactory` returns). Every default lives in `resolveOrdinalOptions`. */
 export interface OrdinalModuleOptions {
