@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../../apps/eventstore/src/create-app.js';
+import { createApp, listen } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
 
 export const DEV_AUTH = { authorization: 'Bearer dev-ordinal-token' };
@@ -17,7 +17,7 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
   // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
   const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, PORT: '0', AMQP_URL: '', ...env });
   const app = await createApp(config, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false, openApiUi: false });
-  await app.listen(0, '127.0.0.1');
+  await listen(app, 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {
     app,
