@@ -37,7 +37,7 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
   };
   /** Every committed index at or above `from`, from the database itself. */
   const committedFrom = async (from: number, database: TestDatabase = db) =>
-    (await database.query<{ index: string }>('SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY index', [from])).map((r) => Number(r.index));
+    (await database.query<{ index: string }>('SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index', [from])).map((r) => Number(r.index));
   const drawn = () => lastDrawn((text) => db.query(text));
   /** Waits until the sequence has handed out a position above `before` (a writer drew it inside its open transaction). */
   const positionDrawnAbove = (before: number) => waitFor(async () => ((await drawn()) > before ? drawn() : false), 10_000, `a position drawn above ${before}`);

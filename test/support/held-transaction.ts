@@ -24,6 +24,12 @@ export class HeldTransaction {
     return this.client.query<R>(text, values).then((r) => r.rows);
   }
 
+  /** The backend's pid (to find the sessions it blocks). */
+  async pid(): Promise<number> {
+    const [row] = await this.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    return row.pid;
+  }
+
   /** Row-locks a stream's head, as another writer of that stream would (an append to it then waits on the row). */
   async lockStreamRow(streamId: string): Promise<void> {
     const rows = await this.query('SELECT version FROM streams WHERE stream_id = $1 FOR UPDATE', [streamId]);
@@ -86,4 +92,10 @@ export class HeldTransaction {
 export async function lastDrawn(query: (text: string) => Promise<Record<string, unknown>[]>): Promise<number> {
   const [row] = await query(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS drawn FROM messages_index_seq`);
   return Number(row.drawn);
+}
+
+/** How many sessions wait for a lock `pid` holds (pg_blocking_pids). */
+export async function sessionsBlockedBy(query: (text: string, values?: unknown[]) => Promise<Record<string, unknown>[]>, pid: number): Promise<number> {
+  const [row] = await query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid]);
+  return Number(row.n);
 }
