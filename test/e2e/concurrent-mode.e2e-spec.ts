@@ -2,7 +2,14 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import { startOrdinalProcess, type OrdinalProcess } from '../support/ordinal-process.js';
-import { HeldTransaction, lastDrawn } from '../support/held-transaction.js';
+import { HeldTransaction, lastDrawn, sessionsBlockedBy } from '../support/held-transaction.js';
+import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../support/amqp-broker.js';
+import { startProjectionsApp } from '../support/projections-app.js';
+import { SubscriptionsService } from '@ordinal/subscriptions';
+import type { INestApplicationContext } from '@nestjs/common';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Issue 10: concurrent mode must never miss an acknowledged message. Every case runs through
@@ -18,6 +25,10 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
   const servers: OrdinalProcess[] = [];
   const connections: SseConnection[] = [];
   const held: HeldTransaction[] = [];
+  const collectors: Collector[] = [];
+  const apps: INestApplicationContext[] = [];
+  let broker: TestBroker | null = null;
+  const configDir = mkdtempSync(join(tmpdir(), 'ordinal-c10-'));
 
   const start = async (env: Record<string, string> = {}, port?: number, database: TestDatabase = db) => {
     const server = await startOrdinalProcess(database.url, { ORDINAL_ORDERING: 'concurrent', ...env }, port);
@@ -62,13 +73,19 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
   afterAll(async () => {
     for (const c of connections) c.close();
     for (const t of held) await t.rollback().catch(() => undefined);
+    for (const c of collectors) await c.stop();
+    for (const a of apps) await a.close().catch(() => undefined);
     for (const s of servers) await s.stop().catch(() => undefined);
+    await broker?.close();
     await db?.drop();
     for (const d of extraDatabases) await d.drop();
+    rmSync(configDir, { recursive: true, force: true });
   });
   afterEach(async () => {
     for (const c of connections.splice(0)) c.close();
     for (const t of held.splice(0)) await t.rollback().catch(() => undefined);
+    for (const c of collectors.splice(0)) await c.stop();
+    for (const a of apps.splice(0)) await a.close().catch(() => undefined);
     for (const s of servers.splice(0)) await s.stop().catch(() => undefined);
   });
 
@@ -145,6 +162,164 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       expect(expected).toEqual(expect.arrayContaining([heldIndex, above.body.id, Number(marker.index)]));
       await stream.waitFor(() => stream.indices().length >= expected.length, 6000, `${expected.length} messages`).catch(() => undefined);
       expect(stream.indices()).toEqual(expected);
+    });
+  });
+
+  describe('case 2: a write that commits after its hole was abandoned reaches every reader that passed it, marked late', () => {
+    it('SSE: a `late-message` event (same data as `message`, no `id:`); a replayable interface: header `late: true`; a subscription: ctx.isLate; /metrics counts it', async () => {
+      // Given a server with a 1 s gap timeout and a replayable interface, a consumer of its sink, a subscription elsewhere
+      broker ??= await connectTestBroker();
+      const name = uniqueName('c10-late');
+      const configFile = join(configDir, `${name}.json`);
+      writeFileSync(configFile, JSON.stringify({ interfaces: [{ name, type: 'replayable' }] }));
+      const server = await start({
+        ORDINAL_GAP_TIMEOUT_MS: '1000',
+        AMQP_URL: brokerUrl(),
+        ORDINAL_INTERFACES: configFile,
+        ORDINAL_AMQP_INPUT_QUEUE: 'off',
+        ORDINAL_AMQP_CONNECTION_NAME: name,
+      });
+      const deliveries: { index: number; late: unknown }[] = [];
+      collectors.push(
+        await collect(broker, `${name}.sink`, (msg, channel) => {
+          deliveries.push({ index: Number(msg.properties.headers?.index), late: msg.properties.headers?.late });
+          channel.ack(msg);
+        }),
+      );
+      const app = await startProjectionsApp(db.url, { log: { ordering: 'concurrent', gapTimeoutMs: 1000 }, subscriptions: { lateCheckMs: 200 } });
+      apps.push(app);
+      const applied: { index: number; isLate: boolean }[] = [];
+      app.get(SubscriptionsService).subscribe({ name: 'c10-late-audit', stream: '$all', handle: async (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }) });
+      const created = await http(server.baseUrl, 'POST', '/api/streams/order-c2/events', { expectedVersion: 0, events: [{ eventType: 'OrderPlaced', data: { n: 1 } }] });
+      expect(created.status).toBe(201);
+      const from = created.body.firstIndex as number;
+      // And an SSE reader connected from the stream's first event
+      const stream = await connect(server, `/api/events/stream?startIndex=${from}`);
+      await stream.waitFor(() => stream.indices().includes(from), 5000, 'the first event');
+
+      // When a stream append draws its position and is held (row lock) past the gap timeout
+      const lock = await begin();
+      await lock.lockStreamRow('order-c2');
+      const before = await drawn();
+      const append = http(server.baseUrl, 'POST', '/api/streams/order-c2/events', { expectedVersion: 1, events: [{ eventType: 'OrderPaid', data: { n: 2 } }] });
+      const heldIndex = await positionDrawnAbove(before);
+      // And a message above it commits, which the reader receives once the hole is abandoned (it passed the held position)
+      const above = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Above', content: { n: 3 } });
+      expect(above.status).toBe(201);
+      await stream.waitFor(() => stream.indices().includes(above.body.id), 8000, `the message above the hole (${above.body.id})`);
+      expect(await db.query('SELECT 1 FROM log_skipped WHERE position = $1', [heldIndex])).toHaveLength(1);
+      expect(stream.indices()).not.toContain(heldIndex);
+      // And then the held append commits and is acknowledged
+      await lock.commit();
+      const appended = await append;
+      expect(appended.status).toBe(201);
+      expect(appended.body.firstIndex).toBe(heldIndex);
+
+      // Then /metrics counts the late arrival
+      await waitFor(async () => ((await metric(server, 'ordinal_watermark_late_arrivals_total')) ?? 0) >= 1, 8000, 'ordinal_watermark_late_arrivals_total >= 1').catch(() => undefined);
+      expect(await metric(server, 'ordinal_watermark_late_arrivals_total')).toBeGreaterThanOrEqual(1);
+      // And the subscription applied it with ctx.isLate
+      await waitFor(async () => applied.some((a) => a.index === heldIndex), 8000, 'the subscription to apply the late arrival').catch(() => undefined);
+      expect(applied.filter((a) => a.index === heldIndex)).toEqual([{ index: heldIndex, isLate: true }]);
+      // And the replayable interface published it with the header late: true (once)
+      await waitFor(async () => deliveries.some((d) => d.index === heldIndex), 8000, 'the interface to publish the late arrival').catch(() => undefined);
+      expect(deliveries.filter((d) => d.index === heldIndex)).toEqual([{ index: heldIndex, late: true }]);
+      // And the SSE reader received it as `late-message`, with the message as a `message` event carries it and no `id:` line
+      await stream.waitFor(() => stream.events.some((e) => e.event === 'late-message'), 8000, 'a late-message event').catch(() => undefined);
+      const late = stream.events.filter((e) => e.event === 'late-message');
+      expect(late.map((e) => e.data?.message?.id)).toEqual([heldIndex]);
+      expect(late[0].id).toBeUndefined();
+      const stored = await http(server.baseUrl, 'GET', `/api/events/${heldIndex}`);
+      expect(late[0].data).toEqual({ message: stored.body });
+      // And never as a second, out-of-order `message`
+      expect(stream.indices()).toEqual([...stream.indices()].sort((a, b) => a - b));
+      expect(stream.indices()).not.toContain(heldIndex);
+    });
+  });
+
+  describe('case 3: the head never goes backwards', () => {
+    it('with a transaction holding a drawn position across a restart (and old holes below it), GET /api/events/head and connected.headIndex never decrease', async () => {
+      // Given a log with two old holes (rolled-back writers) and messages between them
+      const env = { ORDINAL_GAP_TIMEOUT_MS: '1500' };
+      let server = await start(env);
+      const put = async (n: number) => {
+        const res = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Filler', content: { n } });
+        expect(res.status).toBe(201);
+        return res.body.id as number;
+      };
+      for (const hole of [1, 2]) {
+        const tx = await begin();
+        await tx.drawPosition(`extold${hole}-1`, 'RolledBack', { hole });
+        await tx.rollback();
+        await put(hole * 10);
+        await put(hole * 10 + 1);
+      }
+      // And a transaction that draws a position and holds it until the end of the test
+      const writer = await begin();
+      const heldIndex = await writer.drawPosition('extlong-1', 'HeldLong', { n: 1 });
+      let top = 0;
+      for (let n = 0; n < 3; n++) top = await put(100 + n);
+      expect(top).toBeGreaterThan(heldIndex);
+
+      const samples: { at: string; head: number }[] = [];
+      const sample = async (at: string) => {
+        const res = await http(server.baseUrl, 'GET', '/api/events/head');
+        if (res.status === 200) samples.push({ at: `${at} GET /head`, head: res.body.head });
+        const sse = await SseConnection.open(server.baseUrl, '/api/events/stream?startIndex=1000000000', DEV_AUTH);
+        try {
+          await sse.waitFor(() => sse.events.some((e) => e.event === 'connected'), 5000, 'connected');
+          samples.push({ at: `${at} connected.headIndex`, head: sse.events.find((e) => e.event === 'connected')!.data.headIndex });
+        } finally {
+          sse.close();
+        }
+      };
+      // When the held position has been abandoned (the head passed it) and the server restarts
+      await waitFor(async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head >= top, 10_000, `the head to reach ${top}`);
+      const deadline1 = Date.now() + 1000;
+      while (Date.now() < deadline1) await sample('before restart');
+      const headBefore = Math.max(...samples.map((s) => s.head));
+      await server.stop();
+      servers.splice(servers.indexOf(server), 1);
+      server = await start(env, server.port);
+      // Then, sampled for longer than it takes to abandon both old holes again, the head never moves backwards
+      const deadline2 = Date.now() + 6000;
+      while (Date.now() < deadline2) await sample('after restart');
+      await writer.rollback();
+      const backwards = samples.filter((s, k) => k > 0 && s.head < Math.max(...samples.slice(0, k).map((p) => p.head)));
+      expect({ headBefore, backwards: backwards.slice(0, 5) }).toEqual({ headBefore, backwards: [] });
+      expect(Math.min(...samples.filter((s) => s.at.startsWith('after')).map((s) => s.head))).toBeGreaterThanOrEqual(headBefore);
+    });
+  });
+
+  describe('case 4 (gapless mode): a write waiting longer than the query timeout answers 503 outcomeUnknown, never 500', () => {
+    it.each([
+      ['a single message (the one-statement flush)', (base: string) => http(base, 'PUT', '/api/events/message', { messageType: 'Waiting', content: { n: 1 } })],
+      ['a message with an idempotency key (the checked flush)', (base: string) => http(base, 'PUT', '/api/events/message', { messageType: 'Waiting', content: { n: 2 }, idempotencyKey: 'c4-key' })],
+      ['a stream append', (base: string) => http(base, 'POST', '/api/streams/order-c4/events', { expectedVersion: 0, events: [{ eventType: 'OrderPlaced', data: { n: 3 } }] })],
+    ])('%s', async (_name, write) => {
+      // Given a gapless server whose queries time out after 2 s, and another session holding the log lock
+      const gapless = extraDatabases[0] ?? (await createTestDatabase());
+      if (!extraDatabases.includes(gapless)) extraDatabases.push(gapless);
+      const server = await start({ ORDINAL_ORDERING: 'gapless', ORDINAL_QUERY_TIMEOUT_MS: '2000' }, undefined, gapless);
+      const lock = await begin(gapless);
+      await lock.lockLog();
+      const lockPid = await lock.pid();
+      const since = Date.now();
+      // When a write waits for the lock longer than the query timeout
+      let answer: Awaited<ReturnType<typeof http>> | null = null;
+      const pendingWrite = write(server.baseUrl).then((res) => (answer = res));
+      await waitFor(async () => (await sessionsBlockedBy((t, v) => gapless.query(t, v), lockPid)) > 0, 5000, 'the write to wait for the log lock');
+      // (the lock is held until the server answers, or for 8 s past the query timeout at most)
+      await waitFor(async () => answer !== null, 10_000, 'an answer while the lock is held').catch(() => undefined);
+      const answeredWhileHeld = answer !== null;
+      const heldMs = Date.now() - since;
+      await lock.commit();
+      const res = await pendingWrite;
+
+      // Then it answered 503 with outcomeUnknown and Retry-After, while the lock was still held, never a 500
+      expect({ status: res.status, outcomeUnknown: res.body?.outcomeUnknown, retryAfter: res.headers.get('retry-after') !== null, answeredWhileHeld })
+        .toEqual({ status: 503, outcomeUnknown: true, retryAfter: true, answeredWhileHeld: true });
+      expect(heldMs).toBeLessThan(8000);
     });
   });
 });

@@ -24,31 +24,35 @@ import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type
 
 type Mode = 'concurrent' | 'gapless';
 
-type Step =
-  | { kind: 'single'; wait: boolean }
-  | { kind: 'batch'; n: number; wait: boolean }
-  | { kind: 'stream'; s: number; wait: boolean }
-  /** A stream append that draws its position, then waits on its stream row held by another transaction for `holdMs`. */
-  | { kind: 'heldStream'; s: number; holdMs: number }
+/**
+ * One actor of a run, started `at` ms into its phase (before or after the restart). Actors
+ * run concurrently; their start times make the interleaving.
+ */
+type Actor =
+  | { kind: 'single'; at: number }
+  | { kind: 'batch'; at: number; n: number }
+  | { kind: 'stream'; at: number; s: number }
+  /** A stream append that draws its position, then waits on its stream row, held by another transaction for `holdMs`. */
+  | { kind: 'heldStream'; at: number; s: number; holdMs: number }
   /** Concurrent mode: an external transaction draws a position as the writer does, holds it, then commits or rolls back. */
-  | { kind: 'external'; holdMs: number; commit: boolean }
+  | { kind: 'external'; at: number; holdMs: number; commit: boolean }
   /** Gapless mode: an external transaction holds the log lock; appends wait behind it. */
-  | { kind: 'lockLog'; holdMs: number }
-  /** An SSE reader joins from `offset` relative to the committed head (negative: from below). */
-  | { kind: 'open'; offset: number }
-  | { kind: 'close'; which: number }
-  | { kind: 'pause'; ms: number };
+  | { kind: 'lockLog'; at: number; holdMs: number }
+  /** An SSE reader joins from `offset` relative to the committed head (negative: from below) and leaves after `lifeMs` (null: stays to the end). */
+  | { kind: 'reader'; at: number; offset: number; lifeMs: number | null };
 
 interface Scenario {
-  steps: Step[];
-  /** Index in `steps` before which the server restarts (none when undefined). */
-  restartAt: number | undefined;
-  /** Whether a replayable interface runs (AMQP), before and after the restart. */
+  /** Actors of the first server process, and (after a restart, when there is one) of the second. */
+  before: Actor[];
+  after: Actor[] | null;
+  /** Whether a replayable interface runs (AMQP) in the first and the second process. */
   iface: { before: boolean; after: boolean };
 }
 
 /** The gap timeout of the runs: holds are drawn below and above it. */
 const GAP_TIMEOUT_MS = 1000;
+/** Actors start within this window of their phase. */
+const WINDOW_MS = 1500;
 /**
  * How long, after every writer ended, a reader may take to deliver everything: a few seconds,
  * or, when a hold outlasted the gap timeout (a late arrival is possible), the timeout plus the
@@ -60,44 +64,42 @@ const SETTLE_LATE_MS = GAP_TIMEOUT_MS + 4500;
 const LOG = Boolean(process.env.ORDINAL_PROPERTY_LOG || process.env.ORDINAL_PROPERTY_SURVEY);
 const SURVEY = Boolean(process.env.ORDINAL_PROPERTY_SURVEY);
 
-const holdBelow = fc.integer({ min: 80, max: GAP_TIMEOUT_MS - 250 });
+const at = fc.integer({ min: 0, max: WINDOW_MS });
+/** Held writers tend to start early in the window and readers a little later, so that appends land above held positions before readers join. */
+const atHeld = fc.integer({ min: 0, max: Math.round(WINDOW_MS * 0.6) });
+const atReader = fc.integer({ min: 400, max: WINDOW_MS });
+const holdBelow = fc.integer({ min: 300, max: GAP_TIMEOUT_MS - 150 });
 const holdAbove = fc.integer({ min: GAP_TIMEOUT_MS + 300, max: GAP_TIMEOUT_MS + 900 });
 
-function stepArb(mode: Mode): fc.Arbitrary<Step> {
-  const common: fc.WeightedArbitrary<Step>[] = [
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('single' as const), wait: fc.boolean() }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('batch' as const), n: fc.integer({ min: 2, max: 5 }), wait: fc.boolean() }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('stream' as const), s: fc.integer({ min: 0, max: 2 }), wait: fc.boolean() }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('heldStream' as const), s: fc.integer({ min: 0, max: 2 }), holdMs: fc.oneof({ weight: 3, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }) }) },
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('open' as const), offset: fc.integer({ min: -6, max: 1 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('close' as const), which: fc.nat({ max: 7 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('pause' as const), ms: fc.integer({ min: 0, max: 400 }) }) },
+function actorArb(mode: Mode): fc.Arbitrary<Actor> {
+  const common: fc.WeightedArbitrary<Actor>[] = [
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('single' as const), at }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('batch' as const), at, n: fc.integer({ min: 2, max: 5 }) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('stream' as const), at, s: fc.integer({ min: 0, max: 2 }) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('heldStream' as const), at: atHeld, s: fc.integer({ min: 0, max: 2 }), holdMs: fc.oneof({ weight: 3, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('reader' as const), at: atReader, offset: fc.integer({ min: -6, max: 0 }), lifeMs: fc.option(fc.integer({ min: 800, max: 3000 }), { nil: null, freq: 2 }) }) },
   ];
-  const special: fc.WeightedArbitrary<Step> =
+  const special: fc.WeightedArbitrary<Actor> =
     mode === 'concurrent'
-      ? { weight: 4, arbitrary: fc.record({ kind: fc.constant('external' as const), holdMs: fc.oneof({ weight: 2, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }), commit: fc.boolean() }) }
-      : { weight: 2, arbitrary: fc.record({ kind: fc.constant('lockLog' as const), holdMs: fc.integer({ min: 50, max: 1500 }) }) };
+      ? { weight: 4, arbitrary: fc.record({ kind: fc.constant('external' as const), at: atHeld, holdMs: fc.oneof({ weight: 2, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }), commit: fc.boolean() }) }
+      : { weight: 2, arbitrary: fc.record({ kind: fc.constant('lockLog' as const), at, holdMs: fc.integer({ min: 50, max: 1200 }) }) };
   return fc.oneof(...common, special);
 }
 
-/** A quarter of the runs: an interface keeps a feed open all along, which hides the zero-feed cases. */
-const sometimes = fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) });
+/**
+ * About a sixth of the runs has a replayable interface (all along, or from the restart on):
+ * an interface keeps a feed open in the server all the time, which hides the zero-feed cases.
+ */
+const interfaceArb = fc.noBias(fc.integer({ min: 0, max: 9 })).map((n) => ({ before: n === 0, after: n === 0 || n === 1 }));
 
 function scenarioArb(mode: Mode, withAmqp: boolean): fc.Arbitrary<Scenario> {
-  return fc
-    .record({
-      steps: fc.array(stepArb(mode), { minLength: 3, maxLength: 14 }),
-      restart: fc.option(fc.nat(), { nil: undefined, freq: 3 }),
-      iface: withAmqp
-        ? fc.record({ before: sometimes, after: sometimes })
-        : fc.constant({ before: false, after: false }),
-    })
-    .map(({ steps, restart, iface }) => ({
-      steps,
-      restartAt: restart === undefined ? undefined : restart % (steps.length + 1),
-      // Without a restart only the "before" server runs.
-      iface: restart === undefined ? { before: iface.before, after: false } : iface,
-    }));
+  const actors = (min: number, max: number) => fc.array(actorArb(mode), { minLength: min, maxLength: max, size: 'max' }).map((list) => [...list].sort((x, y) => x.at - y.at));
+  return fc.record({
+    before: actors(3, 16),
+    // Two runs in three restart the server (the actors after it run on the new process).
+    after: fc.option(actors(1, 12), { nil: null, freq: 3 }),
+    iface: withAmqp ? interfaceArb : fc.constant({ before: false, after: false }),
+  });
 }
 
 /** What one reader received, and when it lived. */
@@ -109,6 +111,8 @@ interface ReaderRecord {
   late: number[];
   /** Still connected when the run ended (so it must have everything from its start). */
   stayed: boolean;
+  /** The head (GET /api/events/head) when it decided to leave: it must have had everything up to there. */
+  headAtLeave?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -129,7 +133,7 @@ function violations(r: ReaderRecord, committed: number[], committedSet: Set<numb
   const falseLate = r.late.filter((i) => !lateSet.has(i));
   if (falseLate.length) out.push(`marked late but not a late arrival ${falseLate.join(',')}`);
   const top = r.messages.length ? r.messages[r.messages.length - 1] : r.start - 1;
-  const due = committed.filter((i) => i >= r.start && (r.stayed || i < top));
+  const due = committed.filter((i) => i >= r.start && (r.stayed || i < top || i <= (r.headAtLeave ?? 0)));
   const missed = due.filter((i) => !seen.has(i) && !lateSet.has(i));
   if (missed.length) out.push(`MISSED (case 1: skipped, not late) ${missed.join(',')}`);
   const lateMissed = r.stayed ? due.filter((i) => !seen.has(i) && lateSet.has(i)) : [];
@@ -137,14 +141,17 @@ function violations(r: ReaderRecord, committed: number[], committedSet: Set<numb
   return out.map((v) => `${r.label} [start ${r.start}${r.stayed ? ', open to the end' : ', left'}]: ${v}`);
 }
 
-function describeSteps(s: Scenario): string {
-  const parts = s.steps.map((step, i) => {
-    const { kind, ...rest } = step;
-    const args = Object.entries(rest).map(([k, v]) => `${k}=${v}`).join(' ');
-    return `${i === s.restartAt ? 'RESTART; ' : ''}${kind}${args ? ' ' + args : ''}`;
-  });
-  if (s.restartAt === s.steps.length) parts.push('RESTART');
-  return parts.join('; ') + (s.iface.before || s.iface.after ? ` (interface before=${s.iface.before} after=${s.iface.after})` : '');
+function describeScenario(s: Scenario): string {
+  const phase = (actors: Actor[]) =>
+    actors
+      .map((actor) => {
+        const { kind, at: start, ...rest } = actor;
+        const args = Object.entries(rest).map(([k, v]) => `${k}=${v}`).join(' ');
+        return `@${start} ${kind}${args ? ' ' + args : ''}`;
+      })
+      .join('; ');
+  const iface = s.iface.before || s.iface.after ? ` (interface before=${s.iface.before} after=${s.iface.after})` : '';
+  return phase(s.before) + (s.after ? ` || RESTART || ${phase(s.after)}` : '') + iface;
 }
 
 function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
@@ -194,12 +201,15 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       const pending: Promise<unknown>[] = [];
       const acknowledged: number[] = [];
       const deliveries: { index: number; uuid: string; late: boolean }[] = [];
-      const streamsCreated = new Set<number>();
+      const failures: string[] = [];
+      /** For the run's log line: positions external writers hold now, and what each reader saw when it joined. */
+      const drawnHeld = new Set<number>();
+      const joins: string[] = [];
       const streamId = (s: number) => `r${run}c${s}-s`;
       let externals = 0;
       const began = Date.now();
       // A hold past the gap timeout may make a late arrival (then readers may take longer).
-      const latePossible = scenario.steps.some((st) => (st.kind === 'external' && st.commit) || st.kind === 'heldStream' ? st.holdMs >= GAP_TIMEOUT_MS - 100 : false);
+      const latePossible = [...scenario.before, ...(scenario.after ?? [])].some((a) => ((a.kind === 'external' && a.commit) || a.kind === 'heldStream' ? a.holdMs >= GAP_TIMEOUT_MS - 100 : false));
       const settleMs = latePossible ? SETTLE_LATE_MS : SETTLE_MS;
       let server: OrdinalProcess;
 
@@ -212,7 +222,6 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       // A request may meet a restart: its outcome is then unknown to the test, and only the database decides.
       const call = (method: string, path: string, body: unknown) => api(server.baseUrl, method, path, body).then(note, () => undefined);
       const appendTo = (s: number) => call('POST', `/api/streams/${streamId(s)}/events`, { expectedVersion: 'any', events: [{ eventType: 'Step', data: { run, s } }] });
-      const track = (p: Promise<unknown>, wait: boolean) => (wait ? p : (pending.push(p), Promise.resolve()));
       const startServer = async (withInterface: boolean) => {
         server = await startOrdinalProcess(db.url, env(withInterface), port);
         live.server = server;
@@ -226,6 +235,8 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         }
       };
       const stopServer = async () => {
+        // The restart ends every stream: what each must have had by then is what the head said.
+        await Promise.all([...open.keys()].map((conn) => catchUp(conn)));
         for (const [conn, rec] of open) {
           rec.stayed = false;
           open.delete(conn);
@@ -246,84 +257,126 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         conn.response.on('close', () => record(conn, rec));
         return conn;
       };
+      /** A reader leaves (the client closes its connection). */
+      /**
+       * A reader leaves (the client closes its connection). First it reads the head and gives
+       * itself a moment (bounded) to have received everything up to it: what it must have got
+       * by the time it leaves.
+       */
+      const leave = async (conn: SseConnection) => {
+        if (!open.has(conn) || leaving.has(conn)) return;
+        leaving.add(conn);
+        await catchUp(conn);
+        const rec = open.get(conn);
+        if (!rec) return;
+        record(conn, rec);
+        rec.stayed = false;
+        open.delete(conn);
+        conn.close();
+      };
+      /** Reads the head, then waits (up to 1.5 s) until the reader has everything from its start up to it; records that head. */
+      const catchUp = async (conn: SseConnection) => {
+        const rec = open.get(conn);
+        if (!rec) return;
+        const head = await api(server.baseUrl, 'GET', '/api/events/head').then((r) => (r.status === 200 ? (r.body.head as number) : null), () => null);
+        if (head === null || !open.has(conn)) return;
+        const due = (await db.query<{ i: string }>('SELECT index::text AS i FROM messages WHERE index >= $1 AND index <= $2', [rec.start, head])).map((r) => Number(r.i));
+        const got = () => new Set(conn.events.filter((e) => e.event === 'message' || e.event === 'late-message').map((e) => e.data.message.id));
+        await conn.waitFor(() => { const g = got(); return due.every((i) => g.has(i)); }, 1500, 'everything up to the head').catch(() => undefined);
+        rec.headAtLeave = head;
+      };
+      const leaving = new Set<SseConnection>();
       const hold = (tx: HeldTransaction, ms: number, commit: boolean) => {
         live.held.push(tx);
         pending.push(sleep(ms).then(() => (commit ? tx.commit() : tx.rollback())).catch(() => undefined));
       };
 
-      const runBase = (await maxIndex()) + 1;
-      await startServer(scenario.iface.before);
-      try {
-        for (let i = 0; i <= scenario.steps.length; i++) {
-          if (i === scenario.restartAt) {
-            await stopServer();
-            await startServer(scenario.iface.after);
+      /** Runs one actor (its effect starts now; holds and lifetimes continue in `pending`). */
+      const act = async (actor: Actor): Promise<void> => {
+        switch (actor.kind) {
+          case 'single':
+            pending.push(call('PUT', '/api/events/message', { messageType: 'Single', content: { run, at: actor.at } }));
+            break;
+          case 'batch':
+            pending.push(call('POST', '/api/events/messages', { messages: Array.from({ length: actor.n }, (_, k) => ({ messageType: 'Batch', content: { run, at: actor.at, k } })) }));
+            break;
+          case 'stream':
+            pending.push(appendTo(actor.s));
+            break;
+          case 'heldStream': {
+            const locker = await HeldTransaction.begin(db.url);
+            live.held.push(locker);
+            await locker.lockStreamRow(streamId(actor.s));
+            const pid = await locker.pid();
+            const since = Date.now();
+            pending.push(appendTo(actor.s));
+            // The append drew its position and waits on the row (or the server went away meanwhile).
+            await waitFor(async () => (await sessionsBlockedBy((t, v) => db.query(t, v), pid)) > 0, 3000, 'the stream append to wait on its row').catch(() => undefined);
+            hold(locker, Math.max(0, since + actor.holdMs - Date.now()), true);
+            break;
           }
-          const step = scenario.steps[i];
-          if (!step) continue;
-          switch (step.kind) {
-            case 'single':
-              await track(call('PUT', '/api/events/message', { messageType: 'Single', content: { run, i } }), step.wait);
-              break;
-            case 'batch':
-              await track(call('POST', '/api/events/messages', { messages: Array.from({ length: step.n }, (_, k) => ({ messageType: 'Batch', content: { run, i, k } })) }), step.wait);
-              break;
-            case 'stream':
-              streamsCreated.add(step.s);
-              await track(appendTo(step.s), step.wait);
-              break;
-            case 'heldStream': {
-              if (!streamsCreated.has(step.s)) {
-                streamsCreated.add(step.s);
-                await appendTo(step.s);
-              }
-              const exists = await db.query('SELECT 1 FROM streams WHERE stream_id = $1', [streamId(step.s)]);
-              if (exists.length === 0) break; // the creating append met a restart
-              const locker = await HeldTransaction.begin(db.url);
-              await locker.lockStreamRow(streamId(step.s));
-              const pid = await locker.pid();
-              const since = Date.now();
-              pending.push(appendTo(step.s));
-              // The append drew its position and waits on the row (or the server went away meanwhile).
-              await waitFor(async () => (await sessionsBlockedBy((t, v) => db.query(t, v), pid)) > 0, 5000, 'the stream append to wait on its row').catch(() => undefined);
-              hold(locker, Math.max(0, since + step.holdMs - Date.now()), true);
-              break;
+          case 'external': {
+            const tx = await HeldTransaction.begin(db.url);
+            live.held.push(tx);
+            const position = await tx.drawPosition(`px${run}n${externals++}-1`, 'External', { run, at: actor.at });
+            drawnHeld.add(position);
+            hold(tx, actor.holdMs, actor.commit);
+            pending.at(-1)!.finally(() => drawnHeld.delete(position));
+            break;
+          }
+          case 'lockLog': {
+            const tx = await HeldTransaction.begin(db.url);
+            live.held.push(tx);
+            await tx.lockLog();
+            hold(tx, actor.holdMs, true);
+            break;
+          }
+          case 'reader': {
+            const top = await maxIndex();
+            const start = Math.max(1, top + actor.offset);
+            joins.push(`@${actor.at}${phaseName ? 'b' : 'a'}: open=${[...open.keys()].filter((c) => !c.ended).length} start=${start} top=${top} held=${[...drawnHeld].join('/')} life=${actor.lifeMs}`);
+            const conn = await openReader(start, `reader@${actor.at}${phaseName}`).catch(() => null);
+            // It leaves after its lifetime (if the run lasts that long; else it is open at the end and judged so).
+            if (conn && actor.lifeMs !== null) {
+              const timer = setTimeout(() => pending.push(leave(conn)), actor.lifeMs);
+              conn.response.once('close', () => clearTimeout(timer));
             }
-            case 'external': {
-              const tx = await HeldTransaction.begin(db.url);
-              await tx.drawPosition(`px${run}n${externals++}-1`, 'External', { run, i });
-              hold(tx, step.holdMs, step.commit);
-              break;
-            }
-            case 'lockLog': {
-              const tx = await HeldTransaction.begin(db.url);
-              await tx.lockLog();
-              hold(tx, step.holdMs, true);
-              break;
-            }
-            case 'open': {
-              const start = Math.max(1, (await maxIndex()) + step.offset);
-              await openReader(start, `reader#${records.length} (step ${i})`);
-              break;
-            }
-            case 'close': {
-              const conns = [...open.keys()].filter((c) => !c.ended);
-              if (conns.length === 0) break;
-              const conn = conns[step.which % conns.length];
-              const rec = open.get(conn)!;
-              record(conn, rec);
-              rec.stayed = false;
-              open.delete(conn);
-              conn.close();
-              break;
-            }
-            case 'pause':
-              await sleep(step.ms);
-              break;
+            break;
           }
         }
+      };
+      /** Starts every actor at its time; resolves once all have started (their effects may continue). */
+      const phase = (actors: Actor[]) => {
+        const t0 = Date.now();
+        return Promise.all(actors.map(async (actor) => {
+          await sleep(Math.max(0, t0 + actor.at - Date.now()));
+          await act(actor).catch((error: unknown) => failures.push(`${actor.kind}@${actor.at}: ${String(error)}`));
+        }));
+      };
+
+      const runBase = (await maxIndex()) + 1;
+      let phaseName = '';
+      const timing: string[] = [];
+      const lap = (what: string) => timing.push(`${what} ${Date.now() - began}`);
+      await startServer(scenario.iface.before);
+      lap('started');
+      try {
+        // Streams the actors append to exist first (a held append waits on an existing row).
+        for (const s of [0, 1, 2]) await appendTo(s);
+        await phase(scenario.before);
+        lap('phase1');
+        if (scenario.after) {
+          // The restart: holds and lifetimes go on; readers of the old process are ended by it.
+          await stopServer();
+          await startServer(scenario.iface.after);
+          phaseName = ' (after the restart)';
+          lap('restarted');
+          await phase(scenario.after);
+          lap('phase2');
+        }
         // Every writer ends (holds elapse), every request settles.
-        await Promise.all(pending);
+        while (pending.length > 0) await Promise.all(pending.splice(0));
+        lap('settled');
         // A reader joining now, from the run's start, must get everything too.
         await openReader(runBase, 'late joiner (after the run)');
         const committed = (await db.query<{ index: string }>('SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index', [Math.min(runBase, ...records.map((r) => r.start))])).map((r) => Number(r.index));
@@ -335,7 +388,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             return committed.every((i) => i < rec.start || got.has(i));
           });
         await waitFor(async () => complete(), settleMs, 'every open reader to have everything').catch(() => undefined);
-        const iface = scenario.restartAt === undefined ? scenario.iface.before : scenario.iface.after;
+        const iface = scenario.after === null ? scenario.iface.before : scenario.iface.after;
         if (iface && live.collector) {
           const all = (await db.query<{ index: string }>('SELECT index::text AS index FROM messages ORDER BY messages.index')).map((r) => Number(r.index));
           const lastUuid = () => deliveries.at(-1)?.uuid;
@@ -344,6 +397,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             return all.every((i) => got.has(i));
           }, settleMs, 'the interface to deliver everything').catch(() => undefined);
         }
+        lap('delivered');
         for (const [conn, rec] of open) {
           record(conn, rec);
           if (conn.ended) rec.stayed = false;
@@ -355,7 +409,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         const lateSet = new Set(
           (await db.query<{ p: string }>('SELECT s.position::text AS p FROM log_skipped s JOIN messages m ON m.index = s.position')).map((r) => Number(r.p)),
         );
-        const found: string[] = [];
+        const found: string[] = failures.map((f) => `the test could not run actor ${f}`);
         const lost = acknowledged.filter((i) => !committedSet.has(i));
         if (lost.length) found.push(`acknowledged (201) but not in the log: ${lost.join(',')}`);
         for (const rec of records) found.push(...violations(rec, all, committedSet, lateSet));
@@ -372,18 +426,18 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
           found.push(...violations(rec, all, committedSet, lateSet));
         });
         if (iface && uuids.length === 0) found.push('the interface delivered nothing');
-        if (LOG) console.log(JSON.stringify({ mode, run, ms: Date.now() - began, violations: found, scenario: describeSteps(scenario) }));
+        if (LOG) console.log(JSON.stringify({ mode, run, ms: Date.now() - began, violations: found, timing, joins, scenario: describeScenario(scenario) }));
         if (found.length > 0 && !SURVEY) {
           throw new Error(
             `${found.length} violation(s) in run ${run} (indices ${runBase}..${all.at(-1)}, late arrivals: ${[...lateSet].filter((i) => i >= runBase).join(',') || 'none'}):\n  ` +
               found.join('\n  ') +
-              `\n  scenario: ${describeSteps(scenario)}`,
+              `\n  scenario: ${describeScenario(scenario)}`,
           );
         }
       } finally {
         for (const conn of open.keys()) conn.close();
         live.readers = [];
-        await Promise.all(pending);
+        while (pending.length > 0) await Promise.all(pending.splice(0));
         for (const t of live.held) await t.rollback().catch(() => undefined);
         live.held = [];
         await live.collector?.stop();
@@ -397,7 +451,8 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
 
     it(`every reader gets exactly the committed messages from its start (${numRuns} runs)`, async () => {
       await fc.assert(
-        fc.asyncProperty(scenarioArb(mode, broker !== null), (scenario) => run(scenario)),
+        // ORDINAL_PROPERTY_SCENARIO='{"before":[...],"after":null,"iface":{...}}' replays one scenario (a counterexample) instead of generating.
+        fc.asyncProperty(process.env.ORDINAL_PROPERTY_SCENARIO ? fc.constant(JSON.parse(process.env.ORDINAL_PROPERTY_SCENARIO) as Scenario) : scenarioArb(mode, broker !== null), (scenario) => run(scenario)),
         { numRuns: Number(process.env.ORDINAL_PROPERTY_RUNS ?? numRuns), plugins: [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: false })] },
       );
     }, budgetMs + 60_000);
@@ -405,6 +460,6 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
 }
 
 describe('delivery property (issue 10)', () => {
-  propertySuite('concurrent', 14, 110_000);
-  propertySuite('gapless', 10, 50_000);
+  propertySuite('concurrent', 20, 125_000);
+  propertySuite('gapless', 8, 40_000);
 });
