@@ -274,7 +274,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         open.delete(conn);
         conn.close();
       };
-      /** Reads the head, then waits (up to 1.5 s) until the reader has everything from its start up to it; records that head. */
+      /** Reads the head, then waits (up to 3 s) until the reader has everything from its start up to it; records that head. */
       const catchUp = async (conn: SseConnection) => {
         const rec = open.get(conn);
         if (!rec) return;
@@ -282,7 +282,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         if (head === null || !open.has(conn)) return;
         const due = (await db.query<{ i: string }>('SELECT index::text AS i FROM messages WHERE index >= $1 AND index <= $2', [rec.start, head])).map((r) => Number(r.i));
         const got = () => new Set(conn.events.filter((e) => e.event === 'message' || e.event === 'late-message').map((e) => e.data.message.id));
-        await conn.waitFor(() => { const g = got(); return due.every((i) => g.has(i)); }, 1500, 'everything up to the head').catch(() => undefined);
+        await conn.waitFor(() => { const g = got(); return due.every((i) => g.has(i)); }, 3000, 'everything up to the head').catch(() => undefined);
         rec.headAtLeave = head;
       };
       const leaving = new Set<SseConnection>();
