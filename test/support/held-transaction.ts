@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { contentHash } from '@ordinal/log';
-import { LOCKS } from '../../libs/log/src/log.constants.js';
+import { contentHash, LOCKS } from '@ordinal/log/internal';
 import { categoryLockKey } from '../../libs/log/src/writer/category-locks.js';
 
 /**
