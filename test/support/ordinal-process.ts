@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { http } from './test-server.js';
 import { createServer } from 'node:net';
 import { spawnServer, type ServerProcess } from './server-process.js';
 
@@ -36,41 +36,5 @@ export async function startOrdinalProcess(databaseUrl: string, env: Record<strin
   return Object.assign(server, { baseUrl: `http://127.0.0.1:${chosen}`, port: chosen });
 }
 
-/**
- * A JSON request on a fresh connection (no keep-alive: a test that restarts the server must
- * not reuse a socket of the old process). Resolves with the status, headers and parsed body;
- * rejects only when the request could not be made or its connection was lost.
- */
-export function api(baseUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: 'Bearer dev-ordinal-token' }): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const url = new URL(path, baseUrl);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        agent: false,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        headers: payload === undefined ? headers : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            /* not JSON: keep the text */
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+/** A JSON request on a fresh connection (no keep-alive: a test that restarts the server must not reuse a socket of the old process). */
+export const api = (baseUrl: string, method: string, path: string, body?: unknown) => http(baseUrl, method, path, body, undefined, { fresh: true });

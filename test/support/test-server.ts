@@ -29,20 +29,24 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
 /** Keep-alive connections for the tests' requests (much lighter than fetch under load). */
 const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
 
-/** JSON request helper: returns the status, headers and parsed body. */
+/**
+ * JSON request helper: returns the status, headers and parsed body. `fresh` opens a new
+ * connection (a test that restarts the server must not reuse a socket of the old process).
+ */
 export function http(
   baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = DEV_AUTH,
+  { fresh = false }: { fresh?: boolean } = {},
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        agent,
+        agent: fresh ? false : agent,
         host: url.hostname,
         port: url.port,
         path: url.pathname + url.search,
