@@ -1,9 +1,10 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, LogWriter, resolveLogOptions, type LogModuleOptions } from '@ordinal/log';
+import { LogReader, LogWatermark, LogWriter } from '@ordinal/log';
+import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { DataSource } from 'typeorm';
 import { DuplicateSubscriptionError, SubscriptionNotFoundError } from './errors/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
-import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
+import type { ResolvedSubscriptionsOptions } from './subscriptions-options.js';
 import type { SubscribeOptions, SubscriptionStatus } from './subscription-context.js';
 import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
 
@@ -28,11 +29,11 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     private readonly reader: LogReader,
     writer: LogWriter,
     watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) logOptions: LogModuleOptions,
-    @Inject(SUBSCRIPTIONS_OPTIONS) options: SubscriptionsModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) logOptions: ResolvedLogOptions,
+    @Inject(SUBSCRIPTIONS_OPTIONS) options: ResolvedSubscriptionsOptions,
   ) {
-    const concurrent = resolveLogOptions(logOptions).ordering === 'concurrent';
-    this.deps = { dataSource, reader, watermark, concurrent, options: resolveSubscriptionsOptions(options) };
+    const concurrent = logOptions.ordering === 'concurrent';
+    this.deps = { dataSource, reader, watermark, concurrent, options };
     this.off.push(writer.onCommit(() => this.subscriptions.forEach((s) => s.notify())));
     this.off.push(watermark.onLate(() => this.subscriptions.forEach((s) => s.notifyLate())));
   }
@@ -80,7 +81,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     return this.get(name).waitFor(index, timeoutMs);
   }
 
-  /** Resets the checkpoint (and the read model, through its reset hook) and replays (S9). */
+  /** Resets the checkpoint (and the read model, through its reset hook) and replays. */
   async rebuild(name: string): Promise<void> {
     await this.get(name).rebuild();
   }

@@ -1,4 +1,4 @@
-import { isConnectionError, isDataError } from '@ordinal/log';
+import { isConnectionError, isDataError } from '@ordinal/log/internal';
 
 /**
  * SQLSTATEs that mean "the database will not serve us right now" beyond the libraries'

@@ -1,6 +1,7 @@
 import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { LogReader, compileFilter } from '@ordinal/log';
+import { LogReader } from '@ordinal/log';
+import { compileFilter } from '@ordinal/log/internal';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from '../ingest/dto/message.response.js';
@@ -9,7 +10,7 @@ import { toMessageResponse } from '../ingest/message-response.js';
 import { intParam, typesParam } from './query-params.js';
 import { shardParams } from '../stream/stream-params.js';
 
-/** JSON reads of the log (R4). */
+/** JSON reads of the log. */
 @ApiTags('reading')
 @Controller('api/events')
 export class EventsController {

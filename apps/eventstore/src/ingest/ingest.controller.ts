@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Headers, HttpCode, Post, Put, Res, UnprocessableEntityException } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Res, UnprocessableEntityException } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { LogWriter, type AppendEntry, type NewMessage } from '@ordinal/log';
@@ -10,6 +10,8 @@ import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from './dto/message.response.js';
 import { BatchResponseDto, DuplicateResponseDto, type BatchEntryDto } from './dto/publish.responses.js';
+import { ORDINAL_CONFIG } from '../config/config.constants.js';
+import type { OrdinalConfig } from '../config/ordinal-config.js';
 
 function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessage {
   return {
@@ -29,11 +31,14 @@ function keyReused(key: string, index: number): UnprocessableEntityException {
   });
 }
 
-/** REST ingestion (I1, I2): every message gets the next global index. */
+/** REST ingestion, one message or a batch: every message gets the next global index. */
 @ApiTags('ingestion')
 @Controller('api/events')
 export class IngestController {
-  constructor(private readonly writer: LogWriter) {}
+  constructor(
+    private readonly writer: LogWriter,
+    @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
+  ) {}
 
   @Put('message')
   @Scoped('write')
@@ -69,13 +74,16 @@ export class IngestController {
   @Post('messages')
   @Scoped('write')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Publish a batch atomically', description: 'Up to 1,000 messages, stored in one transaction with contiguous indices; one entry per message in the answer. Needs the `write` scope.' })
+  @ApiOperation({ summary: 'Publish a batch atomically', description: 'Up to ORDINAL_MAX_BATCH messages (default 1,000; more is a 400 naming the limit), stored in one transaction with contiguous indices; one entry per message in the answer. Needs the `write` scope.' })
   @ApiResponse({ status: 201, type: BatchResponseDto, description: 'Something was stored' })
   @ApiResponse({ status: 200, type: BatchResponseDto, description: 'Only idempotency-key repeats' })
   @ApiResponse({ status: 202, type: BatchResponseDto, description: 'Only window duplicates' })
   @ApiResponse({ status: 422, type: BatchResponseDto, description: 'Nothing stored and an idempotency key reused with another message (entry `key_reused`)' })
   @ApiErrors(400, 408, 413, 415, 503)
   async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
+    if (dto.messages.length > this.config.maxBatchMessages) {
+      throw new BadRequestException(`messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`);
+    }
     const sent = dto.messages.map((m) => toNewMessage(m));
     const { entries } = await this.writer.append({ messages: sent });
     // Entries committed beside a reused key stay committed: that entry alone says so.

@@ -2,7 +2,7 @@ import type { AppendEntry, StoredMessage } from '@ordinal/log';
 import type { MessageResponseDto } from './dto/message.response.js';
 import type { BatchEntryDto } from './dto/publish.responses.js';
 
-/** The stored message as the API shows it (I1); indices and versions are JSON numbers. */
+/** The stored message as the API shows it; indices and versions are JSON numbers. */
 export function toMessageResponse(message: StoredMessage): MessageResponseDto {
   const response: MessageResponseDto = {
     id: message.id,

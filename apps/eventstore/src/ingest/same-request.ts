@@ -1,4 +1,5 @@
-import { toStorableJson, type NewMessage, type StoredMessage } from '@ordinal/log';
+import type { NewMessage, StoredMessage } from '@ordinal/log';
+import { toStorableJson } from '@ordinal/log/internal';
 
 /** A JSON value's canonical text (RFC 8785), so key order and spacing do not count. */
 function canonical(value: unknown): string {

@@ -4,7 +4,7 @@ import { Scoped } from '../auth/scoped.decorator.js';
 import { InterfacesResponseDto } from './interfaces.response.js';
 import { AmqpConnection, PushInterfaces, type InterfaceReport } from '@ordinal/amqp';
 
-/** The push interfaces (P1–P4): bookmark, lag and state of each. */
+/** The push interfaces: bookmark, lag and state of each. */
 @ApiTags('operations')
 @Controller('api/interfaces')
 export class InterfacesController {

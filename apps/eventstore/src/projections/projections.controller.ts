@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, type LogModuleOptions } from '@ordinal/log';
+import { LogReader, LogWatermark } from '@ordinal/log';
+import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { SubscriptionsService, WaitTimeoutError, type SubscriptionReport } from '@ordinal/subscriptions';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
@@ -11,7 +12,7 @@ import { watermarkStatus } from './watermark-status.js';
 const MAX_WAIT_MS = 60_000;
 
 /**
- * Projections and subscriptions running in this server (S9): position, head, lag, state and
+ * Projections and subscriptions running in this server: position, head, lag, state and
  * last error of each, the low watermark with the hole it holds; read-your-own-writes with
  * `?atLeast=<index>`; rebuild.
  */
@@ -22,7 +23,7 @@ export class ProjectionsController {
     private readonly subscriptions: SubscriptionsService,
     private readonly reader: LogReader,
     private readonly watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) private readonly logOptions: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly logOptions: ResolvedLogOptions,
   ) {}
 
   @Get()

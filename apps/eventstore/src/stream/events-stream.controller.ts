@@ -19,7 +19,7 @@ import { StreamRegistry } from './stream-registry.service.js';
 /** The reconnection delay a standard EventSource is told to use (SSE `retry:`). */
 const SSE_RETRY_MS = 2000;
 
-/** The pull stream (R1-R3): Server-Sent Events from any index, history then live. */
+/** The pull stream: Server-Sent Events from any index, history then live. */
 @ApiTags('reading')
 @ApiExtraModels(ConnectedEventDto, MessageEventDto, HeartbeatEventDto, StreamEndedEventDto)
 @Controller('api/events')

@@ -37,8 +37,11 @@ export class SseSession {
   /** Streams until the end index, the client leaving, `close()` or a read failure. */
   async run(): Promise<void> {
     const { params, headIndex, heartbeatMs } = this.options;
+    // The head a client is told never goes back, even if the router is behind the head at connect time.
+    let reported = headIndex;
     const heartbeat = setInterval(() => {
-      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: this.options.currentHead() });
+      reported = Math.max(reported, this.options.currentHead());
+      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: reported });
     }, heartbeatMs);
     try {
       this.writer.send('connected', { startIndex: params.startIndex, headIndex }, undefined, this.options.retryMs);

@@ -1,4 +1,5 @@
-import { InvalidMessageError, jsonValueProblem } from '@ordinal/log';
+import { InvalidMessageError } from '@ordinal/log';
+import { jsonValueProblem } from '@ordinal/log/internal';
 
 /**
  * Applies the log's JSON rule (`jsonValueProblem`: storable text, exact numbers, the depth

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { inexactNumberIn, type NewMessage } from '@ordinal/log';
+import type { NewMessage } from '@ordinal/log';
+import { inexactNumberIn } from '@ordinal/log/internal';
 import { HEADERS } from '../amqp.constants.js';
 
 /** messageType: 1-200 characters of [A-Za-z0-9._:-] (I3, the same rule as REST). */
@@ -21,7 +22,7 @@ function text(value: unknown): string | undefined {
 export const DEFAULT_INPUT_BODY_LIMIT = 1024 * 1024;
 
 /**
- * Reads an input delivery (I4): the body is the content JSON (an object or array), headers
+ * Reads an input delivery: the body is the content JSON (an object or array), headers
  * carry `messageType` (required), `userId`, `metadata` (a JSON object as a string) and
  * `idempotencyKey`. A body over `maxBodyBytes` or not UTF-8 is refused before it is parsed;
  * the JSON rules of the log (depth, exact numbers, storable text) are applied by the writer,

@@ -11,7 +11,7 @@ import type { InterfaceState, InterfaceStatus } from './interface-status.js';
  * What every push interface shares: a supervisor that runs it on each broker connection and,
  * whenever a run fails (connection lost, channel closed, publish refused, database down),
  * starts a new run after a back-off: the seed's interfaces stayed silent after an outage,
- * these recover by themselves (P4). A run is the subclass's `run`.
+ * these recover by themselves. A run is the subclass's `run`.
  */
 export abstract class PushInterface {
   protected readonly logger: Logger;

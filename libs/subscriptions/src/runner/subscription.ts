@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { LateTracker, type LogReader, type LogWatermark, type StoredMessage } from '@ordinal/log';
+import type { LogReader, LogWatermark, StoredMessage } from '@ordinal/log';
+import { LateTracker } from '@ordinal/log/internal';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
@@ -20,9 +21,9 @@ export interface SubscriptionDeps {
 }
 
 /**
- * One subscription's runner (S1, S7): reads its stream from its checkpoint and applies each
+ * One subscription's runner: reads its stream from its checkpoint and applies each
  * batch and the checkpoint in one transaction, so a same-database read model is effectively
- * exactly-once (G5). Woken by commits, polled as a safety net (fast while the watermark holds
+ * exactly-once. Woken by commits, polled as a safety net (fast while the watermark holds
  * a hole). A failed batch rolls back and is retried with exponential back-off; the error
  * shows in `status()`. Positions passed inside abandoned holes are watched and delivered late.
  */
@@ -100,7 +101,7 @@ export class Subscription {
   }
 
   /**
-   * Starts over (S9): in one transaction the `reset` hook clears the read model and the
+   * Starts over: in one transaction the `reset` hook clears the read model and the
    * checkpoint goes back to the start with the current head as the new replay boundary.
    */
   async rebuild(): Promise<void> {

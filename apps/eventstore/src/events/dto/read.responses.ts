@@ -7,7 +7,7 @@ export class HeadResponseDto {
   head!: number;
 }
 
-/** One JSON page of the log (R4); continue from `nextIndex`. */
+/** One JSON page of the log; continue from `nextIndex`. */
 export class PageResponseDto {
   @ApiProperty({ type: 'integer', minimum: 1 })
   fromIndex!: number;

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { JSON_CONTAINER_SCHEMA } from '../../openapi/json-value.js';
 
-/** A stored message as every reader gives it (I1): `id` is its global index. */
+/** A stored message as every reader gives it: `id` is its global index. */
 export class MessageResponseDto {
   @ApiProperty({ type: 'integer', minimum: 1, example: 42, description: 'The global index' })
   id!: number;
