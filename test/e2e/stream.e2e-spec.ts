@@ -79,7 +79,7 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     await stream.waitFor(() => stream.ended, 5000, 'the end of the stream');
     // Then only the matching messages up to endIndex came, then stream-ended, then the end
     expect(stream.indices()).toEqual([ids[0], ids[1]]);
-    expect(stream.events.at(-1)).toEqual({ event: 'stream-ended', data: { endIndex: ids[2], lastIndex: ids[1] } });
+    expect(stream.events.at(-1)).toEqual({ event: 'stream-ended', id: String(ids[2]), data: { endIndex: ids[2], lastIndex: ids[1] } });
   });
 
   it('ends at an endIndex in the future once the log gets there', async () => {

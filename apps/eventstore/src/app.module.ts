@@ -24,6 +24,7 @@ import { AmqpMetrics } from './interfaces/amqp-metrics.service.js';
 import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
+import { StreamTickets } from './auth/stream-tickets.service.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
 @Module({})
@@ -54,6 +55,7 @@ export class AppModule {
         StreamMetrics,
         AmqpMetrics,
         SubscriptionMetrics,
+        StreamTickets,
       ],
     };
   }

@@ -5,6 +5,11 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogLifecycle } from '@ordinal/log';
 import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
+import { registerJsonBodyParser } from './validation/json-body.parser.js';
+import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
+import { registerBodyTimeout } from './validation/body-timeout.hook.js';
+import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
+import { MetricsService } from './metrics/metrics.service.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -24,6 +29,9 @@ export function createLogger(config: OrdinalConfig): LoggerService {
 export async function createApp(config: OrdinalConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // maxParamLength: stream ids (up to 200 characters) must reach validation for a 400, not Fastify's 414 at 100.
   const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, routerOptions: { maxParamLength: 1000 } });
+  // Before Nest adds the routes, so every one is recorded.
+  registerMethodNotAllowed(adapter.getInstance());
+  registerBodyTimeout(adapter.getInstance(), config.bodyTimeoutMs);
   // bodyParser: false leaves JSON to Fastify's own parser (same parser, same limits and
   // errors) instead of Nest's per-request wrapper around it; no route takes form bodies.
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
@@ -33,7 +41,10 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   // Bodies are JSON only; any other media type (text/plain included) gets a 415 that says what
   // to send (Fastify's own says only its name).
   const fastify = app.getHttpAdapter().getInstance();
+  // Routes are added at init, after this: the hook sees every one.
+  registerHttpMetrics(fastify, app.get(MetricsService).registry);
   fastify.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(fastify);
   fastify.addContentTypeParser('*', (request, _payload, done) => {
     const type = request.headers['content-type'];
     const error = new Error(`Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`);
@@ -43,9 +54,16 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
     app,
     new DocumentBuilder()
       .setTitle('Ordinal')
-      .setDescription('One log with one global index: ingestion, reading, streams and aggregates')
+      .setDescription(
+        'One log with one global index: ingestion, reading, streams and aggregates. Every error answer has the one body `ErrorResponse`. ' +
+          'Each operation lists the token scope it needs in `x-required-scopes`. ' +
+          'The debug console, a page showing messages live as they land: [/debug/events](/debug/events).',
+      )
       .setVersion('0.1.0')
-      .addBearerAuth()
+      // An opaque API token (ORDINAL_TOKENS), not a JWT.
+      .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: 'An API token from ORDINAL_TOKENS (`name:secret:scopes`); send `Authorization: Bearer <secret>`' })
+      .addSecurity('ticket', { type: 'apiKey', in: 'query', name: 'ticket', description: 'A short-lived, single-use stream ticket from POST /api/events/stream-ticket (the stream only)' })
+      .setExternalDoc('Debug console (live messages)', '/debug/events')
       .build(),
   );
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', ui: options.openApiUi ?? true });

@@ -9,6 +9,8 @@ export interface AmqpModuleOptions {
   connectionName?: string;
   /** The input queue; `false` turns AMQP input off. Its dead-letter queue is `<input>.rejected`. @default 'eventstore.input' */
   inputQueue?: string | false;
+  /** Largest input body in bytes; a larger delivery is dead-lettered (the same limit as REST bodies). @default 1048576 */
+  inputBodyLimitBytes?: number;
   /** Unacknowledged input deliveries in flight (they group-commit together; a window of several flushes keeps the writer busy). @default 10000 */
   prefetch?: number;
   /** Push interfaces. @default [] */
@@ -35,6 +37,7 @@ export function resolveAmqpOptions(options: AmqpModuleOptions): ResolvedAmqpOpti
     url: options.url,
     connectionName: options.connectionName ?? `ordinal-${hostname()}-${process.pid}`,
     inputQueue: options.inputQueue ?? 'eventstore.input',
+    inputBodyLimitBytes: options.inputBodyLimitBytes ?? 1024 * 1024,
     prefetch: options.prefetch ?? 10_000,
     interfaces: options.interfaces ?? [],
     quorumQueues: options.quorumQueues ?? false,

@@ -23,9 +23,13 @@ export interface PublishMessage {
   idempotencyKey?: string;
 }
 
-/** What happened to a published message. */
+/**
+ * What happened to a published message. `key_reused` (batches only: a single publish is a 422
+ * `idempotency_key_reused`): the idempotency key was stored before with another message,
+ * which `message` is; nothing was stored for this one.
+ */
 export type PublishResult =
-  | { status: 'created' | 'repeat'; message: OrdinalMessage }
+  | { status: 'created' | 'repeat' | 'key_reused'; message: OrdinalMessage }
   | { status: 'duplicate'; contentHash: string };
 
 /** A reader's share of the log. */

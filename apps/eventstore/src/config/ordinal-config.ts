@@ -20,6 +20,10 @@ export interface OrdinalConfig {
   ordering: Ordering;
   duplicateWindow: number;
   bodyLimitBytes: number;
+  /** A request whose body has not fully arrived this long after it began gets 408 and is closed (ms, ORDINAL_BODY_TIMEOUT_MS). @default 10000 */
+  bodyTimeoutMs: number;
+  /** How long a stream ticket (`POST /api/events/stream-ticket`) stays valid (ms, ORDINAL_STREAM_TICKET_TTL_MS). @default 30000 */
+  streamTicketTtlMs: number;
   maxBatchMessages: number;
   logFormat: 'text' | 'json';
   /** RabbitMQ; AMQP input and interfaces are on only when set (AMQP_URL; development defaults to the local broker, `''` turns it off). */
@@ -108,6 +112,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     ordering: oneOf(env, 'ORDINAL_ORDERING', ['gapless', 'concurrent'] as const, 'gapless'),
     duplicateWindow: int(env, 'ORDINAL_DUPLICATE_WINDOW', 2000),
     bodyLimitBytes: int(env, 'ORDINAL_BODY_LIMIT', 1024 * 1024, 1),
+    bodyTimeoutMs: int(env, 'ORDINAL_BODY_TIMEOUT_MS', 10_000, 10),
+    streamTicketTtlMs: int(env, 'ORDINAL_STREAM_TICKET_TTL_MS', 30_000, 10),
     maxBatchMessages: int(env, 'ORDINAL_MAX_BATCH', 1000, 1),
     logFormat: oneOf(env, 'ORDINAL_LOG_FORMAT', ['text', 'json'] as const, production ? 'json' : 'text'),
     amqpUrl: env.AMQP_URL === undefined ? (production ? null : DEV_AMQP_URL) : env.AMQP_URL || null,

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { DatabaseUnavailableError, OrdinalError, VersionConflictError } from '@ordinal/log';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
+import { isDatabaseOutage, isRefusedData } from './database-errors.js';
 
 /** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
 const STATUS_BY_CODE: Record<string, number> = {
@@ -71,6 +72,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
       const e = exception as { message?: string; code?: string };
       return { body: errorBody(fastifyStatus, e.message ?? 'Bad request', e.code ? { code: e.code } : {}), headers: {} };
+    }
+    if (isDatabaseOutage(exception)) {
+      return { body: errorBody(503, 'The database is unavailable; retry later', { code: 'database_unavailable' }), headers: { 'retry-after': '2' } };
+    }
+    if (isRefusedData(exception)) {
+      return { body: errorBody(400, `The database refused the data: ${(exception as Error).message}`, { code: 'invalid_message' }), headers: {} };
     }
     this.logger.error(`Unhandled error: ${(exception as Error)?.stack ?? String(exception)}`);
     return { body: errorBody(500, 'Internal server error'), headers: {} };

@@ -1,39 +1,47 @@
 import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { LogReader } from '@ordinal/log';
 import { compileFilter } from '@ordinal/log/internal';
-import { RequireScope } from '../auth/scopes.decorator.js';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import { MessageResponseDto } from '../ingest/dto/message.response.js';
+import { HeadResponseDto, PageResponseDto } from './dto/read.responses.js';
 import { toMessageResponse } from '../ingest/message-response.js';
 import { intParam, typesParam } from './query-params.js';
 import { shardParams } from '../stream/stream-params.js';
 
 /** JSON reads of the log. */
 @ApiTags('reading')
-@ApiBearerAuth()
 @Controller('api/events')
 export class EventsController {
   constructor(private readonly reader: LogReader) {}
 
   @Get('head')
-  @RequireScope('read')
-  async head(): Promise<{ head: number }> {
+  @Scoped('read')
+  @ApiOperation({ summary: 'The safe head', description: 'The highest index any reader may see (committed, gap-free). Needs the `read` scope.' })
+  @ApiOkResponse({ type: HeadResponseDto })
+  @ApiErrors(503)
+  async head(): Promise<HeadResponseDto> {
     return { head: await this.reader.safeHead() };
   }
 
   @Get()
-  @RequireScope('read')
-  @ApiQuery({ name: 'fromIndex', required: false })
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'types', required: false, description: 'Comma-separated message types' })
-  @ApiQuery({ name: 'shardCount', required: false })
-  @ApiQuery({ name: 'shardIndex', required: false })
+  @Scoped('read')
+  @ApiOperation({ summary: 'A page of the log', description: 'Messages from `fromIndex` in index order; continue from `nextIndex`. Needs the `read` scope.' })
+  @ApiQuery({ name: 'fromIndex', required: false, schema: { type: 'integer', minimum: 1, default: 1 } })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000, default: 100 } })
+  @ApiQuery({ name: 'types', required: false, description: 'Comma-separated message types', schema: { type: 'string' } })
+  @ApiQuery({ name: 'shardCount', required: false, description: 'With shardIndex', schema: { type: 'integer', minimum: 1, maximum: 1000000 } })
+  @ApiQuery({ name: 'shardIndex', required: false, description: 'Below shardCount', schema: { type: 'integer', minimum: 0 } })
+  @ApiOkResponse({ type: PageResponseDto })
+  @ApiErrors(400, 503)
   async page(
     @Query('fromIndex') fromRaw?: string,
     @Query('limit') limitRaw?: string,
     @Query('types') typesRaw?: string,
     @Query('shardCount') shardCountRaw?: string,
     @Query('shardIndex') shardIndexRaw?: string,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<PageResponseDto> {
     const fromIndex = intParam('fromIndex', fromRaw, 1, 1);
     const limit = intParam('limit', limitRaw, 100, 1, 10_000);
     const types = typesParam(typesRaw);
@@ -47,8 +55,12 @@ export class EventsController {
   }
 
   @Get(':index')
-  @RequireScope('read')
-  async get(@Param('index') indexRaw: string): Promise<Record<string, unknown>> {
+  @Scoped('read')
+  @ApiOperation({ summary: 'One message by its index', description: 'Needs the `read` scope.' })
+  @ApiParam({ name: 'index', schema: { type: 'integer', minimum: 1 } })
+  @ApiOkResponse({ type: MessageResponseDto })
+  @ApiErrors(400, 404, 503)
+  async get(@Param('index') indexRaw: string): Promise<MessageResponseDto> {
     const index = intParam('index', indexRaw, 0, 1);
     const message = await this.reader.get(index);
     if (!message) throw new NotFoundException(`No message has index ${index}`);

@@ -1,8 +1,19 @@
 import { BadRequestException } from '@nestjs/common';
 import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
 
+/**
+ * A query parameter or header given at most once, as text. Fastify gives a repeated one
+ * (`?types=A&types=B`) as an array: a 400 that says to send it once (or join the values).
+ */
+export function singleParam(name: string, raw: unknown): string | undefined {
+  if (raw === undefined || typeof raw === 'string') return raw;
+  if (Array.isArray(raw)) throw new BadRequestException({ message: `${name} is given ${raw.length} times; send it once`, code: 'repeated_parameter' });
+  throw new BadRequestException(`${name} must be text`);
+}
+
 /** A non-negative integer query parameter, or the fallback when absent; 400 otherwise. */
-export function intParam(name: string, raw: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+export function intParam(name: string, value: unknown, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = singleParam(name, value);
   if (raw === undefined || raw === '') return fallback;
   if (!/^-?\d+$/.test(raw)) throw new BadRequestException(`${name} must be an integer, got '${raw}'`);
   const n = Number(raw);
@@ -11,7 +22,8 @@ export function intParam(name: string, raw: string | undefined, fallback: number
 }
 
 /** `types=A,B` as a list (empty = all types); 400 for a name outside [A-Za-z0-9._:-]. */
-export function typesParam(raw: string | undefined): string[] {
+export function typesParam(value: unknown): string[] {
+  const raw = singleParam('types', value);
   if (raw === undefined || raw === '') return [];
   const types = raw.split(',').map((t) => t.trim()).filter(Boolean);
   for (const t of types) {

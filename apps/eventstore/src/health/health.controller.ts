@@ -1,5 +1,6 @@
 import { Controller, Get, Optional, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { HealthResponseDto } from './health.response.js';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { LogLifecycle } from '@ordinal/log';
@@ -22,7 +23,10 @@ export class HealthController {
 
   @Get()
   @Public()
-  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
+  @ApiOperation({ summary: 'Liveness and readiness', description: 'No token needed.' })
+  @ApiOkResponse({ type: HealthResponseDto })
+  @ApiResponse({ status: 503, type: HealthResponseDto, description: 'The database does not answer', headers: { 'Retry-After': { schema: { type: 'integer' } } } })
+  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthResponseDto> {
     const database = await this.dataSource
       .query('SELECT 1')
       .then(() => 'up' as const)

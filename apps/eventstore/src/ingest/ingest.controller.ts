@@ -1,11 +1,15 @@
-import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Res, UnprocessableEntityException } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { LogWriter, type NewMessage } from '@ordinal/log';
+import { LogWriter, type AppendEntry, type NewMessage } from '@ordinal/log';
+import { isSameRequest } from './same-request.js';
 import { PublishMessageDto } from './dto/publish-message.dto.js';
 import { PublishBatchDto } from './dto/publish-batch.dto.js';
 import { statusOf, toEntryResponse, toMessageResponse } from './message-response.js';
-import { RequireScope } from '../auth/scopes.decorator.js';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import { MessageResponseDto } from './dto/message.response.js';
+import { BatchResponseDto, DuplicateResponseDto, type BatchEntryDto } from './dto/publish.responses.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 
@@ -19,9 +23,16 @@ function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessa
   };
 }
 
+function keyReused(key: string, index: number): UnprocessableEntityException {
+  return new UnprocessableEntityException({
+    message: `Idempotency key '${key}' was used for a different message (stored at index ${index}); send a new key for a new message`,
+    code: 'idempotency_key_reused',
+    id: index,
+  });
+}
+
 /** REST ingestion, one message or a batch: every message gets the next global index. */
 @ApiTags('ingestion')
-@ApiBearerAuth()
 @Controller('api/events')
 export class IngestController {
   constructor(
@@ -30,25 +41,29 @@ export class IngestController {
   ) {}
 
   @Put('message')
-  @RequireScope('write')
+  @Scoped('write')
   @HttpCode(201)
-  @ApiHeader({ name: 'Idempotency-Key', required: false })
-  @ApiResponse({ status: 201, description: 'Stored; the body is the stored message, `id` its index' })
-  @ApiResponse({ status: 200, description: 'Idempotency-key repeat; the original message' })
-  @ApiResponse({ status: 202, description: 'Duplicate inside the duplicate window; nothing stored' })
+  @ApiOperation({ summary: 'Publish one message', description: 'Stores the message at the next global index. Needs the `write` scope.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1-200 characters; the same as the `idempotencyKey` field', schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiResponse({ status: 201, type: MessageResponseDto, description: 'Stored; the body is the stored message, `id` its index' })
+  @ApiResponse({ status: 200, type: MessageResponseDto, description: 'Idempotency-key repeat of the same request; the original message' })
+  @ApiResponse({ status: 202, type: DuplicateResponseDto, description: 'Duplicate inside the duplicate window; nothing stored' })
+  @ApiErrors(400, 408, 413, 415, 422, 503)
   async publish(
     @Body() dto: PublishMessageDto,
     @Headers('idempotency-key') headerKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<MessageResponseDto | DuplicateResponseDto> {
     if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 200)) {
       throw new BadRequestException('Idempotency-Key must be 1-200 characters');
     }
     if (headerKey && dto.idempotencyKey && headerKey !== dto.idempotencyKey) {
       throw new BadRequestException('idempotencyKey and the Idempotency-Key header differ; send one');
     }
-    const { entries } = await this.writer.append({ messages: [toNewMessage(dto, headerKey)] });
+    const sent = toNewMessage(dto, headerKey);
+    const { entries } = await this.writer.append({ messages: [sent] });
     const entry = entries[0];
+    if (entry.status === 'repeat' && !isSameRequest(entry.message, sent)) throw keyReused(entry.message.idempotencyKey!, entry.message.id);
     reply.status(statusOf(entries));
     if (entry.status === 'duplicate') {
       return { status: 'duplicate', contentHash: entry.contentHash, message: 'A message with the same body is inside the duplicate window; nothing was stored' };
@@ -57,15 +72,31 @@ export class IngestController {
   }
 
   @Post('messages')
-  @RequireScope('write')
+  @Scoped('write')
   @HttpCode(201)
-  @ApiResponse({ status: 201, description: 'Stored atomically with contiguous indices' })
-  async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
+  @ApiOperation({ summary: 'Publish a batch atomically', description: 'Up to ORDINAL_MAX_BATCH messages (default 1,000; more is a 400 naming the limit), stored in one transaction with contiguous indices; one entry per message in the answer. Needs the `write` scope.' })
+  @ApiResponse({ status: 201, type: BatchResponseDto, description: 'Something was stored' })
+  @ApiResponse({ status: 200, type: BatchResponseDto, description: 'Only idempotency-key repeats' })
+  @ApiResponse({ status: 202, type: BatchResponseDto, description: 'Only window duplicates' })
+  @ApiResponse({ status: 422, type: BatchResponseDto, description: 'Nothing stored and an idempotency key reused with another message (entry `key_reused`)' })
+  @ApiErrors(400, 408, 413, 415, 503)
+  async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
     if (dto.messages.length > this.config.maxBatchMessages) {
       throw new BadRequestException(`messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`);
     }
-    const { entries } = await this.writer.append({ messages: dto.messages.map((m) => toNewMessage(m)) });
-    reply.status(statusOf(entries));
-    return { count: entries.length, messages: entries.map(toEntryResponse) };
+    const sent = dto.messages.map((m) => toNewMessage(m));
+    const { entries } = await this.writer.append({ messages: sent });
+    // Entries committed beside a reused key stay committed: that entry alone says so.
+    const reused = entries.map((e, i) => e.status === 'repeat' && !isSameRequest(e.message, sent[i]));
+    const status = statusOf(entries);
+    reply.status(status !== 201 && reused.some(Boolean) ? 422 : status);
+    return {
+      count: entries.length,
+      messages: entries.map<BatchEntryDto>((e: AppendEntry, i) =>
+        reused[i] && e.status === 'repeat'
+          ? { ...toEntryResponse(e), status: 'key_reused', code: 'idempotency_key_reused' }
+          : toEntryResponse(e),
+      ),
+    };
   }
 }

@@ -1,8 +1,10 @@
 import type { AppendEntry, StoredMessage } from '@ordinal/log';
+import type { MessageResponseDto } from './dto/message.response.js';
+import type { BatchEntryDto } from './dto/publish.responses.js';
 
 /** The stored message as the API shows it; indices and versions are JSON numbers. */
-export function toMessageResponse(message: StoredMessage): Record<string, unknown> {
-  const response: Record<string, unknown> = {
+export function toMessageResponse(message: StoredMessage): MessageResponseDto {
+  const response: MessageResponseDto = {
     id: message.id,
     messageType: message.messageType,
     userId: message.userId,
@@ -13,7 +15,7 @@ export function toMessageResponse(message: StoredMessage): Record<string, unknow
   };
   if (message.streamId !== null) {
     response.streamId = message.streamId;
-    response.streamVersion = message.streamVersion;
+    response.streamVersion = message.streamVersion!;
   }
   if (message.schemaVersion !== 1) response.schemaVersion = message.schemaVersion;
   if (message.idempotencyKey !== null) response.idempotencyKey = message.idempotencyKey;
@@ -21,7 +23,7 @@ export function toMessageResponse(message: StoredMessage): Record<string, unknow
 }
 
 /** One entry of an append's result: stored, repeated (idempotency key) or skipped (window). */
-export function toEntryResponse(entry: AppendEntry): Record<string, unknown> {
+export function toEntryResponse(entry: AppendEntry): BatchEntryDto {
   if (entry.status === 'duplicate') return { status: 'duplicate', contentHash: entry.contentHash };
   return { status: entry.status, ...toMessageResponse(entry.message) };
 }

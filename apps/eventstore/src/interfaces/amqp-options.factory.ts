@@ -8,6 +8,7 @@ export function amqpOptionsFrom(config: OrdinalConfig): AmqpModuleOptions {
     connectionName: config.amqp.connectionName,
     inputQueue: config.amqp.inputQueue,
     prefetch: config.amqp.prefetch,
+    inputBodyLimitBytes: config.bodyLimitBytes,
     quorumQueues: config.amqp.quorumQueues,
     interfaces: config.amqp.interfaces,
   };

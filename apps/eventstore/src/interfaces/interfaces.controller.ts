@@ -1,11 +1,11 @@
 import { Controller, Get, Optional } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { InterfacesResponseDto } from './interfaces.response.js';
 import { AmqpConnection, PushInterfaces, type InterfaceReport } from '@ordinal/amqp';
-import { RequireScope } from '../auth/scopes.decorator.js';
 
 /** The push interfaces: bookmark, lag and state of each. */
 @ApiTags('operations')
-@ApiBearerAuth()
 @Controller('api/interfaces')
 export class InterfacesController {
   constructor(
@@ -14,8 +14,9 @@ export class InterfacesController {
   ) {}
 
   @Get()
-  @RequireScope('read')
-  @ApiOkResponse({ description: '`{amqp, broker, interfaces: [{name, type, state, bookmark, lag, ...}]}`; AMQP off: an empty list' })
+  @Scoped('read')
+  @ApiOperation({ summary: 'Push interfaces and their state', description: 'Bookmark, lag and state of each; AMQP off: an empty list. Needs the `read` scope.' })
+  @ApiOkResponse({ type: InterfacesResponseDto })
   async list(): Promise<{ amqp: boolean; broker: string | null; interfaces: InterfaceReport[] }> {
     if (!this.interfaces) return { amqp: false, broker: null, interfaces: [] };
     return { amqp: true, broker: this.connection?.state ?? null, interfaces: await this.interfaces.reports() };

@@ -1,10 +1,12 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { LogReader, LogWatermark } from '@ordinal/log';
 import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { SubscriptionsService, WaitTimeoutError, type SubscriptionReport } from '@ordinal/subscriptions';
-import { RequireScope } from '../auth/scopes.decorator.js';
-import { intParam } from '../events/query-params.js';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import { ProjectionsResponseDto, SubscriptionReportDto } from './projections.response.js';
+import { intParam, singleParam } from '../events/query-params.js';
 import { watermarkStatus } from './watermark-status.js';
 
 const MAX_WAIT_MS = 60_000;
@@ -15,7 +17,6 @@ const MAX_WAIT_MS = 60_000;
  * `?atLeast=<index>`; rebuild.
  */
 @ApiTags('projections')
-@ApiBearerAuth()
 @Controller('api/projections')
 export class ProjectionsController {
   constructor(
@@ -26,9 +27,12 @@ export class ProjectionsController {
   ) {}
 
   @Get()
-  @RequireScope('read')
-  @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until every projection and subscription has applied this index' })
-  @ApiQuery({ name: 'timeoutMs', required: false, description: `Longest wait (0-${MAX_WAIT_MS}, default 5000); \`reached\` says whether it was` })
+  @Scoped('read')
+  @ApiOperation({ summary: 'Projections, subscriptions and the low watermark', description: 'Position, head, lag and state of each. Needs the `read` scope.' })
+  @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until every projection and subscription has applied this index', schema: { type: 'integer', minimum: 0 } })
+  @ApiQuery({ name: 'timeoutMs', required: false, description: 'Longest wait; `reached` says whether it was', schema: { type: 'integer', minimum: 0, maximum: MAX_WAIT_MS, default: 5000 } })
+  @ApiOkResponse({ type: ProjectionsResponseDto })
+  @ApiErrors(400, 503)
   async list(@Query('atLeast') atLeastRaw?: string, @Query('timeoutMs') timeoutRaw?: string): Promise<Record<string, unknown>> {
     const reached = await this.wait(this.subscriptions.names(), atLeastRaw, timeoutRaw);
     const projections = await this.subscriptions.report();
@@ -36,10 +40,13 @@ export class ProjectionsController {
   }
 
   @Get(':name')
-  @RequireScope('read')
-  @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until this projection has applied this index' })
-  @ApiQuery({ name: 'timeoutMs', required: false, description: `Longest wait (0-${MAX_WAIT_MS}, default 5000)` })
-  @ApiResponse({ status: 404, description: 'No projection or subscription of that name' })
+  @Scoped('read')
+  @ApiOperation({ summary: 'One projection or subscription', description: 'Needs the `read` scope.' })
+  @ApiParam({ name: 'name', schema: { type: 'string' } })
+  @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until this projection has applied this index', schema: { type: 'integer', minimum: 0 } })
+  @ApiQuery({ name: 'timeoutMs', required: false, description: 'Longest wait', schema: { type: 'integer', minimum: 0, maximum: MAX_WAIT_MS, default: 5000 } })
+  @ApiOkResponse({ type: SubscriptionReportDto })
+  @ApiErrors(400, 404, 503)
   async one(@Param('name') name: string, @Query('atLeast') atLeastRaw?: string, @Query('timeoutMs') timeoutRaw?: string): Promise<SubscriptionReport & { reached?: boolean }> {
     this.subscriptions.get(name);
     const reached = await this.wait([name], atLeastRaw, timeoutRaw);
@@ -48,9 +55,12 @@ export class ProjectionsController {
   }
 
   @Post(':name/rebuild')
-  @RequireScope('admin')
+  @Scoped('admin')
   @HttpCode(202)
-  @ApiResponse({ status: 202, description: 'Read model cleared, checkpoint reset; replay runs in the background' })
+  @ApiOperation({ summary: 'Rebuild a projection', description: 'Clears the read model and resets the checkpoint; the replay runs in the background. Needs the `admin` scope.' })
+  @ApiParam({ name: 'name', schema: { type: 'string' } })
+  @ApiResponse({ status: 202, type: SubscriptionReportDto, description: 'Read model cleared, checkpoint reset; replay runs in the background' })
+  @ApiErrors(404, 503)
   async rebuild(@Param('name') name: string): Promise<SubscriptionReport> {
     await this.subscriptions.rebuild(name);
     const [report] = await this.subscriptions.report(name);
@@ -59,8 +69,9 @@ export class ProjectionsController {
 
   /** Waits for every named subscription to reach `atLeast`; null when not asked to wait. */
   private async wait(names: string[], atLeastRaw: string | undefined, timeoutRaw: string | undefined): Promise<boolean | null> {
-    if (atLeastRaw === undefined || atLeastRaw === '') return null;
-    const atLeast = intParam('atLeast', atLeastRaw, 0, 0);
+    const atLeastText = singleParam('atLeast', atLeastRaw);
+    if (atLeastText === undefined || atLeastText === '') return null;
+    const atLeast = intParam('atLeast', atLeastText, 0, 0);
     const timeoutMs = intParam('timeoutMs', timeoutRaw, 5000, 0, MAX_WAIT_MS);
     try {
       await Promise.all(names.map((name) => this.subscriptions.waitFor(name, atLeast, timeoutMs)));

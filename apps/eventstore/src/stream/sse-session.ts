@@ -9,6 +9,8 @@ export interface SseSessionOptions {
   params: StreamParams;
   headIndex: number;
   heartbeatMs: number;
+  /** Sent as `retry:` with `connected`: how long a standard EventSource waits before reconnecting. */
+  retryMs: number;
   /** The head to report in heartbeats. */
   currentHead(): number;
 }
@@ -42,7 +44,7 @@ export class SseSession {
       if (!this.writer.full) this.writer.send('heartbeat', { headIndex: reported });
     }, heartbeatMs);
     try {
-      this.writer.send('connected', { startIndex: params.startIndex, headIndex });
+      this.writer.send('connected', { startIndex: params.startIndex, headIndex }, undefined, this.options.retryMs);
       for await (const message of this.feed) {
         const sent = message.late
           ? this.writer.send('late-message', { message: toMessageResponse(message) })
@@ -52,7 +54,9 @@ export class SseSession {
         if (!message.late) this.lastIndex = message.id;
       }
       if (this.feed.completed && !this.writer.closed) {
-        this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex });
+        // `id: endIndex`: an EventSource that reconnects (as it always does) sends Last-Event-ID = endIndex and gets 204,
+        // even when no message matched (it would otherwise have no id to send and start again).
+        this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex }, params.endIndex);
       }
     } catch (error) {
       this.logger.warn(`Stream from ${params.startIndex} ended after index ${this.lastIndex ?? 'none'}: ${String(error)}; the client resumes from its bookmark`);

@@ -44,11 +44,15 @@ export class SseWriter {
     return this.raw.writableLength + this.pending.length >= BUFFER_LIMIT;
   }
 
-  /** Writes one event; returns false when the caller should wait for `drained()`. */
-  send(event: string, data: unknown, id?: number): boolean {
+  /**
+   * Writes one event; returns false when the caller should wait for `drained()`. `retryMs`
+   * adds SSE's `retry:` field (the reconnection delay an EventSource uses).
+   */
+  send(event: string, data: unknown, id?: number, retryMs?: number): boolean {
     if (this.closed) return false;
+    const retry = retryMs === undefined ? '' : `retry: ${retryMs}\n`;
     this.pending +=
-      id === undefined ? `event: ${event}\ndata: ${JSON.stringify(data)}\n\n` : `event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
+      id === undefined ? `event: ${event}\n${retry}data: ${JSON.stringify(data)}\n\n` : `event: ${event}\nid: ${id}\n${retry}data: ${JSON.stringify(data)}\n\n`;
     if (this.pending.length >= CHUNK) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { LiveRouter } from '@ordinal/log';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { sourceCounter } from '../metrics/source-counter.js';
 import { StreamRegistry } from './stream-registry.service.js';
 
 /** Pull-stream figures in /metrics: open SSE streams and the live router's fan-out. */
@@ -15,9 +16,15 @@ export class StreamMetrics {
     routerGauge('ordinal_router_delivered_up_to', 'Highest index the live router handed to the feeds', (s) => s.deliveredUpTo);
     routerGauge('ordinal_router_feeds', 'Feeds attached to the live router', (s) => s.feeds);
     routerGauge('ordinal_router_mailbox_queued_messages', 'Live messages waiting in all mailboxes', (s) => s.queued);
-    routerGauge('ordinal_router_mailbox_overflows', 'Mailboxes dropped over their bound (their feeds caught up from the database)', (s) => s.overflows);
-    routerGauge('ordinal_router_database_reads', 'Page reads of new rows by the live router', (s) => s.databaseReads);
-    routerGauge('ordinal_router_late_deliveries', 'Late arrivals handed to feeds (SSE streams, interfaces) that had passed their position', (s) => s.lateDeliveries);
+    const routerCounter = (name: string, help: string, pick: (s: ReturnType<LiveRouter['stats']>) => number) =>
+      sourceCounter({ name, help, registry: metrics.registry, read: () => pick(router.stats()) });
+    routerCounter('ordinal_router_mailbox_overflows_total', 'Mailboxes dropped over their bound (their feeds caught up from the database)', (s) => s.overflows);
+    routerCounter('ordinal_router_database_reads_total', 'Page reads of new rows by the live router', (s) => s.databaseReads);
+    routerCounter('ordinal_router_late_deliveries_total', 'Late arrivals handed to feeds (SSE streams, interfaces) that had passed their position', (s) => s.lateDeliveries);
+    // Deprecated: the same totals as gauges, under their first names (use the _total counters).
+    routerGauge('ordinal_router_mailbox_overflows', 'Deprecated: ordinal_router_mailbox_overflows_total as a gauge', (s) => s.overflows);
+    routerGauge('ordinal_router_database_reads', 'Deprecated: ordinal_router_database_reads_total as a gauge', (s) => s.databaseReads);
+    routerGauge('ordinal_router_late_deliveries', 'Deprecated: ordinal_router_late_deliveries_total as a gauge', (s) => s.lateDeliveries);
     routerGauge('ordinal_router_late_watched', 'Positions passed inside abandoned holes that open feeds watch for a late arrival', (s) => s.lateWatched);
   }
 }

@@ -3,7 +3,7 @@ import { parseStreamParams } from './stream-params.js';
 
 describe('parseStreamParams (R1)', () => {
   it('defaults to the whole log, everything, no shard', () => {
-    expect(parseStreamParams({})).toEqual({ startIndex: 1, endIndex: undefined, types: [], shard: undefined });
+    expect(parseStreamParams({})).toEqual({ startIndex: 1, endIndex: undefined, types: [], shard: undefined, finished: false });
   });
 
   it('treats startIndex 0 as 1 and resumes after Last-Event-ID even with a startIndex', () => {
@@ -17,7 +17,15 @@ describe('parseStreamParams (R1)', () => {
       endIndex: 5,
       types: ['A', 'B.c'],
       shard: { count: 3, index: 2 },
+      finished: false,
     });
+  });
+
+  it('is finished when a resumed request is at or past endIndex (the stream answers 204)', () => {
+    expect(parseStreamParams({ endIndex: '5', lastEventId: '5' }).finished).toBe(true);
+    expect(parseStreamParams({ endIndex: '5', lastEventId: '9' }).finished).toBe(true);
+    expect(parseStreamParams({ endIndex: '5', lastEventId: '4' }).finished).toBe(false);
+    expect(parseStreamParams({ endIndex: '5' }).finished).toBe(false);
   });
 
   it.each([

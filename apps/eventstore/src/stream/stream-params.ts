@@ -1,14 +1,14 @@
 import { BadRequestException } from '@nestjs/common';
-import { intParam, typesParam } from '../events/query-params.js';
+import { intParam, singleParam, typesParam } from '../events/query-params.js';
 
 /** The raw query and header of `GET /api/events/stream`. */
 export interface StreamQuery {
-  startIndex?: string;
-  endIndex?: string;
-  types?: string;
-  shardCount?: string;
-  shardIndex?: string;
-  lastEventId?: string;
+  startIndex?: unknown;
+  endIndex?: unknown;
+  types?: unknown;
+  shardCount?: unknown;
+  shardIndex?: unknown;
+  lastEventId?: unknown;
 }
 
 /** A validated stream request. */
@@ -18,10 +18,14 @@ export interface StreamParams {
   endIndex?: number;
   types: string[];
   shard?: { count: number; index: number };
+  /** True when a resumed request (Last-Event-ID) is already at or past `endIndex`: nothing is left to send. */
+  finished: boolean;
 }
 
 /** An optional shard (`shardCount` and `shardIndex` together); 400 when malformed. */
-export function shardParams(countRaw: string | undefined, indexRaw: string | undefined): { count: number; index: number } | undefined {
+export function shardParams(countValue: unknown, indexValue: unknown): { count: number; index: number } | undefined {
+  const countRaw = singleParam('shardCount', countValue);
+  const indexRaw = singleParam('shardIndex', indexValue);
   const hasCount = countRaw !== undefined && countRaw !== '';
   const hasIndex = indexRaw !== undefined && indexRaw !== '';
   if (!hasCount && !hasIndex) return undefined;
@@ -39,11 +43,14 @@ export function shardParams(countRaw: string | undefined, indexRaw: string | und
  */
 export function parseStreamParams(query: StreamQuery): StreamParams {
   const requested = intParam('startIndex', query.startIndex, 1, 0);
-  const endIndex = query.endIndex === undefined || query.endIndex === '' ? undefined : intParam('endIndex', query.endIndex, 0, 0);
+  const endRaw = singleParam('endIndex', query.endIndex);
+  const endIndex = endRaw === undefined || endRaw === '' ? undefined : intParam('endIndex', endRaw, 0, 0);
   if (endIndex !== undefined && endIndex < requested) {
     throw new BadRequestException(`endIndex (${endIndex}) must not be below startIndex (${requested})`);
   }
-  const resumeAfter = query.lastEventId === undefined || query.lastEventId === '' ? undefined : intParam('Last-Event-ID', query.lastEventId.trim(), 0, 0);
+  const lastEventId = singleParam('Last-Event-ID', query.lastEventId);
+  const resumeAfter = lastEventId === undefined || lastEventId === '' ? undefined : intParam('Last-Event-ID', lastEventId.trim(), 0, 0);
   const startIndex = Math.max(1, resumeAfter === undefined ? requested : resumeAfter + 1);
-  return { startIndex, endIndex, types: typesParam(query.types), shard: shardParams(query.shardCount, query.shardIndex) };
+  const finished = resumeAfter !== undefined && endIndex !== undefined && resumeAfter >= endIndex;
+  return { startIndex, endIndex, types: typesParam(query.types), shard: shardParams(query.shardCount, query.shardIndex), finished };
 }

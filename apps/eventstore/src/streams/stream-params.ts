@@ -1,5 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { isValidStreamId } from '@ordinal/event-sourcing';
+import { singleParam } from '../events/query-params.js';
 
 /** The `:streamId` path parameter, or 400 naming the allowed shape. */
 export function streamIdParam(raw: string): string {
@@ -10,7 +11,8 @@ export function streamIdParam(raw: string): string {
 }
 
 /** A `true`/`false` query parameter, or the fallback when absent; 400 otherwise. */
-export function booleanParam(name: string, raw: string | undefined, fallback: boolean): boolean {
+export function booleanParam(name: string, value: unknown, fallback: boolean): boolean {
+  const raw = singleParam(name, value);
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'true') return true;
   if (raw === 'false') return false;

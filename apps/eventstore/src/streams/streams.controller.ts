@@ -1,11 +1,17 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { StreamStore, type StreamEvent } from '@ordinal/event-sourcing';
-import { RequireScope } from '../auth/scopes.decorator.js';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import { AppendResultDto, SnapshotReadDto, SnapshotSavedDto, StreamEventResponseDto, StreamReadResponseDto, StreamVersionDto } from './dto/stream.responses.js';
+
+/** The `:streamId` path parameter as the document describes it. */
+const STREAM_ID = ApiParam({ name: 'streamId', description: '1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit; the category is the text before the first `-`', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$' } });
 import { intParam } from '../events/query-params.js';
 import { AppendEventsDto } from './dto/append-events.dto.js';
 import { SaveSnapshotDto } from './dto/save-snapshot.dto.js';
 import { booleanParam, streamIdParam } from './stream-params.js';
+import { assertStorableJson } from '../validation/storable-json.js';
 
 /** Largest page of `GET /api/streams/:streamId` (continue with `fromVersion`). */
 const MAX_READ = 10_000;
@@ -16,18 +22,23 @@ const DEFAULT_READ = 1_000;
  * the newest snapshot, current version, snapshots. Aggregate events are ordinary log messages.
  */
 @ApiTags('streams')
-@ApiBearerAuth()
 @Controller('api/streams')
 export class StreamsController {
   constructor(private readonly streams: StreamStore) {}
 
   @Post(':streamId/events')
-  @RequireScope('write')
+  @Scoped('write')
   @HttpCode(201)
-  @ApiResponse({ status: 201, description: '`{streamId, version, firstIndex, lastIndex}`' })
-  @ApiResponse({ status: 409, description: '`{error: "version_conflict", current, expected}`' })
-  async append(@Param('streamId') raw: string, @Body() dto: AppendEventsDto): Promise<Record<string, unknown>> {
+  @ApiOperation({ summary: 'Append events to an aggregate stream', description: 'Atomically, if the stream is at `expectedVersion` (else 409 `version_conflict` with `current` and `expected`). Needs the `write` scope.' })
+  @STREAM_ID
+  @ApiResponse({ status: 201, type: AppendResultDto })
+  @ApiErrors(400, 408, 409, 413, 415, 503)
+  async append(@Param('streamId') raw: string, @Body() dto: AppendEventsDto): Promise<AppendResultDto> {
     const streamId = streamIdParam(raw);
+    dto.events.forEach((e, i) => {
+      assertStorableJson(e.data, `events.${i}.data`);
+      assertStorableJson(e.metadata, `events.${i}.metadata`);
+    });
     const { version, firstIndex, lastIndex } = await this.streams.append(
       streamId,
       dto.expectedVersion,
@@ -37,16 +48,20 @@ export class StreamsController {
   }
 
   @Get(':streamId')
-  @RequireScope('read')
-  @ApiQuery({ name: 'fromVersion', required: false, description: 'First version (>= 1, default 1)' })
-  @ApiQuery({ name: 'snapshot', required: false, description: 'false = plain events, no snapshot (default true)' })
-  @ApiQuery({ name: 'limit', required: false, description: `Most events (1-${MAX_READ}, default ${DEFAULT_READ})` })
+  @Scoped('read')
+  @ApiOperation({ summary: 'Read an aggregate stream', description: 'The newest usable snapshot and the events after it. Needs the `read` scope.' })
+  @STREAM_ID
+  @ApiQuery({ name: 'fromVersion', required: false, description: 'First version', schema: { type: 'integer', minimum: 1, default: 1 } })
+  @ApiQuery({ name: 'snapshot', required: false, description: 'false = plain events, no snapshot', schema: { type: 'boolean', default: true } })
+  @ApiQuery({ name: 'limit', required: false, description: 'Most events', schema: { type: 'integer', minimum: 1, maximum: MAX_READ, default: DEFAULT_READ } })
+  @ApiOkResponse({ type: StreamReadResponseDto })
+  @ApiErrors(400, 409, 503)
   async read(
     @Param('streamId') raw: string,
     @Query('fromVersion') fromRaw?: string,
     @Query('snapshot') snapshotRaw?: string,
     @Query('limit') limitRaw?: string,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<StreamReadResponseDto> {
     const streamId = streamIdParam(raw);
     const fromVersion = intParam('fromVersion', fromRaw, 1, 1);
     const snapshot = booleanParam('snapshot', snapshotRaw, true);
@@ -62,31 +77,42 @@ export class StreamsController {
   }
 
   @Get(':streamId/version')
-  @RequireScope('read')
-  async version(@Param('streamId') raw: string): Promise<{ version: number }> {
+  @Scoped('read')
+  @ApiOperation({ summary: "A stream's current version", description: '0 when the stream has no events. Needs the `read` scope.' })
+  @STREAM_ID
+  @ApiOkResponse({ type: StreamVersionDto })
+  @ApiErrors(400, 503)
+  async version(@Param('streamId') raw: string): Promise<StreamVersionDto> {
     return { version: await this.streams.version(streamIdParam(raw)) };
   }
 
   @Put(':streamId/snapshot')
-  @RequireScope('write')
+  @Scoped('write')
   @HttpCode(201)
-  @ApiResponse({ status: 409, description: '`{error: "snapshot_version_exceeds_stream", version, current}`' })
-  async saveSnapshot(@Param('streamId') raw: string, @Body() dto: SaveSnapshotDto): Promise<Record<string, unknown>> {
+  @ApiOperation({ summary: 'Save a snapshot', description: 'The aggregate state at a version <= the stream\'s (else 409 `snapshot_version_exceeds_stream`). Needs the `write` scope.' })
+  @STREAM_ID
+  @ApiResponse({ status: 201, type: SnapshotSavedDto })
+  @ApiErrors(400, 408, 409, 413, 415, 503)
+  async saveSnapshot(@Param('streamId') raw: string, @Body() dto: SaveSnapshotDto): Promise<SnapshotSavedDto> {
     const streamId = streamIdParam(raw);
+    assertStorableJson(dto.state, 'state');
     const saved = await this.streams.saveSnapshot(streamId, dto.version, dto.state);
     return { streamId, version: saved.version, createdAt: saved.createdAt };
   }
 
   @Get(':streamId/snapshot')
-  @RequireScope('read')
-  @ApiResponse({ status: 200, description: '`{streamId, snapshot: {version, state, createdAt} | null}`' })
-  async readSnapshot(@Param('streamId') raw: string): Promise<Record<string, unknown>> {
+  @Scoped('read')
+  @ApiOperation({ summary: "A stream's newest snapshot", description: 'null when it has none. Needs the `read` scope.' })
+  @STREAM_ID
+  @ApiOkResponse({ type: SnapshotReadDto })
+  @ApiErrors(400, 503)
+  async readSnapshot(@Param('streamId') raw: string): Promise<SnapshotReadDto> {
     const streamId = streamIdParam(raw);
     const snapshot = await this.streams.readSnapshot(streamId);
     return { streamId, snapshot: snapshot ? { version: snapshot.version, state: snapshot.state, createdAt: snapshot.createdAt } : null };
   }
 }
 
-function toEventResponse(e: StreamEvent): Record<string, unknown> {
+function toEventResponse(e: StreamEvent): StreamEventResponseDto {
   return { version: e.version, index: e.index, eventType: e.eventType, schemaVersion: e.schemaVersion, data: e.data, metadata: e.metadata, createdAt: e.createdAt };
 }

@@ -1,7 +1,7 @@
 import { BadRequestException, Injectable, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { compileCheck, type CompiledCheck } from './compiled-check.js';
+import { nestedDtoOf } from './nested-dto.decorator.js';
 
 function flatten(errors: ValidationError[], prefix = ''): { field: string; problems: string[] }[] {
   return errors.flatMap((e) => {
@@ -14,34 +14,46 @@ function flatten(errors: ValidationError[], prefix = ''): { field: string; probl
 type Metatype = new (...args: unknown[]) => object;
 const PRIMITIVES = new Set<unknown>([String, Boolean, Number, Array, Object]);
 
+/** What the pipe knows of one DTO class, worked out once. */
+interface DtoShape {
+  /** The fields the DTO declares (every one carries at least one validation rule). */
+  fields: Set<string>;
+  /** Fields holding arrays of nested DTOs, and their class. */
+  nested: Map<string, Metatype>;
+  check: CompiledCheck | null;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 /**
  * Validates request bodies against their class-validator DTOs; a 400 whose message names
- * every bad field by its path. It does what Nest's ValidationPipe (transform off) does, on
- * the request path's budget: a DTO without nested DTOs is validated as the parsed object
- * given the DTO's prototype (no class-transformer copy), synchronously; only DTOs with
- * nested DTOs go through plainToInstance. A DTO whose rules compileCheck can model is first
- * checked by that (the same constraints without class-validator's executor); class-validator
- * runs only when that check fails, to name the problems.
+ * every bad field by its path. The body is never copied or transformed: each DTO object
+ * (the body, and each element of a `@NestedDtos` array) becomes an instance by taking the
+ * DTO's prototype over its declared fields only, so content (`content`, `data`, `state`,
+ * `metadata`) is never walked by anything but the JSON rule, and a `constructor` or
+ * `__proto__` key inside it is an ordinary key. A field the DTO does not declare is a 400
+ * naming it (a typo such as `idempotency_key` must not silently turn a feature off). A DTO
+ * whose rules compileCheck can model is checked by that first; class-validator runs only
+ * when it fails, to name the problems.
  */
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {
-  private readonly nested = new Map<Function, boolean>();
-  private readonly checks = new Map<Function, CompiledCheck | null>();
+  private readonly shapes = new Map<Function, DtoShape>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const metatype = metadata.metatype as Metatype | undefined;
     if (metadata.type !== 'body' || !metatype || PRIMITIVES.has(metatype)) return value;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new BadRequestException({ message: 'The request body must be a JSON object', fields: [] });
+    if (!isPlainObject(value)) throw new BadRequestException({ message: 'The request body must be a JSON object', fields: [] });
+    const unknown: string[] = [];
+    const instance = this.instantiate(metatype, value, '', unknown);
+    if (unknown.length > 0) {
+      throw new BadRequestException({
+        message: `${unknown.join(', ')}: not ${unknown.length > 1 ? 'fields' : 'a field'} of this request`,
+        code: 'unknown_field',
+        fields: unknown.map((field) => ({ field, problems: ['not a field of this request'] })),
+      });
     }
-    const nested = this.hasNested(metatype);
-    // An own `constructor` would replace the class class-validator looks its rules up by
-    // (no rules found = no errors): no DTO has such a field, so it is refused outright.
-    if (!nested && Object.hasOwn(value, 'constructor')) {
-      throw new BadRequestException({ message: 'constructor: not a field of this request', fields: [{ field: 'constructor', problems: ['not a field of this request'] }] });
-    }
-    const instance = nested ? plainToInstance(metatype, value) : Object.assign(Object.create(metatype.prototype) as object, value);
-    const check = this.checkOf(metatype);
+    const check = this.shapeOf(metatype).check;
     if (check?.(instance as Record<string, unknown>)) return value;
     const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
     if (errors.length > 0) {
@@ -54,23 +66,38 @@ export class DtoValidationPipe implements PipeTransform {
     return value;
   }
 
-  private checkOf(metatype: Metatype): CompiledCheck | null {
-    let check = this.checks.get(metatype);
-    if (check === undefined) {
-      check = this.hasNested(metatype) ? null : compileCheck(metatype);
-      this.checks.set(metatype, check);
+  /** The DTO instance over `value`'s declared fields; undeclared ones are added to `unknown`. */
+  private instantiate(metatype: Metatype, value: Record<string, unknown>, path: string, unknown: string[]): object {
+    const shape = this.shapeOf(metatype);
+    const instance = Object.create(metatype.prototype) as Record<string, unknown>;
+    for (const key of Object.keys(value)) {
+      if (!shape.fields.has(key)) {
+        unknown.push(path + key);
+        continue;
+      }
+      const field = value[key];
+      const nested = shape.nested.get(key);
+      instance[key] =
+        nested && Array.isArray(field)
+          ? field.map((item, i) => (isPlainObject(item) ? this.instantiate(nested, item, `${path}${key}.${i}.`, unknown) : item))
+          : field;
     }
-    return check;
+    return instance;
   }
 
-  private hasNested(metatype: Metatype): boolean {
-    let nested = this.nested.get(metatype);
-    if (nested === undefined) {
-      nested = getMetadataStorage()
-        .getTargetValidationMetadatas(metatype, '', true, false)
-        .some((m) => m.type === 'nestedValidation');
-      this.nested.set(metatype, nested);
+  private shapeOf(metatype: Metatype): DtoShape {
+    let shape = this.shapes.get(metatype);
+    if (!shape) {
+      const metadatas = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+      const fields = new Set(metadatas.map((m) => m.propertyName));
+      const nested = new Map<string, Metatype>();
+      for (const field of fields) {
+        const type = nestedDtoOf(metatype, field);
+        if (type) nested.set(field, type as Metatype);
+      }
+      shape = { fields, nested, check: nested.size > 0 ? null : compileCheck(metatype) };
+      this.shapes.set(metatype, shape);
     }
-    return nested;
+    return shape;
   }
 }

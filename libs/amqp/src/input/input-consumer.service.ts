@@ -17,7 +17,12 @@ import { settleSafely } from '../connection/settle-safely.js';
 export interface InputConsumerStats {
   queue: string | null;
   consuming: boolean;
+  /** Deliveries committed to the log as new messages. */
   stored: number;
+  /** Deliveries not stored because the duplicate window remembered their body (acknowledged). */
+  duplicates: number;
+  /** Deliveries whose idempotency key was stored before (acknowledged; the original stays). */
+  repeats: number;
   rejected: number;
   requeued: number;
   inFlight: number;
@@ -52,7 +57,7 @@ export class InputConsumer implements BeforeApplicationShutdown {
   private backoffUntil = 0;
   private backoffMs = 0;
   private setupAttempt = 0;
-  private readonly counters = { stored: 0, rejected: 0, requeued: 0 };
+  private readonly counters = { stored: 0, duplicates: 0, repeats: 0, rejected: 0, requeued: 0 };
   private stopUp: (() => void) | null = null;
   private opening = false;
 
@@ -157,12 +162,20 @@ export class InputConsumer implements BeforeApplicationShutdown {
       return;
     }
     const tag = msg.fields.deliveryTag;
-    const parsed = parseInputMessage(msg.content, msg.properties.headers);
+    const parsed = parseInputMessage(msg.content, msg.properties.headers, this.options.inputBodyLimitBytes);
     if (!parsed.ok) return this.reject(session, msg, parsed.reason);
     session.ledger.add(tag);
     this.writer.append({ messages: [parsed.message] }).then(
-      () => {
-        this.counters.stored++;
+      ({ entries }) => {
+        const entry = entries[0];
+        if (entry.status === 'created') this.counters.stored++;
+        else if (entry.status === 'duplicate') {
+          this.counters.duplicates++;
+          this.logger.debug(`AMQP input delivery ${tag}${describeMessage(msg)} not stored: its body (content hash ${entry.contentHash}) is inside the duplicate window`);
+        } else {
+          this.counters.repeats++;
+          this.logger.debug(`AMQP input delivery ${tag}${describeMessage(msg)} not stored: idempotency key '${entry.message.idempotencyKey}' was stored before at index ${entry.message.id}`);
+        }
         this.failures = 0;
         session.ledger.done(tag);
         this.scheduleAck(session);

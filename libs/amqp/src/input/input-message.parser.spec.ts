@@ -31,6 +31,10 @@ describe('parseInputMessage (I4)', () => {
     [body({ a: 1 }), { messageType: 'T', metadata: 'nope' }, /metadata header/],
     [body({ a: 1 }), { messageType: 'T', metadata: '[1]' }, /metadata header/],
     [body({ a: 1 }), { messageType: 'T', idempotencyKey: '' }, /idempotencyKey/],
+    [body({ a: 1 }), { messageType: 'T', metadata: '{"n":9007199254740993}' }, /metadata\.n is the number 9007199254740993/],
+    [Buffer.from('{"n":1e-400}'), { messageType: 'T' }, /content\.n is the number 1e-400/],
+    [Buffer.from([0x7b, 0xff, 0x7d]), { messageType: 'T' }, /not valid UTF-8/],
+    [Buffer.from(JSON.stringify({ s: 'x'.repeat(2 * 1024 * 1024) })), { messageType: 'T' }, /over the limit of 1048576/],
   ])('rejects %s with headers %j', (content, headers, reason) => {
     // Given a malformed delivery
     // When it is parsed

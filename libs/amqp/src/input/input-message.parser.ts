@@ -1,4 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import type { NewMessage } from '@ordinal/log';
+import { inexactNumberIn } from '@ordinal/log/internal';
 import { HEADERS } from '../amqp.constants.js';
 
 /** messageType: 1-200 characters of [A-Za-z0-9._:-] (I3, the same rule as REST). */
@@ -16,22 +18,32 @@ function text(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The largest input body by default: the REST body limit's default (ORDINAL_BODY_LIMIT). */
+export const DEFAULT_INPUT_BODY_LIMIT = 1024 * 1024;
+
 /**
  * Reads an input delivery: the body is the content JSON (an object or array), headers
  * carry `messageType` (required), `userId`, `metadata` (a JSON object as a string) and
- * `idempotencyKey`. Pure: no I/O.
+ * `idempotencyKey`. A body over `maxBodyBytes` or not UTF-8 is refused before it is parsed;
+ * the JSON rules of the log (depth, exact numbers, storable text) are applied by the writer,
+ * as on every entry path. Pure: no I/O.
  */
-export function parseInputMessage(content: Buffer, headers: Record<string, unknown> | undefined): ParsedInput {
+export function parseInputMessage(content: Buffer, headers: Record<string, unknown> | undefined, maxBodyBytes = DEFAULT_INPUT_BODY_LIMIT): ParsedInput {
   const h = headers ?? {};
+  if (content.length > maxBodyBytes) return { ok: false, reason: `the body is ${content.length} bytes, over the limit of ${maxBodyBytes}` };
+  if (!isUtf8(content)) return { ok: false, reason: 'the body is not valid UTF-8' };
   const messageType = text(h[HEADERS.messageType]);
   if (messageType === undefined || messageType === '') return { ok: false, reason: 'no messageType header' };
   if (!MESSAGE_TYPE.test(messageType)) return { ok: false, reason: 'messageType must be 1-200 characters of [A-Za-z0-9._:-]' };
   let body: unknown;
+  const json = content.toString('utf8');
   try {
-    body = JSON.parse(content.toString('utf8'));
+    body = JSON.parse(json);
   } catch {
     return { ok: false, reason: 'the body is not valid JSON' };
   }
+  const inexact = inexactNumberIn(json, 'content');
+  if (inexact) return { ok: false, reason: `${inexact.path} ${inexact.reason}` };
   if (body === null || typeof body !== 'object') return { ok: false, reason: 'the body must be a JSON object or array' };
   const userId = text(h[HEADERS.userId]);
   if (userId !== undefined && userId.length > 200) return { ok: false, reason: 'userId must be at most 200 characters' };
@@ -42,10 +54,13 @@ export function parseInputMessage(content: Buffer, headers: Record<string, unkno
   let metadata: Record<string, unknown> | null = null;
   const rawMetadata = h[HEADERS.metadata];
   if (rawMetadata !== undefined && rawMetadata !== null) {
-    const parsed = typeof rawMetadata === 'object' && !Buffer.isBuffer(rawMetadata) ? rawMetadata : parseJson(text(rawMetadata));
+    const metadataText = typeof rawMetadata === 'object' && !Buffer.isBuffer(rawMetadata) ? undefined : text(rawMetadata);
+    const parsed = metadataText === undefined ? rawMetadata : parseJson(metadataText);
     if (parsed === undefined || parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       return { ok: false, reason: 'the metadata header must be a JSON object' };
     }
+    const inexactMetadata = metadataText === undefined ? null : inexactNumberIn(metadataText, 'metadata');
+    if (inexactMetadata) return { ok: false, reason: `${inexactMetadata.path} ${inexactMetadata.reason}` };
     metadata = parsed as Record<string, unknown>;
   }
   return { ok: true, message: { messageType, userId: userId ?? null, body, metadata, idempotencyKey: idempotencyKey ?? null } };

@@ -1,12 +1,14 @@
 import { InvalidMessageError } from '../errors/index.js';
 import { hasNulEscape, isStorableText } from '../jsonb-text.js';
 import { rowsJson } from '../sql/insert-messages.sql.js';
+import { createHash } from 'node:crypto';
 import { prepareMessage } from './pending-append.js';
 
 describe('prepareMessage', () => {
   it('serialises body and metadata once and hashes the body', () => {
     const prepared = prepareMessage({ messageType: 'A', body: { k: 1 }, metadata: { m: true } });
     expect(prepared.bodyJson).toBe('{"k":1}');
+    expect(prepared.hash).toBe(createHash('sha256').update('{"k":1}').digest('hex'));
     expect(prepared.metadataJson).toBe('{"m":true}');
     expect(prepared.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(prepareMessage({ messageType: 'A', body: { k: 1 } }).hash).toBe(prepared.hash);

@@ -1,11 +1,14 @@
 import type { AppendRequest, AppendResult, NewMessage } from '../message.js';
 import { contentHash } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
-import { hasNulEscape, isStorableText } from '../jsonb-text.js';
+import { isStorableText } from '../jsonb-text.js';
+import { toStorableJson, type StorableJson } from './json-rules.js';
 
 /** A message with its JSON and hash computed once, when it is queued. */
 export interface PreparedMessage {
+  /** The message as it reads back from the log: its objects' keys in PostgreSQL's jsonb order. */
   message: NewMessage;
+  /** The body's canonical JSON (RFC 8785), what `hash` is taken over. */
   bodyJson: string;
   metadataJson: string | null;
   hash: string;
@@ -28,20 +31,27 @@ function textProblem(name: string, value: unknown, required: boolean): string | 
   return isStorableText(value) ? null : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
 }
 
-/** Serialises a message once; throws InvalidMessageError for anything PostgreSQL cannot store as given. */
+function storable(value: unknown, path: string, messageType: string): StorableJson {
+  const result = toStorableJson(value, path);
+  if ('reason' in result) throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
+  return result;
+}
+
+/**
+ * Checks and serialises a message once; throws InvalidMessageError (naming the field path) for
+ * anything the log could not give back exactly as sent.
+ */
 export function prepareMessage(message: NewMessage): PreparedMessage {
   const typeProblem = textProblem('messageType', message.messageType, true);
   const problem = typeProblem ?? textProblem('userId', message.userId, false) ?? textProblem('idempotencyKey', message.idempotencyKey, false);
   if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
-  const bodyJson = JSON.stringify(message.body) as string | undefined;
-  if (bodyJson === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
-  const metadataJson =
-    message.metadata === undefined || message.metadata === null
-      ? null
-      : JSON.stringify(message.metadata);
-  const nulIn = hasNulEscape(bodyJson) ? 'content' : hasNulEscape(metadataJson) ? 'metadata' : null;
-  if (nulIn) {
-    throw new InvalidMessageError(`Message '${message.messageType}' has a NUL character (\\u0000) in its ${nulIn}, which PostgreSQL's jsonb cannot store`);
-  }
-  return { message, bodyJson, metadataJson, hash: contentHash(bodyJson) };
+  if (message.body === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
+  const body = storable(message.body, 'content', message.messageType);
+  const metadata = message.metadata === undefined || message.metadata === null ? null : storable(message.metadata, 'metadata', message.messageType);
+  return {
+    message: { ...message, body: body.value, metadata: (metadata?.value ?? null) as Record<string, unknown> | null },
+    bodyJson: body.canonical,
+    metadataJson: metadata?.canonical ?? null,
+    hash: contentHash(body.canonical),
+  };
 }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined } from 'class-validator';
+import { NestedDtos } from '../../validation/nested-dto.decorator.js';
 import { IsExpectedVersion } from './is-expected-version.validator.js';
 import { StreamEventDto } from './stream-event.dto.js';
 
@@ -15,11 +15,10 @@ export class AppendEventsDto {
   @IsExpectedVersion()
   expectedVersion!: number | 'any' | 'no_stream';
 
-  @ApiProperty({ type: [StreamEventDto] })
+  @ApiProperty({ type: [StreamEventDto], minItems: 1, maxItems: 1000 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
-  @ValidateNested({ each: true })
-  @Type(() => StreamEventDto)
+  @NestedDtos(() => StreamEventDto)
   events!: StreamEventDto[];
 }

@@ -1,0 +1,33 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ErrorResponseDto } from './error-response.dto.js';
+
+const WHEN: Record<number, string> = {
+  400: 'Malformed or invalid request; the message names the field or parameter',
+  401: 'No bearer token, or an unknown one',
+  403: 'The token lacks the scope this operation needs',
+  404: 'Nothing at that index, name or id',
+  405: 'Another method of this path; `Allow` lists them',
+  408: 'The body did not arrive within ORDINAL_BODY_TIMEOUT_MS',
+  409: 'Version conflict',
+  413: 'Body over ORDINAL_BODY_LIMIT',
+  415: 'A body that is not application/json',
+  422: 'Idempotency key reused with a different message',
+  503: 'The database is unavailable or the write queue is full; retry after `Retry-After` seconds',
+};
+
+/** Documents the error answers an operation can give, all with the one error body. */
+export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiExtraModels(ErrorResponseDto),
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        description: WHEN[status] ?? 'Error',
+        content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
+        ...(status === 503 ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } } : {}),
+        ...(status === 405 ? { headers: { Allow: { description: 'The methods this path has', schema: { type: 'string' } } } } : {}),
+      }),
+    ),
+  );
+}

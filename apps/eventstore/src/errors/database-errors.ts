@@ -1,0 +1,33 @@
+import { isConnectionError, isDataError } from '@ordinal/log/internal';
+
+/**
+ * SQLSTATEs that mean "the database will not serve us right now" beyond the libraries'
+ * connection codes: the database refuses connections (`ALTER DATABASE … ALLOW_CONNECTIONS
+ * false`, 55000), is starting or shutting down (57P03), is gone (3D000), or refuses the role
+ * (28000, 28P01).
+ */
+const REFUSAL_CODES = new Set(['55000', '57P03', '3D000', '28000', '28P01', '53300']);
+
+/** The SQLSTATE of a pg error, also under TypeORM's QueryFailedError. */
+function sqlState(error: unknown): string | undefined {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A raw driver error that reached the HTTP layer because the database is unavailable: a 503
+ * with Retry-After, as the libraries' own DatabaseUnavailableError is. The last line of
+ * defence, so that no read route answers 500 during an outage.
+ */
+export function isDatabaseOutage(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code && REFUSAL_CODES.has(code)) return true;
+  if (isConnectionError(error)) return true;
+  return String((error as { message?: unknown })?.message ?? '').includes('Query read timeout');
+}
+
+/** A raw driver error that says the data itself was refused (SQLSTATE class 22): the request's fault, a 400. */
+export function isRefusedData(error: unknown): boolean {
+  return isDataError(error);
+}

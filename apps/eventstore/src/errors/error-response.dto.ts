@@ -1,0 +1,34 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+/** One field a 400 names, and what is wrong with it. */
+export class FieldProblemDto {
+  @ApiProperty({ example: 'messages.1.messageType' })
+  field!: string;
+
+  @ApiProperty({ type: [String], example: ['messageType must be 1-200 characters of [A-Za-z0-9._:-]'] })
+  problems!: string[];
+}
+
+/**
+ * The one body of every error answer (4xx and 5xx): `{statusCode, error, message}`, plus a
+ * stable `code` where the error has one and details of that error (`fields`, `current`, …).
+ */
+export class ErrorResponseDto {
+  @ApiProperty({ type: 'integer', example: 400 })
+  statusCode!: number;
+
+  @ApiProperty({ example: 'Bad Request', description: 'The status text' })
+  error!: string;
+
+  @ApiProperty({ example: 'content.items.3 has a NUL character (\\u0000) or an unpaired surrogate, which PostgreSQL cannot store', description: 'What is wrong, and what to do' })
+  message!: string;
+
+  @ApiPropertyOptional({ example: 'invalid_message', description: 'Stable machine-readable code (invalid_message, unknown_field, repeated_parameter, idempotency_key_reused, version_conflict, database_unavailable, …)' })
+  code?: string;
+
+  @ApiPropertyOptional({ type: [FieldProblemDto], description: 'Validation errors: every bad field by its path' })
+  fields?: FieldProblemDto[];
+
+  @ApiPropertyOptional({ description: '503: the connection dropped while committing; the message may be stored (retry with an idempotency key)' })
+  outcomeUnknown?: boolean;
+}

@@ -1,0 +1,38 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { JSON_CONTAINER_SCHEMA } from '../../openapi/json-value.js';
+
+/** A stored message as every reader gives it: `id` is its global index. */
+export class MessageResponseDto {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 42, description: 'The global index' })
+  id!: number;
+
+  @ApiProperty({ example: 'OrderPlaced' })
+  messageType!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: 'customer-1' })
+  userId!: string | null;
+
+  @ApiProperty({ ...JSON_CONTAINER_SCHEMA, example: { orderId: 'o-1001', total: 49.9 }, description: 'The content as sent; object keys in PostgreSQL jsonb order (shorter first)' })
+  body!: unknown;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: { source: 'order-form' } })
+  metadata!: Record<string, unknown> | null;
+
+  @ApiProperty({ example: '3f0a…', description: 'SHA-256 (hex) of the body in RFC 8785 canonical form (docs/ingestion.md)' })
+  contentHash!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-12-01T08:00:00.000Z' })
+  createdAt!: string;
+
+  @ApiPropertyOptional({ example: 'order-1001', description: 'Aggregate stream appends only' })
+  streamId?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Aggregate stream appends only' })
+  streamVersion?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Present when not 1' })
+  schemaVersion?: number;
+
+  @ApiPropertyOptional()
+  idempotencyKey?: string;
+}
