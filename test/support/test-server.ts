@@ -2,6 +2,7 @@ import { Agent, request } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp, listen } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
+import { assertConforms } from './conformance.js';
 
 export const DEV_AUTH = { authorization: 'Bearer dev-ordinal-token' };
 
@@ -29,18 +30,37 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
 /** Keep-alive connections for the tests' requests (much lighter than fetch under load). */
 const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
 
+/** What a test request answers. */
+export type HttpResponse = { status: number; body: any; headers: Headers };
+
 /**
- * JSON request helper: returns the status, headers and parsed body. `fresh` opens a new
- * connection (a test that restarts the server must not reuse a socket of the old process).
+ * JSON request helper: returns the status, headers and parsed body, after checking the answer
+ * against the server's OpenAPI document (the conformance check every suite runs: a status or
+ * body the document does not describe fails the test). `fresh` opens a new connection (a test
+ * that restarts the server must not reuse a socket of the old process).
  */
-export function http(
+export async function http(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = DEV_AUTH,
+  options: { fresh?: boolean } = {},
+): Promise<HttpResponse> {
+  const res = await rawHttp(baseUrl, method, path, body, headers, options);
+  await assertConforms(baseUrl, method, path, res);
+  return res;
+}
+
+/** `http` without the conformance check. */
+export function rawHttp(
   baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = DEV_AUTH,
   { fresh = false }: { fresh?: boolean } = {},
-): Promise<{ status: number; body: any; headers: Headers }> {
+): Promise<HttpResponse> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
