@@ -24,6 +24,7 @@ import { AmqpMetrics } from './interfaces/amqp-metrics.service.js';
 import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
+import { DeadLetters, DeadLettersController, InterfaceRewindController } from './operations/index.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
 @Module({})
@@ -43,7 +44,7 @@ export class AppModule {
         // AMQP input and push interfaces only when AMQP_URL is set (development defaults it).
         ...(config.amqpUrl ? [AmqpModule.forRoot(amqpOptionsFrom(config))] : []),
       ],
-      controllers: [IngestController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController],
+      controllers: [IngestController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController, InterfaceRewindController, DeadLettersController],
       providers: [
         { provide: ORDINAL_CONFIG, useValue: config },
         { provide: APP_GUARD, useClass: AuthGuard },
@@ -54,6 +55,7 @@ export class AppModule {
         StreamMetrics,
         AmqpMetrics,
         SubscriptionMetrics,
+        DeadLetters,
       ],
     };
   }

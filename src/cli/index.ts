@@ -1,0 +1,3 @@
+export { cli } from './cli.js';
+export { EXIT, CliError, UsageError } from './cli-error.js';
+export type { Terminal } from './terminal.js';
