@@ -39,7 +39,9 @@ export const EMBEDDED_PACKAGES = '@electric-sql/pglite@0.5.14 @electric-sql/pgli
  * Starts PGlite (PostgreSQL compiled to WebAssembly, in this process) behind
  * `@electric-sql/pglite-socket`, so Ordinal talks to it through `pg` like to any server.
  * PGlite is one PostgreSQL session: every connection shares it, so session-level state
- * (advisory locks, `pg_locks`, other backends) does not behave as on a server. Ordinal's
+ * (named prepared statements, advisory locks, `pg_locks`, other backends) does not behave as
+ * on a server: give a pool one connection (two would prepare the same statement name in one
+ * session and fail). Ordinal's
  * gapless mode is correct on it (one transaction at a time); concurrent mode is not (its
  * watermark reads other sessions' locks), and the server refuses it there.
  */

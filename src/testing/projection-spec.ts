@@ -80,7 +80,8 @@ export class ProjectionSpec<P> {
             url: database.url,
             entities: options.entities ?? [],
             migrations: options.migrations ?? [],
-            typeorm: { extra: { max: 4, application_name: 'ordinal-projection-spec' } },
+            // The embedded database is one session: one pooled connection (see startEmbeddedPostgres).
+            typeorm: { extra: { max: database.embedded ? 1 : 4, application_name: 'ordinal-projection-spec' } },
             ...options.ordinal,
             log: { duplicateWindow: 0, ...options.ordinal?.log },
             subscriptions: { idlePollMs: 50, retryInitialMs: 50, retryMaxMs: 500, ...options.ordinal?.subscriptions },
@@ -155,7 +156,7 @@ export class ProjectionSpec<P> {
 }
 
 /** A fresh database on the PostgreSQL server of `options.url`, dropped by `drop`. */
-async function freshDatabase(options: ProjectionSpecOptions): Promise<{ url: string; drop: () => Promise<void> }> {
+async function freshDatabase(options: ProjectionSpecOptions): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
   const server = new URL(options.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   const maintenance = new URL(server);
   maintenance.pathname = '/postgres';
@@ -166,16 +167,16 @@ async function freshDatabase(options: ProjectionSpecOptions): Promise<{ url: str
   await onServer(maintenance.toString(), `CREATE DATABASE ${name}`);
   const url = new URL(server);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => onServer(maintenance.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { url: url.toString(), embedded: false, drop: () => onServer(maintenance.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /** An in-memory embedded PostgreSQL of the spec's own, stopped by `drop`. */
-async function embeddedDatabase(options: ProjectionSpecOptions): Promise<{ url: string; drop: () => Promise<void> }> {
+async function embeddedDatabase(options: ProjectionSpecOptions): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
   if (options.ordinal?.log?.ordering === 'concurrent') {
     throw new OrdinalError('invalid_configuration', "Concurrent ordering needs a PostgreSQL server (its watermark reads other sessions' locks; the embedded database is one session): pass url, or use gapless");
   }
   const embedded = await startEmbeddedPostgres();
-  return { url: embedded.url, drop: () => embedded.stop() };
+  return { url: embedded.url, embedded: true, drop: () => embedded.stop() };
 }
 
 async function onServer(url: string, statement: string): Promise<void> {

@@ -24,7 +24,7 @@ describe('development defaults: the embedded database and AMQP when nothing answ
     try {
       expect(services.embedded).not.toBeNull();
       expect(services.config.databaseUrl).toBe(services.embedded!.url);
-      expect(services.config).toMatchObject({ dbPoolSize: 4, createDatabase: false, amqpUrl: null });
+      expect(services.config).toMatchObject({ dbPoolSize: 1, createDatabase: false, amqpUrl: null });
       expect(services.notes).toEqual([expect.stringMatching(/^Embedded PostgreSQL \(PGlite\) with its data in .*pglite\/ \(DATABASE_URL is not set and nothing answers on 127\.0\.0\.1:5432\); for a real server set DATABASE_URL=/)]);
       const client = new pg.Client({ connectionString: services.config.databaseUrl });
       await client.connect();

@@ -6,8 +6,13 @@ type Env = Record<string, string | undefined>;
 
 /** Where the embedded database keeps its data unless ORDINAL_EMBEDDED_DIR says. */
 export const EMBEDDED_DEFAULT_DIR = '.ordinal/pglite';
-/** The embedded database's pool unless ORDINAL_DB_POOL_SIZE says: its queries run one at a time anyway. */
-export const EMBEDDED_POOL_SIZE = 4;
+/**
+ * The embedded database's pool: one connection. PGlite is one PostgreSQL session shared by
+ * every socket connection, so two pooled connections would collide on session state (the
+ * writer's named prepared statement: "prepared statement … already exists"); its queries run
+ * one at a time anyway.
+ */
+export const EMBEDDED_POOL_SIZE = 1;
 
 /** What development mode settled on before the server starts. */
 export interface DevelopmentServices {
@@ -66,9 +71,10 @@ export async function resolveDevelopmentServices(config: OrdinalConfig, env: Env
       );
     }
     const dataDir = env.ORDINAL_EMBEDDED_DIR || EMBEDDED_DEFAULT_DIR;
-    const dbPoolSize = env.ORDINAL_DB_POOL_SIZE ? config.dbPoolSize : EMBEDDED_POOL_SIZE;
-    // Every pooled connection, the LISTEN connection and the migration run's own pool share the socket.
-    embedded = await startEmbeddedPostgres({ dataDir, maxConnections: dbPoolSize + 8 });
+    const dbPoolSize = EMBEDDED_POOL_SIZE;
+    if (env.ORDINAL_DB_POOL_SIZE) notes.push(`ORDINAL_DB_POOL_SIZE=${env.ORDINAL_DB_POOL_SIZE} is ignored on the embedded database: it takes one connection (one PostgreSQL session)`);
+    // The pool's connection, the LISTEN connection, the migration run's own two and the start-up check share the socket.
+    embedded = await startEmbeddedPostgres({ dataDir, maxConnections: 8 });
     next = { ...next, databaseUrl: embedded.url, createDatabase: false, dbPoolSize };
     notes.push(
       `Embedded PostgreSQL (PGlite) with its data in ${dataDir}/ (${reason}); for a real server set DATABASE_URL=postgres://user@host:5432/db, or start one: docker compose -f docker/compose.yml up -d`,
