@@ -44,18 +44,20 @@ describe('the ordinal command, as a process against a real server', () => {
   const head = async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
 
   it('prints help for every command (exit 0), the overview, and refuses unknown commands and flags (exit 2)', async () => {
-    const results = await Promise.all(COMMANDS.map((c) => runCli([...c.name.split(' '), '--help'])));
+    const [overview, unknown, flag, ...results] = await Promise.all([
+      runCli(['--help']),
+      runCli(['frobnicate']),
+      runCli(['status', '--bogus'], env),
+      ...COMMANDS.map((c) => runCli([...c.name.split(' '), '--help'])),
+    ]);
     results.forEach((r, i) => {
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`Usage: ordinal ${COMMANDS[i].usage}`);
     });
-    const overview = await runCli(['--help']);
     expect(overview.code).toBe(0);
     for (const c of COMMANDS) expect(overview.stdout).toContain(`ordinal ${c.name}`);
-    const unknown = await runCli(['frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown command: frobnicate');
-    const flag = await runCli(['status', '--bogus'], env);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toMatch(/Unknown option '--bogus'[\s\S]*Usage: ordinal status/);
   });
@@ -217,34 +219,36 @@ describe('the ordinal command, as a process against a real server', () => {
     } finally {
       await fresh.drop();
     }
-    const none = await runCli(['migrate']);
+    const [none, down] = await Promise.all([runCli(['migrate']), runCli(['migrate', '--database-url', 'postgres://postgres@127.0.0.1:1/nowhere'])]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('set DATABASE_URL');
-    const down = await runCli(['migrate', '--database-url', 'postgres://postgres@127.0.0.1:1/nowhere']);
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('Cannot reach PostgreSQL at 127.0.0.1:1/nowhere');
   });
 
   it('token prints a new ORDINAL_TOKENS entry the server accepts', async () => {
-    const r = await runCli(['token', '--name', 'ingest', '--scopes', 'write+read']);
+    const [r, other, bad] = await Promise.all([runCli(['token', '--name', 'ingest', '--scopes', 'write+read']), runCli(['token']), runCli(['token', '--scopes', 'root'])]);
     expect(r.code).toBe(0);
     const [token] = parseTokens(r.stdout.trim());
     expect(token).toMatchObject({ name: 'ingest', scopes: new Set(['write', 'read']) });
     expect(token.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect((await runCli(['token'])).stdout).not.toBe(r.stdout);
-    expect((await runCli(['token', '--scopes', 'root'])).code).toBe(2);
+    expect(other.stdout).toMatch(/^service:[A-Za-z0-9_-]{43}:read\+write\n$/);
+    expect(other.stdout).not.toContain(token.secret);
+    expect(bad.code).toBe(2);
   });
 
   it('names an unreachable server (3), a refused token (4) and a missing scope (5)', async () => {
-    const down = await runCli(['status', '--url', 'http://127.0.0.1:1'], { ORDINAL_TOKEN: 'x' });
+    const [down, wrong, none, scope] = await Promise.all([
+      runCli(['status', '--url', 'http://127.0.0.1:1'], { ORDINAL_TOKEN: 'x' }),
+      runCli(['status'], { ...env, ORDINAL_TOKEN: 'wrong' }),
+      runCli(['tail', '--from', '1'], { ORDINAL_URL: server.baseUrl }),
+      runCli(['publish', 'X', '{}', '--token', 'reader-secret'], env),
+    ]);
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('Cannot reach the Ordinal server at http://127.0.0.1:1');
-    const wrong = await runCli(['status'], { ...env, ORDINAL_TOKEN: 'wrong' });
     expect(wrong.code).toBe(4);
     expect(wrong.stderr).toContain('refused the token (401');
-    const none = await runCli(['tail', '--from', '1'], { ORDINAL_URL: server.baseUrl });
     expect(none.code).toBe(4);
-    const scope = await runCli(['publish', 'X', '{}', '--token', 'reader-secret'], env);
     expect(scope.code).toBe(5);
     expect(scope.stderr).toContain('lacks the scope');
   });
