@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   }
   await listen(app, config.port, config.host);
   const log = new Logger('Bootstrap');
-  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering})`);
+  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}); console: http://localhost:${config.port}/console`);
   if (config.env === 'development') {
     log.log(`Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`);
   }
