@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -19,11 +19,17 @@ describe('the ordinal command, as a process against a real server', () => {
   const input = uniqueName('cli-input');
   const billing = uniqueName('cli-billing');
   const audited: number[] = [];
+  const dirs: string[] = [];
+  const tempDir = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    dirs.push(dir);
+    return dir;
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
     broker = await connectTestBroker();
-    const dir = mkdtempSync(join(tmpdir(), 'ordinal-cli-'));
+    const dir = tempDir('ordinal-cli-');
     writeFileSync(join(dir, 'interfaces.yaml'), `interfaces:\n  - name: ${billing}\n    type: replayable\n`);
     server = await startServer(db.url, {
       ORDINAL_TOKENS: 'reader:reader-secret:read',
@@ -39,6 +45,7 @@ describe('the ordinal command, as a process against a real server', () => {
     await broker?.deleteQueues(input, `${input}.rejected`, `${billing}.sink`, `${billing}.ack`);
     await broker?.close();
     await db?.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   const head = async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
@@ -86,7 +93,7 @@ describe('the ordinal command, as a process against a real server', () => {
 
   it('publish --file imports an NDJSON file in batches with a progress bar on stderr', async () => {
     // Given a file of 2,500 messages
-    const dir = mkdtempSync(join(tmpdir(), 'ordinal-cli-import-'));
+    const dir = tempDir('ordinal-cli-import-');
     const file = join(dir, 'events.ndjson');
     writeFileSync(file, Array.from({ length: 2500 }, (_, i) => JSON.stringify({ messageType: 'Imported', userId: `u-${i % 7}`, content: { n: i } })).join('\n') + '\n');
     const before = await head();
