@@ -2,6 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OrdinalClient, type StreamEvent } from '@ordinal/client';
+import { startEmbeddedPostgres } from '@ordinal/nestjs';
+import { SubscriptionsService } from '@ordinal/subscriptions';
+import { createApp, listen } from '../../apps/eventstore/src/create-app.js';
+import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
+import { EMBEDDED_POOL_SIZE } from '../../apps/eventstore/src/database/embedded-default.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
 import { http } from '../support/test-server.js';
 
@@ -77,6 +82,35 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
     const production = spawnServer({ ORDINAL_ENV: 'production', ORDINAL_EMBEDDED: '1', DATABASE_URL: 'postgres://x@127.0.0.1:1/x', ORDINAL_TOKENS: 'ops:a-long-secret:admin', PORT: String(PORT + 1) });
     expect(await production.exited).toBe(1);
     expect(production.output()).toContain('Ordinal cannot start: ORDINAL_EMBEDDED=1 is for development only');
+  });
+});
+
+describe('a projection in the server on the embedded database', () => {
+  it('catches up, reports its lag through the API, and rebuilds', async () => {
+    // Given the server's application on an in-memory embedded database, with the pool main.ts gives it
+    const embedded = await startEmbeddedPostgres();
+    const config = { ...loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: embedded.url, AMQP_URL: '', ORDINAL_DUPLICATE_WINDOW: '0' }), dbPoolSize: EMBEDDED_POOL_SIZE };
+    const app = await createApp(config, { logger: false, openApiUi: false });
+    const applied: number[] = [];
+    try {
+      app.get(SubscriptionsService).subscribe({ name: 'embedded-audit', stream: '$all', handle: (m) => void applied.push(m.id) });
+      await listen(app, 0, '127.0.0.1');
+      const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+      // When messages are published
+      for (let n = 0; n < 5; n++) expect((await http(base, 'PUT', '/api/events/message', { messageType: 'Audited', content: { n } })).status).toBe(201);
+      const head = (await http(base, 'GET', '/api/events/head')).body.head as number;
+      // Then the subscription applies every one, and says so with lag 0
+      const status = await http(base, 'GET', `/api/projections/embedded-audit?atLeast=${head}&timeoutMs=10000`);
+      expect(status.body).toMatchObject({ reached: true, state: 'running', position: head, lag: 0 });
+      expect(applied).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+      // And a rebuild replays the log into it again
+      expect((await http(base, 'POST', '/api/projections/embedded-audit/rebuild')).status).toBe(202);
+      expect((await http(base, 'GET', `/api/projections/embedded-audit?atLeast=${head}&timeoutMs=10000`)).body.reached).toBe(true);
+      expect(applied.filter((i) => i === head)).toHaveLength(2);
+    } finally {
+      await app.close();
+      await embedded.stop();
+    }
   });
 });
 
