@@ -76,3 +76,6 @@ export {
   type ExpectedVersion,
   type Ordering,
 } from '@ordinal/log';
+
+// The embedded PostgreSQL (PGlite) for development and tests; needs the optional peers @electric-sql/pglite and @electric-sql/pglite-socket.
+export { startEmbeddedPostgres, EmbeddedPostgresError, EMBEDDED_PACKAGES, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded/index.js';

@@ -72,6 +72,22 @@ describe('ProjectionSpec', () => {
     expect(await databaseExists(name)).toBe(false);
   });
 
+  it('runs on the embedded database (PGlite) with no PostgreSQL server, and refuses concurrent ordering there', async () => {
+    // Given a spec on the embedded database
+    const spec = await ProjectionSpec.start(ShowSalesProjection, { embedded: true, entities: [ShowSales], migrations: [CreateShowSales1767225600000] });
+    try {
+      expect(spec.dataSource.driver.database).toBe('postgres');
+      // When events are appended and the projection runs to the head
+      await spec.given('show-1', new TicketSold('show-1', 2), new TicketSold('show-1', 4));
+      await spec.run();
+      // Then the read model holds them
+      expect(await spec.repository(ShowSales).find()).toEqual([{ show: 'show-1', seats: 6 }]);
+    } finally {
+      await spec.stop();
+    }
+    await expect(ProjectionSpec.start(ShowSalesProjection, { embedded: true, ordinal: { log: { ordering: 'concurrent' } } })).rejects.toThrow(/Concurrent ordering needs a PostgreSQL server/);
+  });
+
   it('drops its database when the application cannot start', async () => {
     class BrokenMigration1767225600001 implements MigrationInterface {
       async up(runner: QueryRunner): Promise<void> {

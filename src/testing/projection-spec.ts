@@ -9,6 +9,7 @@ import { LogReader, LogWriter, OrdinalError, type NewMessage } from '@ordinal/lo
 import { ProjectionsService } from '@ordinal/projections';
 import { OrdinalModule } from '../ordinal.module.js';
 import type { OrdinalModuleOptions } from '../ordinal-options.js';
+import { startEmbeddedPostgres } from '../embedded/embedded-postgres.js';
 
 /** Options of `ProjectionSpec.start`. */
 export interface ProjectionSpecOptions {
@@ -17,6 +18,13 @@ export interface ProjectionSpecOptions {
    * drops it at `stop`. @default process.env.DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres
    */
   url?: string;
+  /**
+   * Runs on an embedded PostgreSQL (PGlite, in memory, in this process) instead of a server, so
+   * the spec needs no PostgreSQL installed; needs the optional packages @electric-sql/pglite and
+   * @electric-sql/pglite-socket. Gapless ordering only (the embedded database is one session).
+   * @default true when ORDINAL_EMBEDDED=1 and no `url` is given
+   */
+  embedded?: boolean;
   /** The read model's entities. @default [] */
   entities?: Function[];
   /** The read model's migrations (they run with Ordinal's at start). @default [] */
@@ -58,23 +66,13 @@ export class ProjectionSpec<P> {
   private constructor(
     readonly app: INestApplicationContext,
     private readonly projectionClass: Type<P>,
-    private readonly database: { name: string; url: string; maintenanceUrl: string },
+    private readonly drop: () => Promise<void>,
     private readonly timeoutMs: number,
   ) {}
 
   /** Creates a fresh database and starts `projection` on it. */
   static async start<P>(projection: Type<P>, options: ProjectionSpecOptions = {}): Promise<ProjectionSpec<P>> {
-    const server = new URL(options.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-    const maintenance = new URL(server);
-    maintenance.pathname = '/postgres';
-    const prefix = options.databasePrefix ?? 'ordinal_spec';
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new OrdinalError('invalid_configuration', `databasePrefix '${prefix}' must be 1-41 letters, digits or _ (not starting with a digit)`);
-    const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`.toLowerCase();
-    // An identifier cannot be a parameter; the name was checked against [A-Za-z0-9_] above.
-    await onServer(maintenance.toString(), `CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    const database = { name, url: url.toString(), maintenanceUrl: maintenance.toString() };
+    const database = (options.embedded ?? (options.url === undefined && process.env.ORDINAL_EMBEDDED === '1')) ? await embeddedDatabase(options) : await freshDatabase(options);
     try {
       @Module({
         imports: [
@@ -82,7 +80,8 @@ export class ProjectionSpec<P> {
             url: database.url,
             entities: options.entities ?? [],
             migrations: options.migrations ?? [],
-            typeorm: { extra: { max: 4, application_name: 'ordinal-projection-spec' } },
+            // The embedded database is one session: one pooled connection (see startEmbeddedPostgres).
+            typeorm: { extra: { max: database.embedded ? 1 : 4, application_name: 'ordinal-projection-spec' } },
             ...options.ordinal,
             log: { duplicateWindow: 0, ...options.ordinal?.log },
             subscriptions: { idlePollMs: 50, retryInitialMs: 50, retryMaxMs: 500, ...options.ordinal?.subscriptions },
@@ -95,9 +94,9 @@ export class ProjectionSpec<P> {
       class ProjectionSpecModule {}
       const app = await NestFactory.createApplicationContext(ProjectionSpecModule, { logger: options.logger ?? false });
       await app.init();
-      return new ProjectionSpec(app, projection, database, options.timeoutMs ?? 10_000);
+      return new ProjectionSpec(app, projection, database.drop, options.timeoutMs ?? 10_000);
     } catch (error) {
-      await onServer(database.maintenanceUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await database.drop().catch(() => undefined);
       throw error;
     }
   }
@@ -144,16 +143,40 @@ export class ProjectionSpec<P> {
     return this.dataSource.getRepository(entity);
   }
 
-  /** Closes the application and drops the database. Safe to call twice. */
+  /** Closes the application and drops the database (or stops the embedded one). Safe to call twice. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     try {
       await this.app.close();
     } finally {
-      await onServer(this.database.maintenanceUrl, `DROP DATABASE IF EXISTS ${this.database.name} WITH (FORCE)`);
+      await this.drop();
     }
   }
+}
+
+/** A fresh database on the PostgreSQL server of `options.url`, dropped by `drop`. */
+async function freshDatabase(options: ProjectionSpecOptions): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
+  const server = new URL(options.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const maintenance = new URL(server);
+  maintenance.pathname = '/postgres';
+  const prefix = options.databasePrefix ?? 'ordinal_spec';
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new OrdinalError('invalid_configuration', `databasePrefix '${prefix}' must be 1-41 letters, digits or _ (not starting with a digit)`);
+  const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`.toLowerCase();
+  // An identifier cannot be a parameter; the name was checked against [A-Za-z0-9_] above.
+  await onServer(maintenance.toString(), `CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), embedded: false, drop: () => onServer(maintenance.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** An in-memory embedded PostgreSQL of the spec's own, stopped by `drop`. */
+async function embeddedDatabase(options: ProjectionSpecOptions): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
+  if (options.ordinal?.log?.ordering === 'concurrent') {
+    throw new OrdinalError('invalid_configuration', "Concurrent ordering needs a PostgreSQL server (its watermark reads other sessions' locks; the embedded database is one session): pass url, or use gapless");
+  }
+  const embedded = await startEmbeddedPostgres();
+  return { url: embedded.url, embedded: true, drop: () => embedded.stop() };
 }
 
 async function onServer(url: string, statement: string): Promise<void> {

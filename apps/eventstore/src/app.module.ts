@@ -25,6 +25,8 @@ import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
 import { StreamTickets } from './auth/stream-tickets.service.js';
+import { DeadLetters, DeadLettersController, InterfaceRewindController } from './operations/index.js';
+import { ConsoleController } from './console/console.controller.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
 @Module({})
@@ -44,7 +46,7 @@ export class AppModule {
         // AMQP input and push interfaces only when AMQP_URL is set (development defaults it).
         ...(config.amqpUrl ? [AmqpModule.forRoot(amqpOptionsFrom(config))] : []),
       ],
-      controllers: [IngestController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController],
+      controllers: [IngestController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController, InterfaceRewindController, DeadLettersController, ConsoleController],
       providers: [
         { provide: ORDINAL_CONFIG, useValue: config },
         { provide: APP_GUARD, useClass: AuthGuard },
@@ -56,6 +58,7 @@ export class AppModule {
         AmqpMetrics,
         SubscriptionMetrics,
         StreamTickets,
+        DeadLetters,
       ],
     };
   }

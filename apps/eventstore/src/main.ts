@@ -1,26 +1,42 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { EmbeddedPostgresError } from '@ordinal/nestjs';
 import { ConfigError, DEV_TOKEN, loadConfig } from './config/ordinal-config.js';
 import { DatabaseUnreachableError, prepareDatabase } from './database/prepare-database.js';
+import { resolveDevelopmentServices } from './database/embedded-default.js';
 import { createApp, createLogger, listen } from './create-app.js';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const services = await resolveDevelopmentServices(loadConfig(), process.env);
+  const { config, embedded } = services;
   const logger = createLogger(config);
+  for (const note of services.notes) logger.log(note, 'Bootstrap');
   const { created } = await prepareDatabase(config.databaseUrl, config.createDatabase);
   if (created) logger.log(`Created database for ${new URL(config.databaseUrl).pathname.slice(1)}`, 'Bootstrap');
   const app = await createApp(config, { logger });
-  app.enableShutdownHooks();
+  if (embedded) {
+    // The embedded database closes after the server (PGlite writes its data out on close).
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        void app
+          .close()
+          .finally(() => embedded.stop())
+          .finally(() => process.exit(0));
+      });
+    }
+  } else {
+    app.enableShutdownHooks();
+  }
   await listen(app, config.port, config.host);
   const log = new Logger('Bootstrap');
-  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering})`);
+  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}); console: http://localhost:${config.port}/console`);
   if (config.env === 'development') {
     log.log(`Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`);
   }
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DatabaseUnreachableError) {
+  if (error instanceof ConfigError || error instanceof DatabaseUnreachableError || error instanceof EmbeddedPostgresError) {
     console.error(`Ordinal cannot start: ${error.message}`);
   } else {
     console.error('Ordinal failed to start:', error);

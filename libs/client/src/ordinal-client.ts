@@ -81,7 +81,11 @@ export class OrdinalClient {
     return new PullConsumer(this, options);
   }
 
-  private async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  /**
+   * One authenticated JSON request to any route (operations use it: projections, interfaces,
+   * dead letters). Throws OrdinalHttpError for an error status; network errors as fetch throws them.
+   */
+  async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     const response = await this.fetchImpl(this.baseUrl + path, {
       method,
       headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },

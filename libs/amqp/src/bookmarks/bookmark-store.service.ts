@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DatabaseUnavailableError } from '@ordinal/log';
 import { execute, isConnectionError, toPosition } from '@ordinal/log/internal';
-import { readBookmark, saveBookmark } from '../sql/index.js';
+import { readBookmark, saveBookmark, setBookmark } from '../sql/index.js';
 
 /** Reads and moves replayable interfaces' bookmarks in `interface_bookmarks`. */
 @Injectable()
@@ -20,6 +20,11 @@ export class BookmarkStore {
   /** Moves the bookmark of `name` forward to `position`. */
   async save(name: string, position: number): Promise<void> {
     await this.guard(() => execute(this.dataSource.manager, saveBookmark(name, position)));
+  }
+
+  /** Sets the bookmark of `name` to `position`, backwards too (a rewind). */
+  async set(name: string, position: number): Promise<void> {
+    await this.guard(() => execute(this.dataSource.manager, setBookmark(name, position)));
   }
 
   private async guard<T>(run: () => Promise<T>): Promise<T> {

@@ -64,6 +64,19 @@ export abstract class PushInterface {
   }
 
   private attempt = 0;
+  private current: { controller: AbortController; ended: Promise<void> } | null = null;
+
+  /**
+   * Ends the current run (if any) so the supervisor starts a new one at once; resolves when
+   * the run has ended, its last bookmark save included.
+   */
+  protected async endRun(reason: string): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    this.attempt = 0;
+    current.controller.abort(new Error(reason));
+    await current.ended;
+  }
 
   private async supervise(): Promise<void> {
     const stop = this.stopping.signal;
@@ -74,12 +87,15 @@ export abstract class PushInterface {
       const abortRun = () => run.abort();
       const offDown = this.amqp.onDown(abortRun);
       stop.addEventListener('abort', abortRun);
+      const ended = this.run(connection, run.signal);
+      this.current = { controller: run, ended: ended.then(() => undefined, () => undefined) };
       try {
-        await this.run(connection, run.signal);
+        await ended;
       } catch (error) {
         this.lastError = (error as Error).message;
         if (!stop.aborted) this.logger.warn(`Interface ${this.config.name} stopped: ${this.lastError}; starting again with back-off`);
       } finally {
+        this.current = null;
         offDown();
         stop.removeEventListener('abort', abortRun);
       }

@@ -57,6 +57,18 @@ export class PushInterfaces implements BeforeApplicationShutdown {
     return this.statuses().map((s) => ({ ...s, head, lag: Math.max(0, head - (s.type === 'replayable' ? (s.bookmark ?? 0) : s.position)) }));
   }
 
+  /**
+   * Sets a replayable interface's bookmark to `position` and resends everything after it.
+   * @returns `not-found` or `not-replayable` when there is no such replayable interface
+   */
+  async rewind(name: string, position: number): Promise<'rewound' | 'not-found' | 'not-replayable'> {
+    const iface = this.interfaces.find((i) => i.config.name === name);
+    if (!iface) return 'not-found';
+    if (!(iface instanceof ReplayableInterface)) return 'not-replayable';
+    await iface.rewind(position);
+    return 'rewound';
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(this.interfaces.map((i) => i.stop()));
   }

@@ -35,6 +35,7 @@ export class ReplayableInterface extends PushInterface {
   private saving: Promise<void> | null = null;
   private saveAgain = false;
   private saveFailures = 0;
+  private rewinding: Promise<void> | null = null;
 
   constructor(
     config: ResolvedInterfaceConfig,
@@ -69,6 +70,7 @@ export class ReplayableInterface extends PushInterface {
     const sink = sinkQueueOf(name);
     const args = baseArguments(this.options.quorumQueues);
     await this.saving;
+    await this.rewinding;
     const start = await this.bookmarks.read(name);
     const tracker = new BookmarkTracker(start, this.config.ackBatch, randomUUID());
     this.tracker = tracker;
@@ -137,6 +139,26 @@ export class ReplayableInterface extends PushInterface {
       await channel.close().catch(() => undefined);
       this.scheduleSave(tracker);
       await this.saving;
+    }
+  }
+
+  /**
+   * Moves the bookmark to `position` (backwards too) and starts a new run from there: the
+   * current run ends first (its last save included), so nothing moves the bookmark past the
+   * rewind; acks of the old run are stale under the new run's correlation uuid.
+   */
+  async rewind(position: number): Promise<void> {
+    const done = (async () => {
+      await this.endRun(`rewound to ${position}`);
+      await this.saving;
+      await this.bookmarks.set(this.config.name, position);
+      this.logger.log(`Interface ${this.config.name} rewound: bookmark set to ${position}; resending everything after it`);
+    })();
+    this.rewinding = done.catch(() => undefined);
+    try {
+      await done;
+    } finally {
+      this.rewinding = null;
     }
   }
 

@@ -1,0 +1,293 @@
+/**
+ * The console's script, served at `/console/console.js`: hash-routed views (live tail,
+ * message detail, stream browser, projections and interfaces) over the JSON API, with the
+ * token from the header field (kept in sessionStorage). Plain browser JavaScript, no build.
+ * Written with String.raw so the backslashes below reach the browser as written.
+ */
+export const CONSOLE_SCRIPT = String.raw`(() => {
+  'use strict';
+  const $ = (id) => document.getElementById(id);
+  const MAX_ROWS = 500;
+  const state = { view: null, tail: { abort: null, wanted: false, retry: null, lastIndex: 0 }, refresh: null };
+
+  $('token').value = sessionStorage.getItem('ordinal-token') || $('token').value;
+  const token = () => $('token').value.trim();
+
+  async function api(path) {
+    const response = await fetch(path, { headers: { authorization: 'Bearer ' + token() } });
+    const text = await response.text();
+    let body = null;
+    try { body = text ? JSON.parse(text) : null; } catch { body = text; }
+    if (!response.ok) throw new Error(response.status + ': ' + ((body && body.message) || response.statusText));
+    return body;
+  }
+
+  function el(tag, text, cls) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  }
+  function link(text, hash) {
+    const a = el('a', text);
+    a.href = hash;
+    return a;
+  }
+  function row(cells) {
+    const tr = document.createElement('tr');
+    for (const c of cells) {
+      const td = document.createElement('td');
+      if (c instanceof Node) td.appendChild(c);
+      else if (c && typeof c === 'object' && 'text' in c) { td.textContent = c.text == null ? '' : String(c.text); if (c.cls) td.className = c.cls; }
+      else td.textContent = c == null ? '' : String(c);
+      tr.appendChild(td);
+    }
+    return tr;
+  }
+  function setStatus(id, text, error) {
+    $(id).textContent = text;
+    $(id).className = 'status' + (error ? ' error' : '');
+  }
+  const json = (value) => JSON.stringify(value, null, 2);
+
+  // Summary line: head, safe head, ordering
+  async function summary() {
+    try {
+      const [head, projections] = await Promise.all([api('/api/events/head'), api('/api/projections')]);
+      $('head').textContent = String(head.head);
+      $('safe-head').textContent = String(projections.watermark.position);
+      $('ordering').textContent = projections.watermark.ordering;
+      setStatus('summary-status', 'up to date ' + new Date().toLocaleTimeString());
+      $('summary-status').className = '';
+      return projections;
+    } catch (error) {
+      $('summary-status').textContent = String(error.message || error);
+      $('summary-status').className = 'error';
+      return null;
+    }
+  }
+
+  // Live tail
+  function showMessage(message, late) {
+    const user = $('tail-user').value.trim();
+    if (user && message.userId !== user) return;
+    const tr = row([
+      link(String(message.id), '#message/' + message.id),
+      late ? message.messageType + ' (late)' : message.messageType,
+      message.userId,
+      message.streamId ? link(message.streamId + '@' + message.streamVersion, '#stream/' + encodeURIComponent(message.streamId)) : '',
+      message.createdAt,
+      { text: JSON.stringify(message.body), cls: 'json' },
+    ]);
+    tr.dataset.index = String(message.id);
+    tr.dataset.type = message.messageType;
+    tr.className = 'fresh';
+    const body = $('tail-rows');
+    body.insertBefore(tr, body.firstChild);
+    setTimeout(() => tr.classList.remove('fresh'), 1500);
+    while (body.childElementCount > MAX_ROWS) body.removeChild(body.lastChild);
+  }
+  function onEvent(event, data) {
+    const t = state.tail;
+    if (event === 'connected') setStatus('tail-status', 'connected from ' + data.startIndex + ', server at ' + data.headIndex);
+    else if (event === 'message') { t.lastIndex = data.message.id; showMessage(data.message, false); }
+    else if (event === 'late-message') showMessage(data.message, true);
+    else if (event === 'heartbeat') setStatus('tail-status', 'connected, server at ' + data.headIndex + ', last shown ' + (t.lastIndex || 'none'));
+    else if (event === 'stream-ended') { t.wanted = false; setStatus('tail-status', 'stream ended at ' + data.endIndex); }
+  }
+  function parseBlock(block) {
+    let event = 'message';
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (data.length > 0) onEvent(event, JSON.parse(data.join('\n')));
+  }
+  async function tailStart() {
+    const t = state.tail;
+    if (t.lastIndex > 0) return t.lastIndex + 1;
+    const typed = $('tail-from').value.trim();
+    if (typed !== '') return Math.max(1, Number(typed));
+    const head = await api('/api/events/head');
+    return Math.max(1, head.head - 49);
+  }
+  async function tailRun() {
+    const t = state.tail;
+    const abort = new AbortController();
+    t.abort = abort;
+    try {
+      const params = new URLSearchParams({ startIndex: String(await tailStart()) });
+      const types = $('tail-types').value.replace(/\s+/g, '');
+      if (types) params.set('types', types);
+      setStatus('tail-status', 'connecting...');
+      const response = await fetch('/api/events/stream?' + params, { headers: { authorization: 'Bearer ' + token(), accept: 'text/event-stream' }, signal: abort.signal });
+      if (!response.ok) {
+        t.wanted = response.status >= 500;
+        let message = response.statusText;
+        try { message = (await response.json()).message; } catch { /* not JSON */ }
+        throw new Error(response.status + ': ' + message);
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          parseBlock(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+        }
+      }
+      if (t.wanted) setStatus('tail-status', 'connection closed by the server; reconnecting...');
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      setStatus('tail-status', String(error.message || error), true);
+      if (/^40[13]/.test(String(error.message))) t.wanted = false;
+    }
+    if (t.wanted && t.abort === abort) t.retry = setTimeout(tailRun, 2000);
+    else if (!t.wanted) tailButtons(false);
+  }
+  function tailButtons(running) {
+    $('tail-connect').disabled = running;
+    $('tail-disconnect').disabled = !running;
+  }
+  function tailStop() {
+    const t = state.tail;
+    t.wanted = false;
+    clearTimeout(t.retry);
+    if (t.abort) t.abort.abort();
+    t.abort = null;
+  }
+  function tailConnect() {
+    tailStop();
+    state.tail.lastIndex = 0;
+    $('tail-rows').replaceChildren();
+    state.tail.wanted = true;
+    tailButtons(true);
+    tailRun();
+  }
+
+  // Message detail
+  async function showMessageDetail(index) {
+    $('message-index').value = index;
+    $('message-detail').hidden = true;
+    if (!index) return setStatus('message-status', 'Type an index, or click one in the live tail');
+    setStatus('message-status', 'loading...');
+    try {
+      const m = await api('/api/events/' + encodeURIComponent(index));
+      const facts = $('message-facts');
+      facts.replaceChildren();
+      const fact = (name, value) => { facts.appendChild(el('dt', name)); const dd = el('dd'); if (value instanceof Node) dd.appendChild(value); else dd.textContent = value == null ? '-' : String(value); facts.appendChild(dd); };
+      fact('Index', m.id);
+      fact('Type', m.messageType);
+      fact('User', m.userId);
+      fact('Stream', m.streamId ? link(m.streamId + ' @ version ' + m.streamVersion, '#stream/' + encodeURIComponent(m.streamId)) : null);
+      fact('Created', m.createdAt);
+      fact('Content hash', m.contentHash);
+      fact('Schema version', m.schemaVersion == null ? 1 : m.schemaVersion);
+      fact('Idempotency key', m.idempotencyKey);
+      $('message-body').textContent = json(m.body);
+      $('message-metadata').textContent = m.metadata == null ? 'none' : json(m.metadata);
+      $('message-detail').hidden = false;
+      setStatus('message-status', '');
+    } catch (error) {
+      setStatus('message-status', String(error.message || error), true);
+    }
+  }
+
+  // Stream browser
+  async function showStream(id) {
+    $('stream-id').value = id;
+    $('stream-detail').hidden = true;
+    if (!id) return setStatus('stream-status', 'Type a stream id (category-id), or click one in a message');
+    setStatus('stream-status', 'loading...');
+    try {
+      const s = await api('/api/streams/' + encodeURIComponent(id) + '?snapshot=false&limit=1000');
+      const snap = (await api('/api/streams/' + encodeURIComponent(id) + '/snapshot')).snapshot;
+      $('stream-name').textContent = s.streamId;
+      $('stream-version').textContent = String(s.version);
+      $('stream-category').textContent = s.streamId.split('-')[0];
+      const box = $('stream-snapshot');
+      box.replaceChildren();
+      if (snap) {
+        box.appendChild(el('div', 'at version ' + snap.version + (snap.createdAt ? ', saved ' + snap.createdAt : '')));
+        box.appendChild(el('pre', json(snap.state)));
+      } else box.appendChild(el('div', 'none', 'empty'));
+      const rows = $('stream-events');
+      rows.replaceChildren();
+      for (const e of s.events) rows.appendChild(row([e.version, link(String(e.index), '#message/' + e.index), e.eventType, e.schemaVersion, e.createdAt, { text: JSON.stringify(e.data), cls: 'json' }]));
+      if (s.events.length === 0) rows.appendChild(row([{ text: 'no events', cls: 'empty' }]));
+      $('stream-detail').hidden = false;
+      setStatus('stream-status', s.count + ' event(s)');
+    } catch (error) {
+      setStatus('stream-status', String(error.message || error), true);
+    }
+  }
+
+  // Projections, subscriptions, interfaces, the held hole
+  const stateCell = (s) => ({ text: s, cls: 'state-' + s });
+  async function showConsumers() {
+    try {
+      const [projections, interfaces] = await Promise.all([api('/api/projections'), api('/api/interfaces')]);
+      const hole = projections.watermark.heldHole;
+      const box = $('hole');
+      if (hole) {
+        const w = hole.oldestWriter;
+        box.className = 'hole';
+        box.textContent = 'Hole held at ' + hole.from + (hole.to !== hole.from ? '..' + hole.to : '') + ' for ' + hole.heldMs + ' ms by ' + hole.writers + ' open writer(s)' +
+          (w ? '; oldest: pid ' + w.pid + ' (' + (w.applicationName || 'no application_name') + '), transaction since ' + w.xactStart : '') +
+          '. Readers wait here up to ' + projections.watermark.gapTimeoutMs + ' ms.';
+      } else {
+        box.className = 'hole none';
+        box.textContent = 'No hole held (' + projections.watermark.ordering + ' ordering, safe head ' + projections.watermark.position + ')';
+      }
+      const prow = $('projection-rows');
+      prow.replaceChildren();
+      for (const p of projections.projections) prow.appendChild(row([p.name, p.kind, p.stream, { text: p.position, cls: 'num' }, { text: p.head, cls: 'num' }, { text: p.lag, cls: 'num' }, stateCell(p.state), p.lastError]));
+      if (projections.projections.length === 0) prow.appendChild(row([{ text: 'none in this server', cls: 'empty' }]));
+      $('amqp-state').textContent = interfaces.amqp ? '(broker ' + interfaces.broker + ')' : '(AMQP is off)';
+      const irow = $('interface-rows');
+      irow.replaceChildren();
+      for (const i of interfaces.interfaces) irow.appendChild(row([i.name, i.type, { text: i.bookmark, cls: 'num' }, { text: i.position, cls: 'num' }, { text: i.lag, cls: 'num' }, stateCell(i.state), { text: i.published, cls: 'num' }, i.lastError]));
+      if (interfaces.interfaces.length === 0) irow.appendChild(row([{ text: 'none configured', cls: 'empty' }]));
+      setStatus('consumers-status', 'refreshed ' + new Date().toLocaleTimeString());
+    } catch (error) {
+      setStatus('consumers-status', String(error.message || error), true);
+    }
+  }
+
+  // Routing: #tail, #message/42, #stream/order-1, #consumers
+  function route() {
+    const [view, ...rest] = (location.hash.slice(1) || 'tail').split('/');
+    const arg = decodeURIComponent(rest.join('/'));
+    const known = ['tail', 'message', 'stream', 'consumers'].includes(view) ? view : 'tail';
+    for (const name of ['tail', 'message', 'stream', 'consumers']) $('view-' + name).hidden = name !== known;
+    for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.view === known);
+    clearInterval(state.refresh);
+    state.view = known;
+    if (known === 'message') showMessageDetail(arg);
+    else if (known === 'stream') showStream(arg);
+    else if (known === 'consumers') { showConsumers(); state.refresh = setInterval(showConsumers, 2000); }
+    else if (known === 'tail' && !state.tail.wanted && token()) tailConnect();
+  }
+
+  $('tail-form').addEventListener('submit', (e) => { e.preventDefault(); tailConnect(); });
+  $('tail-disconnect').addEventListener('click', () => { tailStop(); tailButtons(false); setStatus('tail-status', 'disconnected'); });
+  $('tail-types').addEventListener('change', () => { if (state.tail.wanted) tailConnect(); });
+  $('message-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#message/' + $('message-index').value.trim(); });
+  $('stream-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#stream/' + encodeURIComponent($('stream-id').value.trim()); });
+  $('save-token').addEventListener('click', () => {
+    sessionStorage.setItem('ordinal-token', token());
+    summary();
+    if (state.view === 'tail') tailConnect();
+    else route();
+  });
+  window.addEventListener('hashchange', route);
+  summary();
+  setInterval(summary, 5000);
+  route();
+})();
+`;

@@ -1,0 +1,119 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { GetMessage } from 'amqplib';
+import { AmqpConnection, rejectedQueueOf } from '@ordinal/amqp';
+import { ORDINAL_CONFIG } from '../config/config.constants.js';
+import type { OrdinalConfig } from '../config/ordinal-config.js';
+
+/** One dead-lettered input message as the operations routes show it. */
+export interface DeadLetter {
+  messageType: string | null;
+  userId: string | null;
+  headers: Record<string, unknown>;
+  /** The body as text (it may not be JSON: that is often why it was rejected). */
+  body: string;
+  /** Why and when the broker dead-lettered it (its `x-death` header, first entry). */
+  death: { reason: string | null; time: string | null } | null;
+}
+
+/** Redrive publishes this many, waits for the broker's confirms, then acks them. */
+const REDRIVE_CHUNK = 100;
+
+/**
+ * The AMQP input's dead letters (`<input>.rejected`): lists them without removing them, and
+ * re-drives them back to the input queue (confirmed publish first, then the ack, so a crash
+ * half-way duplicates at most a chunk, never loses one).
+ */
+@Injectable()
+export class DeadLetters {
+  constructor(
+    @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
+    @Optional() private readonly amqp?: AmqpConnection,
+  ) {}
+
+  /** The input queue, or null when the server runs without AMQP input. */
+  get inputQueue(): string | null {
+    return this.amqp && this.config.amqp.inputQueue !== false ? this.config.amqp.inputQueue : null;
+  }
+
+  /** The count and the first `limit` dead letters; they stay in the queue. */
+  async list(limit: number): Promise<{ queue: string; count: number; messages: DeadLetter[] }> {
+    const queue = rejectedQueueOf(this.requireInput());
+    const channel = await this.amqp!.connection.createChannel();
+    try {
+      const { messageCount } = await channel.checkQueue(queue);
+      const messages: DeadLetter[] = [];
+      while (messages.length < Math.min(limit, messageCount)) {
+        const msg = await channel.get(queue, { noAck: false });
+        if (msg === false) break;
+        messages.push(describe(msg));
+      }
+      // Closing the channel without acking puts every message back.
+      return { queue, count: messageCount, messages };
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /** Moves every dead letter present now back to the input queue; returns how many moved. */
+  async redrive(): Promise<{ from: string; to: string; moved: number }> {
+    const input = this.requireInput();
+    const queue = rejectedQueueOf(input);
+    const channel = await this.amqp!.connection.createConfirmChannel();
+    let moved = 0;
+    try {
+      // Only what is there now: a message rejected again meanwhile waits for the next redrive.
+      const { messageCount } = await channel.checkQueue(queue);
+      while (moved < messageCount) {
+        let last: GetMessage | null = null;
+        let inChunk = 0;
+        while (inChunk < REDRIVE_CHUNK && moved + inChunk < messageCount) {
+          const msg = await channel.get(queue, { noAck: false });
+          if (msg === false) break;
+          const { 'x-death': _death, 'x-first-death-exchange': _e, 'x-first-death-queue': _q, 'x-first-death-reason': _r, 'x-last-death-exchange': _le, 'x-last-death-queue': _lq, 'x-last-death-reason': _lr, ...headers } = msg.properties.headers ?? {};
+          channel.sendToQueue(input, msg.content, { headers, persistent: true, contentType: msg.properties.contentType, messageId: msg.properties.messageId });
+          last = msg;
+          inChunk++;
+        }
+        if (!last) break;
+        await channel.waitForConfirms();
+        channel.ack(last, true);
+        moved += inChunk;
+      }
+      return { from: queue, to: input, moved };
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  private requireInput(): string {
+    const input = this.inputQueue;
+    if (input === null) throw new AmqpInputOffError();
+    return input;
+  }
+}
+
+/** The server runs without AMQP input, so it has no dead letters. */
+export class AmqpInputOffError extends Error {
+  constructor() {
+    super('This server runs without AMQP input (AMQP_URL unset or ORDINAL_AMQP_INPUT_QUEUE=off), so it has no dead letters');
+  }
+}
+
+function header(headers: Record<string, unknown>, name: string): string | null {
+  const value = headers[name];
+  return value === undefined || value === null ? null : String(value);
+}
+
+function describe(msg: GetMessage): DeadLetter {
+  const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
+  const death = (headers['x-death'] as Array<{ reason?: string; time?: { value?: number } | Date }> | undefined)?.[0];
+  const time = death?.time instanceof Date ? death.time.toISOString() : typeof death?.time?.value === 'number' ? new Date(death.time.value * 1000).toISOString() : null;
+  const { 'x-death': _d, ...rest } = headers;
+  return {
+    messageType: header(headers, 'messageType'),
+    userId: header(headers, 'userId'),
+    headers: rest,
+    body: msg.content.toString('utf8'),
+    death: death ? { reason: death.reason ?? null, time } : null,
+  };
+}

@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import type { PublishMessage, PublishResult } from '@ordinal/client';
+import type { Command, CommandContext } from '../command.js';
+import { CliError, UsageError } from '../cli-error.js';
+import { ProgressBar } from '../progress-bar.js';
+import { index, json } from './args.js';
+
+export const publishCommand: Command = {
+  name: 'publish',
+  usage: 'publish <type> <json> [--user U] [--key K] [--metadata JSON] [--json]  |  publish --file events.ndjson [--batch N]',
+  summary: 'Publishes one message and prints its stored index, or imports a file of messages (one JSON object a line) in batches, with a progress bar on stderr.',
+  details: [
+    'Flags:',
+    '  --user U         the userId (sharding key)',
+    '  --key K          an idempotency key: a repeat returns the original message',
+    '  --metadata JSON  a JSON object stored beside the body',
+    '  --json           print the stored message, not only its index',
+    '  --file PATH      import PATH: each line {"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?}',
+    '  --batch N        messages per request when importing (1-1000, default 1000; each batch is stored atomically)',
+    '',
+    'Examples:',
+    `  ordinal publish OrderPlaced '{"orderId":"o-1"}' --user customer-1`,
+    '  ordinal publish --file events.ndjson',
+  ].join('\n'),
+  options: { user: { type: 'string' }, key: { type: 'string' }, metadata: { type: 'string' }, json: { type: 'boolean' }, file: { type: 'string' }, batch: { type: 'string' } },
+  async run(context) {
+    if (typeof context.values.file === 'string') return importFile(context, context.values.file);
+    const [type, body, ...extra] = context.positionals;
+    if (!type || body === undefined || extra.length > 0) throw new UsageError('publish needs a message type and a JSON body (or --file); see ordinal publish --help');
+    const message: PublishMessage = { messageType: type, content: json('The body', body) };
+    if (typeof context.values.user === 'string') message.userId = context.values.user;
+    if (typeof context.values.key === 'string') message.idempotencyKey = context.values.key;
+    if (typeof context.values.metadata === 'string') message.metadata = json('--metadata', context.values.metadata) as Record<string, unknown>;
+    const result = await context.client().publish(message);
+    if (result.status === 'duplicate') {
+      context.term.err(`Not stored: the same body was stored recently (content hash ${result.contentHash}; the duplicate window)\n`);
+      return;
+    }
+    if (result.status === 'repeat') context.term.err(`Already stored with idempotency key '${message.idempotencyKey}': the original message\n`);
+    context.term.out(context.values.json ? JSON.stringify(result.message) + '\n' : `${result.message.id}\n`);
+  },
+};
+
+/** Reads an NDJSON file into messages, naming the line of any bad one. */
+export function parseNdjson(text: string, path: string): PublishMessage[] {
+  const messages: PublishMessage[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      throw new CliError(`${path}:${i + 1} is not valid JSON (${(error as Error).message}); nothing was imported`);
+    }
+    const m = value as Partial<PublishMessage> | null;
+    if (!m || typeof m !== 'object' || typeof m.messageType !== 'string' || m.content === undefined) {
+      throw new CliError(`${path}:${i + 1} needs {"messageType": "...", "content": {...}}; nothing was imported`);
+    }
+    messages.push(m as PublishMessage);
+  });
+  return messages;
+}
+
+async function importFile(context: CommandContext, path: string): Promise<number> {
+  if (context.positionals.length > 0) throw new UsageError('publish --file takes no type or body: each line of the file is a message');
+  const batch = context.values.batch === undefined ? 1000 : index('--batch', context.values.batch as string, 1);
+  if (batch > 1000) throw new UsageError('--batch is at most 1000 (the server stores a batch atomically, up to 1,000)');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new CliError(`Cannot read ${path}: ${(error as Error).message}`);
+  }
+  const messages = parseNdjson(text, path);
+  const client = context.client();
+  const bar = new ProgressBar(context.term, 'Importing', messages.length);
+  const counts = { created: 0, repeat: 0, duplicate: 0, key_reused: 0 };
+  let first: number | null = null;
+  let last: number | null = null;
+  bar.update(0);
+  for (let offset = 0; offset < messages.length; offset += batch) {
+    let results: PublishResult[];
+    try {
+      results = await client.publishBatch(messages.slice(offset, offset + batch));
+    } catch (error) {
+      bar.done();
+      context.term.err(`Stopped at line ${offset + 1}: ${offset} messages were imported before it (batches are atomic: rerun with the rest of the file)\n`);
+      throw error;
+    }
+    for (const r of results) {
+      counts[r.status]++;
+      if (r.status === 'created' || r.status === 'repeat') {
+        first ??= r.message.id;
+        last = r.message.id;
+      }
+    }
+    bar.update(Math.min(messages.length, offset + batch));
+  }
+  bar.done();
+  const range = first === null ? '' : `, indices ${first}..${last}`;
+  context.term.out(`Imported ${messages.length} messages from ${path}: ${counts.created} stored, ${counts.repeat} idempotent repeats, ${counts.duplicate} duplicates${counts.key_reused > 0 ? `, ${counts.key_reused} refused (idempotency key reused with another message)` : ''}${range}\n`);
+  return 0;
+}

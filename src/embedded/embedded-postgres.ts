@@ -1,0 +1,82 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { OrdinalError } from '@ordinal/log';
+
+/** Options of `startEmbeddedPostgres`. */
+export interface EmbeddedPostgresOptions {
+  /** Where the data lives (created if missing, kept across restarts); omit for an in-memory database. */
+  dataDir?: string;
+  /** The TCP port on 127.0.0.1; `0` takes a free one. @default 0 */
+  port?: number;
+  /**
+   * Client connections the socket accepts at once. They share PGlite's one session: their
+   * queries run one at a time, and a transaction holds the session until it ends. @default 16
+   */
+  maxConnections?: number;
+}
+
+/** A running embedded PostgreSQL: PGlite served to the normal `pg` driver on a local port. */
+export interface EmbeddedPostgres {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  url: string;
+  /** The data folder, or null in memory. */
+  dataDir: string | null;
+  /** Closes the socket and PGlite (which writes its data out). */
+  stop(): Promise<void>;
+}
+
+/** The embedded database could not start (PGlite not installed, a data folder in use, …). */
+export class EmbeddedPostgresError extends OrdinalError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('embedded_postgres_unavailable', message, options);
+  }
+}
+
+/** The versions known to work together (pglite-socket pins its PGlite). */
+export const EMBEDDED_PACKAGES = '@electric-sql/pglite@0.5.14 @electric-sql/pglite-socket@0.2.17';
+
+/**
+ * Starts PGlite (PostgreSQL compiled to WebAssembly, in this process) behind
+ * `@electric-sql/pglite-socket`, so Ordinal talks to it through `pg` like to any server.
+ * PGlite is one PostgreSQL session: every connection shares it, so session-level state
+ * (named prepared statements, advisory locks, `pg_locks`, other backends) does not behave as
+ * on a server: give a pool one connection (two would prepare the same statement name in one
+ * session and fail). Ordinal's
+ * gapless mode is correct on it (one transaction at a time); concurrent mode is not (its
+ * watermark reads other sessions' locks), and the server refuses it there.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
+  let modules: [typeof import('@electric-sql/pglite'), typeof import('@electric-sql/pglite-socket')];
+  try {
+    modules = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
+  } catch (error) {
+    throw new EmbeddedPostgresError(`The embedded database needs ${EMBEDDED_PACKAGES}: npm install --save-exact ${EMBEDDED_PACKAGES}`, { cause: error });
+  }
+  const [{ PGlite }, { PGLiteSocketServer }] = modules;
+  const dataDir = options.dataDir ? resolve(options.dataDir) : null;
+  let db: InstanceType<typeof PGlite>;
+  try {
+    if (dataDir) mkdirSync(dataDir, { recursive: true });
+    db = await PGlite.create(dataDir ? { dataDir } : {});
+  } catch (error) {
+    throw new EmbeddedPostgresError(`Cannot open the embedded database${dataDir ? ` in ${dataDir}` : ''} (${(error as Error).message}); is another process using it?`, { cause: error });
+  }
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0, maxConnections: options.maxConnections ?? 16 });
+  try {
+    await server.start();
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw new EmbeddedPostgresError(`Cannot serve the embedded database on 127.0.0.1:${options.port ?? 0} (${(error as Error).message})`, { cause: error });
+  }
+  const port = Number(server.getServerConn().split(':').pop());
+  let stopped: Promise<void> | null = null;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dataDir,
+    stop: () =>
+      (stopped ??= (async () => {
+        await server.stop();
+        await db.close();
+      })()),
+  };
+}

@@ -1,0 +1,267 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { SubscriptionsService } from '@ordinal/subscriptions';
+import { COMMANDS } from '../../src/cli/commands/index.js';
+import { parseTokens } from '../../apps/eventstore/src/auth/api-token.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { brokerUrl, connectTestBroker, uniqueName, type TestBroker } from '../support/amqp-broker.js';
+import { runCli, spawnCli } from '../support/cli-process.js';
+
+describe('the ordinal command, as a process against a real server', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let broker: TestBroker;
+  let env: Record<string, string>;
+  const input = uniqueName('cli-input');
+  const billing = uniqueName('cli-billing');
+  const audited: number[] = [];
+  const dirs: string[] = [];
+  const tempDir = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    dirs.push(dir);
+    return dir;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    broker = await connectTestBroker();
+    const dir = tempDir('ordinal-cli-');
+    writeFileSync(join(dir, 'interfaces.yaml'), `interfaces:\n  - name: ${billing}\n    type: replayable\n`);
+    server = await startServer(db.url, {
+      ORDINAL_TOKENS: 'reader:reader-secret:read',
+      AMQP_URL: brokerUrl(),
+      ORDINAL_AMQP_INPUT_QUEUE: input,
+      ORDINAL_INTERFACES: join(dir, 'interfaces.yaml'),
+    });
+    server.app.get(SubscriptionsService).subscribe({ name: 'audit', stream: '$all', handle: (m) => void audited.push(m.id) });
+    env = { ORDINAL_URL: server.baseUrl, ORDINAL_TOKEN: 'dev-ordinal-token' };
+  });
+  afterAll(async () => {
+    await server?.close();
+    await broker?.deleteQueues(input, `${input}.rejected`, `${billing}.sink`, `${billing}.ack`);
+    await broker?.close();
+    await db?.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const head = async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
+
+  it('prints help for every command (exit 0), the overview, and refuses unknown commands and flags (exit 2)', async () => {
+    const [overview, unknown, flag, ...results] = await Promise.all([
+      runCli(['--help']),
+      runCli(['frobnicate']),
+      runCli(['status', '--bogus'], env),
+      ...COMMANDS.map((c) => runCli([...c.name.split(' '), '--help'])),
+    ]);
+    results.forEach((r, i) => {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`Usage: ordinal ${COMMANDS[i].usage}`);
+    });
+    expect(overview.code).toBe(0);
+    for (const c of COMMANDS) expect(overview.stdout).toContain(`ordinal ${c.name}`);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command: frobnicate');
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/Unknown option '--bogus'[\s\S]*Usage: ordinal status/);
+  });
+
+  it('publish prints the stored index; --key repeats return it again; bad JSON is a usage error', async () => {
+    // When a message is published
+    const first = await runCli(['publish', 'CliOrder', '{"orderId":"o-1"}', '--user', 'customer-1', '--key', 'cli-o-1'], env);
+    // Then stdout is its index, and it is stored as sent
+    expect(first.code).toBe(0);
+    const id = Number(first.stdout.trim());
+    expect(id).toBe(await head());
+    const stored = await http(server.baseUrl, 'GET', `/api/events/${id}`);
+    expect(stored.body).toMatchObject({ messageType: 'CliOrder', userId: 'customer-1', body: { orderId: 'o-1' } });
+    // And a repeat with the key answers the same index
+    const repeat = await runCli(['publish', 'CliOrder', '{"orderId":"o-1"}', '--key', 'cli-o-1', '--json'], env);
+    expect(repeat.code).toBe(0);
+    expect(JSON.parse(repeat.stdout).id).toBe(id);
+    expect(repeat.stderr).toContain('Already stored');
+    const bad = await runCli(['publish', 'CliOrder', '{nope'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('The body is not valid JSON');
+    const invalid = await runCli(['publish', 'bad type!', '{}'], env);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/The server answered 400: .*messageType/);
+  });
+
+  it('publish --file imports an NDJSON file in batches with a progress bar on stderr', async () => {
+    // Given a file of 2,500 messages
+    const dir = tempDir('ordinal-cli-import-');
+    const file = join(dir, 'events.ndjson');
+    writeFileSync(file, Array.from({ length: 2500 }, (_, i) => JSON.stringify({ messageType: 'Imported', userId: `u-${i % 7}`, content: { n: i } })).join('\n') + '\n');
+    const before = await head();
+    // When it is imported
+    const r = await runCli(['publish', '--file', file, '--batch', '1000'], env);
+    // Then all are stored, contiguously, and the progress went to stderr
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Imported 2500 messages from ${file}: 2500 stored, 0 idempotent repeats, 0 duplicates, indices ${before + 1}..${before + 2500}`);
+    expect(r.stderr).toMatch(/Importing \[#+\] 2500\/2500 100%/);
+    expect(await head()).toBe(before + 2500);
+    const last = await http(server.baseUrl, 'GET', `/api/events/${before + 2500}`);
+    expect(last.body).toMatchObject({ messageType: 'Imported', body: { n: 2499 } });
+    // And a bad line imports nothing and names the line
+    writeFileSync(file, '{"messageType":"Imported","content":{}}\n{oops\n');
+    const bad = await runCli(['publish', '--file', file], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`${file}:2 is not valid JSON`);
+    expect(await head()).toBe(before + 2500);
+  });
+
+  it('tail prints history and live messages, filtered by type, readable or as JSON, and stops at --until', async () => {
+    const from = (await head()) + 1;
+    // Given a tail started before the messages exist
+    const tail = spawnCli(['tail', '--from', String(from), '--until', String(from + 2), '--types', 'Tailed'], env);
+    const json = spawnCli(['tail', '--from', String(from), '--until', String(from + 2), '--json'], env);
+    try {
+      // When three messages arrive, one of another type
+      for (const [type, n] of [['Tailed', 1], ['Other', 2], ['Tailed', 3]] as const) {
+        await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: type, userId: 'tail-user', content: { n } });
+      }
+      // Then both exit at --until: the readable one shows the two of its type, one line each
+      expect(await tail.exited).toBe(0);
+      const lines = tail.stdout().trim().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(new RegExp(`^#${from}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ  Tailed  user=tail-user  \\{"n":1\\}$`));
+      expect(lines[1]).toContain(`#${from + 2}`);
+      expect(await json.exited).toBe(0);
+      expect(json.stdout().trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([from, from + 1, from + 2]);
+    } finally {
+      tail.child.kill();
+      json.child.kill();
+    }
+  });
+
+  it('status shows the head, subscriptions, interfaces and the hole as a table, or JSON', async () => {
+    const h = await head();
+    await http(server.baseUrl, 'GET', `/api/projections?atLeast=${h}`);
+    const table = await runCli(['status'], env);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`Head +${h} `));
+    expect(table.stdout).toMatch(/Held hole +none/);
+    expect(table.stdout).toMatch(/NAME +KIND +STREAM +POSITION +LAG +STATE +OWNER/);
+    expect(table.stdout).toMatch(/audit +subscription +\$all +\d+ +\d+ +running/);
+    expect(table.stdout).toMatch(new RegExp(`${billing} +replayable`));
+    const json = await runCli(['status', '--json'], { ...env, ORDINAL_TOKEN: 'reader-secret' });
+    expect(json.code).toBe(0);
+    const status = JSON.parse(json.stdout);
+    expect(status.head).toBe(h);
+    expect(status.projections.map((p: { name: string }) => p.name)).toContain('audit');
+    expect(status.interfaces[0]).toMatchObject({ name: billing, type: 'replayable' });
+  });
+
+  it('projections rebuild replays with progress until caught up', async () => {
+    const h = await head();
+    const before = audited.length;
+    const r = await runCli(['projections', 'rebuild', 'audit'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Rebuilt audit: caught up at ${h}`);
+    expect(r.stderr).toContain(`Rebuilding audit up to index ${h}`);
+    // The subscription saw the log again from the start
+    expect(audited.length - before).toBeGreaterThanOrEqual(h);
+    const missing = await runCli(['projections', 'rebuild', 'nope'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('The server answered 404');
+  });
+
+  it('interfaces rewind resends everything after the new bookmark', async () => {
+    const h = await head();
+    // Given the interface has sent the whole log to its sink
+    await waitFor(async () => (await broker.count(`${billing}.sink`)) >= h, 20_000, 'the sink filled');
+    const sent = await broker.count(`${billing}.sink`);
+    // When it is rewound to 0
+    const r = await runCli(['interfaces', 'rewind', billing, '--to', '0'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Interface ${billing} rewound: bookmark 0`);
+    // Then every message is sent again
+    await waitFor(async () => (await broker.count(`${billing}.sink`)) >= sent + h, 20_000, 'the resend');
+    const list = await runCli(['interfaces', 'list'], env);
+    expect(list.stdout).toMatch(new RegExp(`${billing} +replayable +0 `));
+    const usage = await runCli(['interfaces', 'rewind', billing], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('needs --to <index>');
+    const missing = await runCli(['interfaces', 'rewind', 'nope', '--to', '1'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("No interface 'nope'");
+  });
+
+  it('dead-letters list shows the rejected queue; redrive moves it back to the input with a count', async () => {
+    // Given a malformed input message (no messageType) dead-lettered by the server
+    await broker.publish(input, { n: 1 }, {});
+    await waitFor(async () => (await broker.count(`${input}.rejected`)) === 1, 15_000, 'the dead letter');
+    const list = await runCli(['dead-letters', 'list'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`1 dead letter(s) in ${input}.rejected`);
+    expect(list.stdout).toMatch(/rejected +\d{4}-.*\{"n":1\}/);
+    // And listing left it there; a fixed message (as after repairing a producer) sits beside it
+    expect(await broker.count(`${input}.rejected`)).toBe(1);
+    await broker.publish(`${input}.rejected`, { n: 2 }, { messageType: 'Redriven' });
+    // When they are redriven
+    const redrive = await runCli(['dead-letters', 'redrive'], env);
+    expect(redrive.code).toBe(0);
+    expect(redrive.stdout).toContain(`Redrove 2 message(s) from ${input}.rejected to ${input}`);
+    // Then the good one is stored and the malformed one is rejected again
+    await waitFor(async () => (await db.query(`SELECT 1 FROM messages WHERE message_type = 'Redriven'`)).length === 1, 15_000, 'the redriven message stored');
+    await waitFor(async () => (await broker.count(`${input}.rejected`)) === 1, 15_000, 'the malformed one rejected again');
+    const json = await runCli(['dead-letters', 'list', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ count: 1, messages: [{ messageType: null, body: '{"n":1}' }] });
+  });
+
+  it('migrate runs every migration on a database and exits; needs DATABASE_URL; says when it cannot reach it', async () => {
+    const fresh = await createTestDatabase('ordinal_cli_migrate');
+    try {
+      const r = await runCli(['migrate'], { DATABASE_URL: fresh.url });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/Applied \d+ migration\(s\): .*CreateLog/i);
+      const tables = await fresh.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'`);
+      expect(tables.map((t) => t.t)).toEqual(expect.arrayContaining(['messages', 'interface_bookmarks', 'ordinal_migrations']));
+      const again = await runCli(['migrate'], { DATABASE_URL: fresh.url });
+      expect(again.stdout).toContain('Nothing to migrate');
+    } finally {
+      await fresh.drop();
+    }
+    const [none, down] = await Promise.all([runCli(['migrate']), runCli(['migrate', '--database-url', 'postgres://postgres@127.0.0.1:1/nowhere'])]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('set DATABASE_URL');
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('Cannot reach PostgreSQL at 127.0.0.1:1/nowhere');
+  });
+
+  it('token prints a new ORDINAL_TOKENS entry the server accepts', async () => {
+    const [r, other, bad] = await Promise.all([runCli(['token', '--name', 'ingest', '--scopes', 'write+read']), runCli(['token']), runCli(['token', '--scopes', 'root'])]);
+    expect(r.code).toBe(0);
+    const [token] = parseTokens(r.stdout.trim());
+    expect(token).toMatchObject({ name: 'ingest', scopes: new Set(['write', 'read']) });
+    expect(token.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(other.stdout).toMatch(/^service:[A-Za-z0-9_-]{43}:read\+write\n$/);
+    expect(other.stdout).not.toContain(token.secret);
+    expect(bad.code).toBe(2);
+  });
+
+  it('names an unreachable server (3), a refused token (4) and a missing scope (5)', async () => {
+    const [down, wrong, none, scope] = await Promise.all([
+      runCli(['status', '--url', 'http://127.0.0.1:1'], { ORDINAL_TOKEN: 'x' }),
+      runCli(['status'], { ...env, ORDINAL_TOKEN: 'wrong' }),
+      runCli(['tail', '--from', '1'], { ORDINAL_URL: server.baseUrl }),
+      runCli(['publish', 'X', '{}', '--token', 'reader-secret'], env),
+    ]);
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('Cannot reach the Ordinal server at http://127.0.0.1:1');
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain('refused the token (401');
+    expect(none.code).toBe(4);
+    expect(scope.code).toBe(5);
+    expect(scope.stderr).toContain('lacks the scope');
+  });
+
+  it('runs as `npx ordinal` in this repository', async () => {
+    const { stdout } = await promisify(execFile)('npx', ['--no-install', 'ordinal', 'token', '--name', 'npx'], { cwd: join(process.cwd()), env: { ...process.env } });
+    expect(stdout).toMatch(/^npx:[A-Za-z0-9_-]{43}:read\+write\n$/);
+  });
+});
