@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run pack`: builds, then writes installable tarballs of the published packages to
 // dist/packages/: @ordinal/nestjs (top-level src/), the libraries it depends on, and
-// @ordinal/client. Each tarball holds package.json and the built dist/ (no sources, no specs).
+// @ordinal/client. Each tarball holds package.json and the built dist/ (no sources, no specs),
+// and @ordinal/nestjs its bin/ shim.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -67,7 +68,7 @@ export function pack() {
   const out = run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination, ...workspaces]);
   for (const entry of JSON.parse(out)) {
     const shipped = entry.files.map((f) => f.path);
-    const leaked = shipped.filter((p) => !p.startsWith('dist/') && p !== 'package.json' && !/^(README|LICENSE)/i.test(p));
+    const leaked = shipped.filter((p) => !p.startsWith('dist/') && !p.startsWith('bin/') && p !== 'package.json' && !/^(README|LICENSE)/i.test(p));
     if (leaked.length > 0 || shipped.some((p) => /\.(spec|int-spec|e2e-spec)\./.test(p))) {
       throw new Error(`${entry.name} would ship ${leaked.join(', ') || 'specs'}; check its "files"`);
     }

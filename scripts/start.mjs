@@ -17,7 +17,6 @@ if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-b']);
-run(process.execPath, [join(root, 'scripts', 'bin-mode.mjs')]);
 
 const child = spawn(process.execPath, [join(root, 'apps', 'eventstore', 'dist', 'main.js')], { cwd: root, stdio: 'inherit', env: process.env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
