@@ -78,11 +78,15 @@ describe('the ordinal command, as a process against a real server', () => {
     expect(id).toBe(await head());
     const stored = await http(server.baseUrl, 'GET', `/api/events/${id}`);
     expect(stored.body).toMatchObject({ messageType: 'CliOrder', userId: 'customer-1', body: { orderId: 'o-1' } });
-    // And a repeat with the key answers the same index
-    const repeat = await runCli(['publish', 'CliOrder', '{"orderId":"o-1"}', '--key', 'cli-o-1', '--json'], env);
+    // And a repeat of the same request with the key answers the same index
+    const repeat = await runCli(['publish', 'CliOrder', '{"orderId":"o-1"}', '--user', 'customer-1', '--key', 'cli-o-1', '--json'], env);
     expect(repeat.code).toBe(0);
     expect(JSON.parse(repeat.stdout).id).toBe(id);
     expect(repeat.stderr).toContain('Already stored');
+    // While the key with another request is refused (422 idempotency_key_reused), exit code 1
+    const reused = await runCli(['publish', 'CliOrder', '{"orderId":"o-2"}', '--user', 'customer-1', '--key', 'cli-o-1'], env);
+    expect(reused.code).toBe(1);
+    expect(reused.stderr).toMatch(/idempotency/i);
     const bad = await runCli(['publish', 'CliOrder', '{nope'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('The body is not valid JSON');
