@@ -1,29 +1,34 @@
 import { Controller, Get, HttpCode, NotFoundException, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { RequireScope } from '../auth/scopes.decorator.js';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import { DeadLettersResponseDto, RedriveResponseDto } from './operations.response.js';
 import { intParam } from '../events/query-params.js';
 import { AmqpInputOffError, DeadLetters } from './dead-letters.service.js';
 
 /** The AMQP input's dead-letter queue: list (without removing) and re-drive to the input. */
 @ApiTags('operations')
-@ApiBearerAuth()
 @Controller('api/dead-letters')
 export class DeadLettersController {
   constructor(private readonly deadLetters: DeadLetters) {}
 
   @Get()
-  @RequireScope('admin')
-  @ApiQuery({ name: 'limit', required: false, description: 'How many to show (0-1000, default 20); `count` is all of them' })
-  @ApiOkResponse({ description: '`{queue, count, messages: [{messageType, userId, headers, body, death}]}`' })
+  @Scoped('admin')
+  @ApiOperation({ summary: 'The AMQP input\'s dead letters', description: 'Lists them without removing them. Needs the `admin` scope; 404 when the server runs without AMQP input.' })
+  @ApiQuery({ name: 'limit', required: false, description: 'How many to show; `count` is all of them', schema: { type: 'integer', minimum: 0, maximum: 1000, default: 20 } })
+  @ApiOkResponse({ type: DeadLettersResponseDto })
+  @ApiErrors(400, 404, 503)
   async list(@Query('limit') limitRaw?: string) {
     const limit = intParam('limit', limitRaw, 20, 0, 1000);
     return this.offAs404(() => this.deadLetters.list(limit));
   }
 
   @Post('redrive')
-  @RequireScope('admin')
+  @Scoped('admin')
   @HttpCode(200)
-  @ApiOkResponse({ description: '`{from, to, moved}`: every dead letter present now, back to the input queue' })
+  @ApiOperation({ summary: 'Re-drive the dead letters to the input queue', description: 'Every dead letter present now goes back to the input queue. Needs the `admin` scope.' })
+  @ApiOkResponse({ type: RedriveResponseDto })
+  @ApiErrors(404, 503)
   async redrive() {
     return this.offAs404(() => this.deadLetters.redrive());
   }
