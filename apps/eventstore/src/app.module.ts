@@ -59,6 +59,7 @@ export class AppModule {
           gapTimeoutMs: config.gapTimeoutMs,
           exactRelease: config.exactRelease,
           lateRescanMs: config.lateRescanMs,
+          takeoverMs: config.takeoverMs,
         }),
         EventSourcingModule.forRoot(),
         // Projections of the server itself: none; the status and rebuild API lists what runs here.

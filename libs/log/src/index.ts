@@ -20,3 +20,4 @@ export { execute, readOpenSkipped, type SqlQuery, type SqlRunner, type ReadFilte
 export { LateTracker } from './late/late-tracker.js';
 export { runMigrations } from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';
+export * from './ownership/index.js';

@@ -47,7 +47,8 @@ export interface SubscriptionStatus {
   position: number;
   /** The replay boundary (S8). */
   liveFrom: number;
-  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding';
+  /** `standby`: another process owns it (or nobody yet); this one takes over when it must. */
+  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding' | 'standby';
   lastError: string | null;
   lastErrorAt: string | null;
   /** Failed attempts since the last success. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, LogWriter, resolveLogOptions, type LogModuleOptions } from '@ordinal/log';
+import { ConsumerOwnership, LOG_MODULE_OPTIONS, LogReader, LogWatermark, LogWriter, resolveLogOptions, type LogModuleOptions } from '@ordinal/log';
 import { DataSource } from 'typeorm';
 import { DuplicateSubscriptionError, SubscriptionNotFoundError } from './errors/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
@@ -14,7 +14,9 @@ export type SubscriptionReport = SubscriptionStatus & { head: number; lag: numbe
  * Every subscription and projection of the application: subscribe from code, list with
  * position and lag, wait for an index (read-your-own-writes), rebuild. Subscriptions made
  * before the application has started begin at bootstrap (after every migration ran); all stop
- * at shutdown, each after its batch in flight.
+ * at shutdown, each after its batch in flight. Each runs in one process at a time across every
+ * process on the database (ConsumerOwnership): here while this process holds its lease,
+ * standing by otherwise.
  */
 @Injectable()
 export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -30,6 +32,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     watermark: LogWatermark,
     @Inject(LOG_MODULE_OPTIONS) logOptions: LogModuleOptions,
     @Inject(SUBSCRIPTIONS_OPTIONS) options: SubscriptionsModuleOptions,
+    private readonly ownership: ConsumerOwnership,
   ) {
     const concurrent = resolveLogOptions(logOptions).ordering === 'concurrent';
     this.deps = { dataSource, reader, watermark, concurrent, options: resolveSubscriptionsOptions(options) };
@@ -42,7 +45,8 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     if (this.subscriptions.has(options.name)) throw new DuplicateSubscriptionError(options.name);
     const subscription = new Subscription(options, this.deps);
     this.subscriptions.set(options.name, subscription);
-    if (this.started) subscription.start();
+    subscription.manage();
+    if (this.started) this.own(subscription);
     return subscription;
   }
 
@@ -50,6 +54,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   async unsubscribe(name: string): Promise<void> {
     const subscription = this.get(name);
     this.subscriptions.delete(name);
+    await this.ownership.leave(name);
     await subscription.close();
   }
 
@@ -87,12 +92,18 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
 
   onApplicationBootstrap(): void {
     this.started = true;
-    for (const subscription of this.subscriptions.values()) subscription.start();
+    for (const subscription of this.subscriptions.values()) this.own(subscription);
+  }
+
+  /** Hands the subscription to consumer ownership: it runs here whenever this process holds it. */
+  private own(subscription: Subscription): void {
+    this.ownership.join(subscription.name, subscription.options.kind ?? 'subscription', [subscription]);
   }
 
   async onModuleDestroy(): Promise<void> {
     this.off.splice(0).forEach((off) => off());
     this.started = false;
+    await Promise.all([...this.subscriptions.keys()].map((name) => this.ownership.leave(name)));
     await Promise.all([...this.subscriptions.values()].map((s) => s.close()));
   }
 }

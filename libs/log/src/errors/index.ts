@@ -4,3 +4,4 @@ export * from './invalid-message.error.js';
 export * from './writer-overloaded.error.js';
 export * from './writer-closed.error.js';
 export * from './version-conflict.error.js';
+export * from './ownership-lost.error.js';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { LateTracker, type LogReader, type LogWatermark, type StoredMessage } from '@ordinal/log';
+import { LateTracker, OwnershipLostError, type Lease, type LogReader, type LogWatermark, type OwnedConsumer, type StoredMessage } from '@ordinal/log';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
@@ -25,8 +25,12 @@ export interface SubscriptionDeps {
  * exactly-once (G5). Woken by commits, polled as a safety net (fast while the watermark holds
  * a hole). A failed batch rolls back and is retried with exponential back-off; the error
  * shows in `status()`. Positions passed inside abandoned holes are watched and delivered late.
+ *
+ * Run under consumer ownership, it starts only when this process holds its lease
+ * (`acquired`), checks the lease before every batch and message, and fences every commit
+ * with it; once the lease is lost it stands by.
  */
-export class Subscription {
+export class Subscription implements OwnedConsumer {
   private readonly logger = new Logger(Subscription.name);
   private readonly source: SourceReader;
   private readonly checkpoints: CheckpointStore;
@@ -46,6 +50,8 @@ export class Subscription {
   private loop: Promise<void> | null = null;
   private lateDueAt = 0;
   private lateSignalled = false;
+  private lease: Lease | null = null;
+  private managed = false;
 
   constructor(
     readonly options: SubscribeOptions,
@@ -60,9 +66,35 @@ export class Subscription {
     return this.options.name;
   }
 
-  /** Starts the loop (no-op when running). */
+  /** This process now owns the subscription: run from the stored checkpoint under `lease`. */
+  acquired(lease: Lease): void {
+    this.lease = lease;
+    this.initialised = false;
+    this.start();
+  }
+
+  /** This process no longer owns it: stop after the batch in flight and stand by. */
+  async released(): Promise<void> {
+    await this.stop();
+    this.lease = null;
+    this.state = 'standby';
+  }
+
+  /** The lease it runs under, when run under consumer ownership and held. */
+  get currentLease(): Lease | null {
+    return this.lease?.isHeld() ? this.lease : null;
+  }
+
+  /** From now on it runs only while this process holds its lease (ConsumerOwnership decides). */
+  manage(): void {
+    this.managed = true;
+    if (!this.loop) this.state = 'standby';
+  }
+
+  /** Starts the loop (no-op when running, or when managed and this process holds no lease). */
   start(): void {
     if (this.loop) return;
+    if (this.managed && !this.lease?.isHeld()) return;
     this.stopped = false;
     this.loop = this.run();
   }
@@ -151,6 +183,11 @@ export class Subscription {
         if (!progressed && !this.stopped) await this.wake.wait(this.idleDelay());
       } catch (error) {
         if (this.stopped) break;
+        if (error instanceof OwnershipLostError || (this.lease && !this.lease.isHeld())) {
+          this.logger.warn(`'${this.name}' at position ${this.position}: this process no longer owns it; standing by (its batch in flight did not commit)`);
+          this.state = 'standby';
+          break;
+        }
         if (error instanceof CheckpointMovedError) {
           this.logger.warn(error.message);
           this.initialised = false;
@@ -179,6 +216,7 @@ export class Subscription {
 
   /** One read and, when it found anything, one batch. Returns whether the position moved. */
   private async tick(): Promise<boolean> {
+    this.lease?.ensureHeld();
     if (this.late.size > 0 && (this.lateSignalled || Date.now() >= this.lateDueAt)) {
       this.lateSignalled = false;
       this.lateDueAt = Date.now() + this.deps.options.lateCheckMs;
@@ -190,6 +228,13 @@ export class Subscription {
     if (read.messages.length > 0) {
       await this.deps.dataSource.transaction(async (manager) => {
         for (const message of read.messages) await this.apply(message, manager, false);
+        await this.lease?.fence(manager);
+        await this.checkpoints.advance(manager, from, read.to);
+      });
+    } else if (this.lease) {
+      const lease = this.lease;
+      await this.deps.dataSource.transaction(async (manager) => {
+        await lease.fence(manager);
         await this.checkpoints.advance(manager, from, read.to);
       });
     } else {
@@ -215,6 +260,7 @@ export class Subscription {
       }
       await this.deps.dataSource.transaction(async (manager) => {
         await this.apply(message, manager, true);
+        await this.lease?.fence(manager);
         await this.checkpoints.touch(manager, message.id);
       });
       this.late.forget(message.id);
@@ -224,6 +270,8 @@ export class Subscription {
   }
 
   private async apply(message: StoredMessage, manager: EntityManager, isLate: boolean): Promise<void> {
+    // A process frozen mid-batch finds out here, before the next handler runs, not only at the fence.
+    this.lease?.ensureHeld();
     const ctx = { manager, index: message.id, isReplay: message.id <= this.liveFrom, isLate, message, subscription: this.name };
     try {
       await this.options.handle(message, ctx);
