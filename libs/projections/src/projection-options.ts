@@ -1,4 +1,4 @@
-import type { SubscriptionStream } from '@ordinal/subscriptions';
+import type { ErrorPolicy, SubscriptionStream } from '@ordinal/subscriptions';
 
 /** Options of `@Projection(name, options)`. */
 export interface ProjectionOptions {
@@ -15,6 +15,11 @@ export interface ProjectionOptions {
   stream?: SubscriptionStream;
   /** Most events per batch (one transaction). @default the SubscriptionsModule's batchSize */
   batchSize?: number;
+  /**
+   * A handler that keeps failing: `{ retries, then: 'stop' | 'skip' | 'park', rebuild }`
+   * (see docs/projections.md). @default retry with back-off until fixed; `stop` while rebuilding
+   */
+  onError?: ErrorPolicy;
 }
 
 /** What `@Projection` records on a class. */

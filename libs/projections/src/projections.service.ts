@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SubscriptionsService, type SubscriptionReport } from '@ordinal/subscriptions';
+import { SubscriptionsService, type ParkedMessage, type SubscriptionReport } from '@ordinal/subscriptions';
 import 'reflect-metadata';
 import { InvalidProjectionError } from './errors/index.js';
 import { PROJECTION_METADATA } from './projections.constants.js';
@@ -24,6 +24,16 @@ export class ProjectionsService {
   /** Status of every projection (subscriptions from code are left out). */
   async report(): Promise<SubscriptionReport[]> {
     return (await this.subscriptions.report()).filter((s) => s.kind === 'projection');
+  }
+
+  /** The projection's parked messages (its `park` error policy), oldest first. */
+  listParked(projection: ProjectionRef): Promise<ParkedMessage[]> {
+    return this.subscriptions.listParked(nameOf(projection));
+  }
+
+  /** Applies the parked messages again after a fix (through the upcasters, like any event). */
+  replayParked(projection: ProjectionRef): Promise<{ replayed: number; remaining: number; error: string | null }> {
+    return this.subscriptions.replayParked(nameOf(projection));
   }
 
   /** Clears the read model, resets the checkpoint with a new replay boundary, replays. */

@@ -8,3 +8,5 @@ export * from './subscription-context.js';
 export * from './source/subscription-stream.js';
 export { Subscription } from './runner/subscription.js';
 export { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
+export * from './error-policy.js';
+export type { ParkedMessage } from './runner/parked-store.js';

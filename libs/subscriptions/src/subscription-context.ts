@@ -1,6 +1,7 @@
 import type { StoredMessage } from '@ordinal/log';
 import type { EntityManager } from 'typeorm';
 import type { SubscriptionStream } from './source/subscription-stream.js';
+import type { ErrorPolicy } from './error-policy.js';
 
 /** What a handler gets beside the message. */
 export interface MessageContext {
@@ -34,6 +35,8 @@ export interface SubscribeOptions {
   batchSize?: number;
   /** Called in the rebuild's transaction before the checkpoint is reset (clear the read model). */
   reset?: (manager: EntityManager) => Promise<void>;
+  /** What a handler that keeps failing leads to (see ErrorPolicy). @default retry until fixed */
+  onError?: ErrorPolicy;
   /** Shown in status. @default 'subscription' */
   kind?: 'subscription' | 'projection';
 }
@@ -56,6 +59,10 @@ export interface SubscriptionStatus {
   /** Positions passed inside abandoned holes, watched for late arrivals. */
   pendingLate: number[];
   lateDelivered: number;
+  /** Messages the error policy skipped since this process started running it. */
+  skipped: number;
+  /** Messages this process parked since it started running it (the stored count is `parked` in reports). */
+  parkedHere: number;
   /** Reads wait at the low watermark (concurrent mode, not a single category). */
   watermarked: boolean;
 }

@@ -6,9 +6,10 @@ import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
 import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
 import type { SubscribeOptions, SubscriptionStatus } from './subscription-context.js';
 import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
+import { ParkedStore, type ParkedMessage } from './runner/parked-store.js';
 
-/** A subscription's status with the log's safe head and its lag behind it. */
-export type SubscriptionReport = SubscriptionStatus & { head: number; lag: number };
+/** A subscription's status with the log's safe head, its lag behind it and its parked messages. */
+export type SubscriptionReport = SubscriptionStatus & { head: number; lag: number; parked: number };
 
 /**
  * Every subscription and projection of the application: subscribe from code, list with
@@ -22,6 +23,7 @@ export type SubscriptionReport = SubscriptionStatus & { head: number; lag: numbe
 export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly deps: SubscriptionDeps;
+  private readonly parked: ParkedStore;
   private readonly off: (() => void)[] = [];
   private started = false;
 
@@ -35,6 +37,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     private readonly ownership: ConsumerOwnership,
   ) {
     const concurrent = resolveLogOptions(logOptions).ordering === 'concurrent';
+    this.parked = new ParkedStore(dataSource);
     this.deps = { dataSource, reader, watermark, concurrent, options: resolveSubscriptionsOptions(options) };
     this.off.push(writer.onCommit(() => this.subscriptions.forEach((s) => s.notify())));
     this.off.push(watermark.onLate(() => this.subscriptions.forEach((s) => s.notifyLate())));
@@ -46,7 +49,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     const subscription = new Subscription(options, this.deps);
     this.subscriptions.set(options.name, subscription);
     subscription.manage();
-    if (this.started) this.own(subscription);
+    if (this.started) void subscription.prepare().catch(() => undefined).then(() => this.own(subscription));
     return subscription;
   }
 
@@ -74,9 +77,10 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   async report(name?: string): Promise<SubscriptionReport[]> {
     const list = name === undefined ? [...this.subscriptions.values()] : [this.get(name)];
     const head = await this.reader.safeHead();
+    const parked = await this.parked.counts(list.map((s) => s.name));
     return list.map((s) => {
       const status = s.status();
-      return { ...status, head, lag: Math.max(0, head - status.position) };
+      return { ...status, head, lag: Math.max(0, head - status.position), parked: parked.get(s.name) ?? 0 };
     });
   }
 
@@ -85,13 +89,30 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     return this.get(name).waitFor(index, timeoutMs);
   }
 
+  /** The parked messages of `name`, oldest first. */
+  listParked(name: string): Promise<ParkedMessage[]> {
+    return this.get(name).listParked();
+  }
+
+  /** Applies `name`'s parked messages again (after a fix), oldest first; stops at one that fails again. */
+  replayParked(name: string): Promise<{ replayed: number; remaining: number; error: string | null }> {
+    return this.get(name).replayParked();
+  }
+
+  /** Resumes a subscription its `stop` error policy stopped. */
+  resume(name: string): void {
+    this.get(name).resume();
+  }
+
   /** Resets the checkpoint (and the read model, through its reset hook) and replays (S9). */
   async rebuild(name: string): Promise<void> {
     await this.get(name).rebuild();
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     this.started = true;
+    // Checkpoints first (their replay boundary is the head at start), then ownership.
+    await Promise.all([...this.subscriptions.values()].map((s) => s.prepare().catch(() => undefined)));
     for (const subscription of this.subscriptions.values()) this.own(subscription);
   }
 

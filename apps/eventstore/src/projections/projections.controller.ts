@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, type LogModuleOptions } from '@ordinal/log';
-import { SubscriptionsService, WaitTimeoutError, type SubscriptionReport } from '@ordinal/subscriptions';
+import { SubscriptionsService, WaitTimeoutError, type ParkedMessage, type SubscriptionReport } from '@ordinal/subscriptions';
 import { RequireScope } from '../auth/scopes.decorator.js';
 import { intParam } from '../events/query-params.js';
 import { watermarkStatus } from './watermark-status.js';
@@ -54,6 +54,21 @@ export class ProjectionsController {
     await this.subscriptions.rebuild(name);
     const [report] = await this.subscriptions.report(name);
     return report;
+  }
+
+  @Get(':name/parked')
+  @RequireScope('read')
+  @ApiResponse({ status: 200, description: 'The messages its `park` error policy set aside, oldest first, with error and position' })
+  async parked(@Param('name') name: string): Promise<{ name: string; parked: ParkedMessage[] }> {
+    return { name, parked: await this.subscriptions.listParked(name) };
+  }
+
+  @Post(':name/parked/replay')
+  @RequireScope('admin')
+  @HttpCode(200)
+  @ApiResponse({ status: 200, description: 'Parked messages applied again, oldest first, up to the first that fails again' })
+  async replayParked(@Param('name') name: string): Promise<{ name: string; replayed: number; remaining: number; error: string | null }> {
+    return { name, ...(await this.subscriptions.replayParked(name)) };
   }
 
   /** Waits for every named subscription to reach `atLeast`; null when not asked to wait. */

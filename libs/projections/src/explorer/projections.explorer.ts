@@ -45,6 +45,7 @@ export class ProjectionsExplorer implements OnModuleInit {
       kind: 'projection',
       stream: options.stream ?? { types: dispatcher.types },
       batchSize: options.batchSize,
+      onError: options.onError,
       handle: (message, ctx) => dispatcher.dispatch(message, ctx),
       reset: (manager) => this.reset(definition, manager),
     });

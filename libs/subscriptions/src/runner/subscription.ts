@@ -8,6 +8,8 @@ import { SourceReader } from '../source/source-reader.js';
 import { describeStream, streamAccepts } from '../source/subscription-stream.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { PositionWaiters } from './position-waiters.js';
+import { ParkedStore, type ParkedMessage } from './parked-store.js';
+import { errorDecision, type ErrorAction } from '../error-policy.js';
 import { Wake } from './wake.js';
 
 /** What a subscription runs on (provided by SubscriptionsService). */
@@ -51,6 +53,17 @@ export class Subscription implements OwnedConsumer {
   private lateDueAt = 0;
   private lateSignalled = false;
   private lease: Lease | null = null;
+  private readonly parked: ParkedStore;
+  /** The message failing now, and how often it failed in a row. */
+  private failing: { index: number; failures: number } | null = null;
+  /** A message to set aside (skip or park) at the next tick, its policy's retries spent. */
+  private setAside: { index: number; action: 'skip' | 'park'; error: string; failures: number } | null = null;
+  /** Stopped by the `stop` error policy: stays stopped until resume, rebuild or restart. */
+  private halted = false;
+  private skippedCount = 0;
+  private parkedCount = 0;
+  /** Serialises batches with parked-message replays. */
+  private serial: Promise<unknown> = Promise.resolve();
   private managed = false;
 
   constructor(
@@ -60,6 +73,7 @@ export class Subscription implements OwnedConsumer {
     this.source = new SourceReader(options.stream, deps.reader, deps.concurrent);
     this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
     this.waiters = new PositionWaiters(options.name);
+    this.parked = new ParkedStore(deps.dataSource);
   }
 
   get name(): string {
@@ -85,6 +99,15 @@ export class Subscription implements OwnedConsumer {
     return this.lease?.isHeld() ? this.lease : null;
   }
 
+  /**
+   * Creates the checkpoint when new (its replay boundary is the head now), before ownership
+   * decides where it runs, so events written after the application started count as live.
+   */
+  async prepare(): Promise<void> {
+    const head = await this.deps.reader.safeHead();
+    await this.checkpoints.ensure(this.options.startAt === 'end' ? head : 0, head);
+  }
+
   /** From now on it runs only while this process holds its lease (ConsumerOwnership decides). */
   manage(): void {
     this.managed = true;
@@ -93,7 +116,7 @@ export class Subscription implements OwnedConsumer {
 
   /** Starts the loop (no-op when running, or when managed and this process holds no lease). */
   start(): void {
-    if (this.loop) return;
+    if (this.loop || this.halted) return;
     if (this.managed && !this.lease?.isHeld()) return;
     this.stopped = false;
     this.loop = this.run();
@@ -145,7 +168,7 @@ export class Subscription implements OwnedConsumer {
         await this.options.reset?.(manager);
         await this.checkpoints.reset(manager, start, head);
       });
-      Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: true });
+      Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: true, halted: false, failing: null, setAside: null });
       this.late.clear();
       this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
     } finally {
@@ -165,6 +188,8 @@ export class Subscription implements OwnedConsumer {
       lastErrorAt: this.lastErrorAt,
       retries: this.retries,
       pendingLate: this.late.positions(),
+      skipped: this.skippedCount,
+      parkedHere: this.parkedCount,
       lateDelivered: this.lateDelivered,
       watermarked: this.source.watermarked,
     };
@@ -176,7 +201,7 @@ export class Subscription implements OwnedConsumer {
     while (!this.stopped) {
       try {
         if (!this.initialised) await this.init();
-        const progressed = await this.tick();
+        const progressed = await this.exclusive(() => this.tick());
         this.state = 'running';
         this.retries = 0;
         delay = retryInitialMs;
@@ -193,11 +218,25 @@ export class Subscription implements OwnedConsumer {
           this.initialised = false;
           continue;
         }
+        if (error instanceof HandlerFailedError) {
+          const action = this.onHandlerFailure(error);
+          if (action === 'stop') {
+            await this.recordFailure(error, null);
+            this.halted = true;
+            break;
+          }
+          if (action !== 'retry') {
+            await this.recordFailure(error, 0);
+            continue;
+          }
+        }
         await this.recordFailure(error, delay);
         await this.pause.wait(delay);
         delay = Math.min(delay * 2, retryMaxMs);
       }
     }
+    // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
+    this.loop = null;
   }
 
   private async init(): Promise<void> {
@@ -225,6 +264,7 @@ export class Subscription implements OwnedConsumer {
     const read = await this.source.read(this.position, this.options.batchSize ?? this.deps.options.batchSize);
     if (read.to <= this.position) return false;
     const from = this.position;
+    if (this.setAside && read.to >= this.setAside.index) return this.setMessageAside(read.messages, read.skipped, read.xmax);
     if (read.messages.length > 0) {
       await this.deps.dataSource.transaction(async (manager) => {
         for (const message of read.messages) await this.apply(message, manager, false);
@@ -280,12 +320,107 @@ export class Subscription implements OwnedConsumer {
     }
   }
 
-  private async recordFailure(error: unknown, delay: number): Promise<void> {
-    this.state = 'failed';
+  /** Counts a failure of the message and returns what the error policy says to do now. */
+  private onHandlerFailure(error: HandlerFailedError): ErrorAction | 'retry' {
+    this.failing = this.failing?.index === error.index ? { index: error.index, failures: this.failing.failures + 1 } : { index: error.index, failures: 1 };
+    const action = errorDecision(this.options.onError, this.failing.failures, error.index <= this.liveFrom);
+    if (action === 'skip' || action === 'park') {
+      const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+      this.setAside = { index: error.index, action, error: cause, failures: this.failing.failures };
+      this.failing = null;
+    }
+    return action;
+  }
+
+  /**
+   * The error policy set a message aside: first the messages before it commit (one batch),
+   * then, in a transaction of its own, the checkpoint moves over it (and it is parked).
+   */
+  private async setMessageAside(messages: StoredMessage[], skipped: number[], xmax: string): Promise<boolean> {
+    const aside = this.setAside!;
+    const from = this.position;
+    const before = messages.filter((m) => m.id < aside.index);
+    const message = messages.find((m) => m.id === aside.index);
+    const to = before.length > 0 || from < aside.index - 1 || !message ? aside.index - 1 : aside.index;
+    await this.deps.dataSource.transaction(async (manager) => {
+      for (const m of before) await this.apply(m, manager, false);
+      if (to === aside.index && aside.action === 'park') await this.parked.park(manager, this.name, aside.index, message!.messageType, aside.error, aside.failures);
+      await this.lease?.fence(manager);
+      await this.checkpoints.advance(manager, from, to);
+    });
+    this.position = to;
+    const passed = skipped.filter((p) => p <= to);
+    if (passed.length > 0) this.late.add(passed, xmax);
+    if (to === aside.index || !message) {
+      this.setAside = null;
+      if (message) {
+        if (aside.action === 'park') this.parkedCount += 1;
+        else this.skippedCount += 1;
+        this.logger.warn(`'${this.name}' ${aside.action === 'park' ? 'parked' : 'skipped'} index ${aside.index} (${message.messageType}) after ${aside.failures} failures: ${aside.error}`);
+      }
+    }
+    this.waiters.reached(this.position);
+    return true;
+  }
+
+  /** Resumes a subscription the `stop` error policy stopped (after a fix). */
+  resume(): void {
+    this.halted = false;
+    this.failing = null;
+    this.start();
+  }
+
+  /** The parked messages of this subscription, oldest first. */
+  listParked(): Promise<ParkedMessage[]> {
+    return this.parked.list(this.name);
+  }
+
+  /**
+   * Applies every parked message again, oldest first, each in its own transaction that also
+   * deletes its parked row (fenced like a batch); stops at the first that fails again (its
+   * row keeps the new error). Runs between batches. Returns how many were replayed.
+   */
+  replayParked(): Promise<{ replayed: number; remaining: number; error: string | null }> {
+    return this.exclusive(async () => {
+      this.lease?.ensureHeld();
+      const list = await this.parked.list(this.name);
+      let replayed = 0;
+      for (const entry of list) {
+        const message = await this.deps.reader.get(entry.position);
+        try {
+          await this.deps.dataSource.transaction(async (manager) => {
+            if (message) await this.apply(message, manager, false);
+            await this.parked.unpark(manager, this.name, entry.position);
+            await this.lease?.fence(manager);
+          });
+        } catch (error) {
+          const cause = error instanceof HandlerFailedError && error.cause instanceof Error ? error.cause.message : (error as Error).message;
+          await this.parked.failedAgain(this.name, entry.position, cause).catch(() => undefined);
+          this.logger.error(`'${this.name}': parked index ${entry.position} failed again: ${cause}`);
+          return { replayed, remaining: list.length - replayed, error: cause };
+        }
+        replayed += 1;
+        this.parkedCount = Math.max(0, this.parkedCount - 1);
+        this.logger.log(`'${this.name}': parked index ${entry.position} replayed`);
+      }
+      return { replayed, remaining: 0, error: null };
+    });
+  }
+
+  /** Runs `fn` after whatever batch or replay is in flight. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(fn, fn);
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  private async recordFailure(error: unknown, delay: number | null): Promise<void> {
+    this.state = delay === null ? 'stopped' : 'failed';
     this.retries += 1;
     this.lastError = error instanceof Error ? error.message : String(error);
     this.lastErrorAt = new Date().toISOString();
-    this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, next in ${delay} ms)`);
+    const next = delay === null ? 'stopped by its error policy' : delay === 0 ? 'set aside by its error policy' : `next in ${delay} ms`;
+    this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, ${next})`);
     await this.checkpoints.fail(this.lastError).catch(() => undefined);
   }
 

@@ -1,1 +1,2 @@
 export * from './checkpoint.sql.js';
+export * from './parked.sql.js';
