@@ -63,7 +63,7 @@ export class AppModule {
         }),
         EventSourcingModule.forRoot(),
         // Projections of the server itself: none; the status and rebuild API lists what runs here.
-        ProjectionsModule.forRoot(),
+        ProjectionsModule.forRoot({ subscriptions: { stuckAfterMs: config.stuckAfterMs } }),
         // AMQP input and push interfaces only when AMQP_URL is set (development defaults it).
         ...(config.amqpUrl ? [AmqpModule.forRoot(amqpOptionsFrom(config))] : []),
       ],

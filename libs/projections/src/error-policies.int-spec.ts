@@ -119,7 +119,7 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
     expect(await orders('policy-park')).toEqual(['a:EUR', 'poison:EUR', 'b:EUR']);
     expect(await status('policy-park')).toMatchObject({ parked: 0 });
     // And the stopped one resumes from where it stopped, with nothing skipped
-    app.get(SubscriptionsService).resume('policy-stop');
+    await app.get(SubscriptionsService).resume('policy-stop');
     await app.get(ProjectionsService).waitFor(StopProjection, indices[2], 30_000);
     expect(await orders('policy-stop')).toEqual(['a:EUR', 'poison:EUR', 'b:EUR']);
   });
@@ -137,7 +137,7 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
     expect(stopped.lastError).toContain('refusing poison');
     // When fixed and resumed, the rebuild completes
     app.get(Poison).broken = false;
-    app.get(SubscriptionsService).resume('policy-park');
+    await app.get(SubscriptionsService).resume('policy-park');
     await app.get(ProjectionsService).waitFor(ParkProjection, indices[2], 30_000);
     expect(await orders('policy-park')).toEqual(['a:EUR', 'poison:EUR', 'b:EUR']);
   });

@@ -21,7 +21,11 @@ export class ProjectionsService {
     return this.subscriptions.waitFor(nameOf(projection), index, timeoutMs);
   }
 
-  /** Status of every projection (subscriptions from code are left out). */
+  /**
+   * Every projection any process registered on the database: owner (pid, host), heartbeat
+   * age, position, head, lag, state, last error, parked count, partitions (subscriptions
+   * from code are left out; `SubscriptionsService.report()` has them too).
+   */
   async report(): Promise<SubscriptionReport[]> {
     return (await this.subscriptions.report()).filter((s) => s.kind === 'projection');
   }
@@ -36,7 +40,12 @@ export class ProjectionsService {
     return this.subscriptions.replayParked(nameOf(projection));
   }
 
-  /** Clears the read model, resets the checkpoint with a new replay boundary, replays. */
+  /** Resumes a projection its `stop` error policy stopped (after a fix). */
+  resume(projection: ProjectionRef): Promise<void> {
+    return this.subscriptions.resume(nameOf(projection));
+  }
+
+  /** Clears the read model, resets the checkpoint with a new replay boundary, replays (wherever it is owned). */
   rebuild(projection: ProjectionRef): Promise<void> {
     return this.subscriptions.rebuild(nameOf(projection));
   }

@@ -10,3 +10,6 @@ export { Subscription } from './runner/subscription.js';
 export { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
 export * from './error-policy.js';
 export type { ParkedMessage } from './runner/parked-store.js';
+export * from './directory/consumer-report.js';
+export type { ConsumerCommand } from './directory/consumer-requests.js';
+export * from './directory/consumers-health.indicator.js';

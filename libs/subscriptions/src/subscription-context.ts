@@ -37,6 +37,11 @@ export interface SubscribeOptions {
   reset?: (manager: EntityManager) => Promise<void>;
   /** What a handler that keeps failing leads to (see ErrorPolicy). @default retry until fixed */
   onError?: ErrorPolicy;
+  /**
+   * Only these messages reach the handler (the others are passed over; the checkpoint moves
+   * over them too): one partition of a partitioned projection.
+   */
+  accepts?: (message: StoredMessage) => boolean;
   /** Shown in status. @default 'subscription' */
   kind?: 'subscription' | 'projection';
 }
@@ -50,8 +55,11 @@ export interface SubscriptionStatus {
   position: number;
   /** The replay boundary (S8). */
   liveFrom: number;
-  /** `standby`: another process owns it (or nobody yet); this one takes over when it must. */
-  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding' | 'standby';
+  /**
+   * `standby`: this process waits while another owns it; `unowned`: no live process owns it
+   * (in reports); `stopped`: stopped by its error policy (or shut down).
+   */
+  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding' | 'standby' | 'unowned';
   lastError: string | null;
   lastErrorAt: string | null;
   /** Failed attempts since the last success. */

@@ -2,4 +2,5 @@
 export const SUBSCRIPTION_TABLES = {
   checkpoints: 'checkpoints',
   parked: 'parked_messages',
+  requests: 'consumer_requests',
 } as const;

@@ -9,7 +9,7 @@ import { watermarkStatus } from './watermark-status.js';
 const MAX_WAIT_MS = 60_000;
 
 /**
- * Projections and subscriptions running in this server (S9): position, head, lag, state and
+ * Projections and subscriptions of every process on the database (S9): owner, heartbeat age, position, head, lag, state and
  * last error of each, the low watermark with the hole it holds; read-your-own-writes with
  * `?atLeast=<index>`; rebuild.
  */
@@ -29,7 +29,8 @@ export class ProjectionsController {
   @ApiQuery({ name: 'atLeast', required: false, description: 'Wait until every projection and subscription has applied this index' })
   @ApiQuery({ name: 'timeoutMs', required: false, description: `Longest wait (0-${MAX_WAIT_MS}, default 5000); \`reached\` says whether it was` })
   async list(@Query('atLeast') atLeastRaw?: string, @Query('timeoutMs') timeoutRaw?: string): Promise<Record<string, unknown>> {
-    const reached = await this.wait(this.subscriptions.names(), atLeastRaw, timeoutRaw);
+    const names = atLeastRaw ? (await this.subscriptions.report()).map((r) => r.name) : [];
+    const reached = await this.wait(names, atLeastRaw, timeoutRaw);
     const projections = await this.subscriptions.report();
     return { ...(reached === null ? {} : { reached }), projections, watermark: await watermarkStatus(this.reader, this.watermark, this.logOptions) };
   }
@@ -40,7 +41,7 @@ export class ProjectionsController {
   @ApiQuery({ name: 'timeoutMs', required: false, description: `Longest wait (0-${MAX_WAIT_MS}, default 5000)` })
   @ApiResponse({ status: 404, description: 'No projection or subscription of that name' })
   async one(@Param('name') name: string, @Query('atLeast') atLeastRaw?: string, @Query('timeoutMs') timeoutRaw?: string): Promise<SubscriptionReport & { reached?: boolean }> {
-    this.subscriptions.get(name);
+    await this.subscriptions.report(name);
     const reached = await this.wait([name], atLeastRaw, timeoutRaw);
     const [report] = await this.subscriptions.report(name);
     return { ...report, ...(reached === null ? {} : { reached }) };

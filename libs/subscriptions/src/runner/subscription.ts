@@ -106,6 +106,7 @@ export class Subscription implements OwnedConsumer {
   async prepare(): Promise<void> {
     const head = await this.deps.reader.safeHead();
     await this.checkpoints.ensure(this.options.startAt === 'end' ? head : 0, head);
+    await this.checkpoints.describe(describeStream(this.options.stream));
   }
 
   /** From now on it runs only while this process holds its lease (ConsumerOwnership decides). */
@@ -117,7 +118,10 @@ export class Subscription implements OwnedConsumer {
   /** Starts the loop (no-op when running, or when managed and this process holds no lease). */
   start(): void {
     if (this.loop || this.halted) return;
-    if (this.managed && !this.lease?.isHeld()) return;
+    if (this.managed && !this.lease?.isHeld()) {
+      this.state = 'standby';
+      return;
+    }
     this.stopped = false;
     this.loop = this.run();
   }
@@ -155,25 +159,23 @@ export class Subscription implements OwnedConsumer {
   }
 
   /**
-   * Starts over (S9): in one transaction the `reset` hook clears the read model and the
-   * checkpoint goes back to the start with the current head as the new replay boundary.
+   * Rebuild, in the rebuild's transaction (S9): the checkpoint goes back to the start with
+   * `head` as the new replay boundary. The caller locked the checkpoint rows first, ran the
+   * read model's reset hook once, and stopped this process's runner; it calls `rebuilt` after
+   * the commit. A batch in flight in another process fails on the checkpoint's guard.
    */
-  async rebuild(): Promise<void> {
-    await this.stop();
+  async resetCheckpoint(manager: EntityManager, head: number): Promise<void> {
+    await this.checkpoints.reset(manager, this.options.startAt === 'end' ? head : 0, head);
+  }
+
+  /** The rebuild committed: forget the old run's state and run again (if this process owns it). */
+  rebuilt(head: number): void {
+    const start = this.options.startAt === 'end' ? head : 0;
+    Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: false, halted: false, failing: null, setAside: null });
+    this.late.clear();
+    this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
     this.state = 'rebuilding';
-    try {
-      const head = await this.deps.reader.safeHead();
-      const start = this.options.startAt === 'end' ? head : 0;
-      await this.deps.dataSource.transaction(async (manager) => {
-        await this.options.reset?.(manager);
-        await this.checkpoints.reset(manager, start, head);
-      });
-      Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: true, halted: false, failing: null, setAside: null });
-      this.late.clear();
-      this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
-    } finally {
-      this.start();
-    }
+    this.start();
   }
 
   status(): SubscriptionStatus {
@@ -264,10 +266,11 @@ export class Subscription implements OwnedConsumer {
     const read = await this.source.read(this.position, this.options.batchSize ?? this.deps.options.batchSize);
     if (read.to <= this.position) return false;
     const from = this.position;
-    if (this.setAside && read.to >= this.setAside.index) return this.setMessageAside(read.messages, read.skipped, read.xmax);
-    if (read.messages.length > 0) {
+    const messages = this.options.accepts ? read.messages.filter(this.options.accepts) : read.messages;
+    if (this.setAside && read.to >= this.setAside.index) return this.setMessageAside(messages, read.skipped, read.xmax);
+    if (messages.length > 0) {
       await this.deps.dataSource.transaction(async (manager) => {
-        for (const message of read.messages) await this.apply(message, manager, false);
+        for (const message of messages) await this.apply(message, manager, false);
         await this.lease?.fence(manager);
         await this.checkpoints.advance(manager, from, read.to);
       });
@@ -294,7 +297,7 @@ export class Subscription implements OwnedConsumer {
     const arrived = await this.late.check(this.deps.dataSource.manager);
     for (const message of arrived) {
       // Above the checkpoint (after a rebuild, say) it is read the ordinary way.
-      if (message.id > this.position || !streamAccepts(this.options.stream, message)) {
+      if (message.id > this.position || !streamAccepts(this.options.stream, message) || (this.options.accepts && !this.options.accepts(message))) {
         this.late.forget(message.id);
         continue;
       }
@@ -421,7 +424,7 @@ export class Subscription implements OwnedConsumer {
     this.lastErrorAt = new Date().toISOString();
     const next = delay === null ? 'stopped by its error policy' : delay === 0 ? 'set aside by its error policy' : `next in ${delay} ms`;
     this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, ${next})`);
-    await this.checkpoints.fail(this.lastError).catch(() => undefined);
+    await this.checkpoints.fail(this.lastError, delay === null ? 'stopped' : 'failed').catch(() => undefined);
   }
 
   private idleDelay(): number {
