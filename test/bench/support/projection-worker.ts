@@ -5,6 +5,7 @@
  * - DATABASE_URL; TAKEOVER_MS (consumer ownership bound, default 5000)
  * - PROJECTION (name, default `counter`), PARTITIONS (default 1), PARTITION_BY (`streamId`,
  *   `userId`), BATCH_SIZE (default 50), HANDLER_DELAY_MS (I/O per event, default 0)
+ * - DB_POOL (connections of its pool, default 6)
  * - ON_ERROR (`park` or `skip`: one retry, then that), POISON_FILE (while this file exists, an
  *   event with `poison: true` in its body fails)
  *
@@ -27,7 +28,7 @@ const url = env.DATABASE_URL!;
 const name = env.PROJECTION ?? 'counter';
 const partitions = Number(env.PARTITIONS ?? 1);
 const delayMs = Number(env.HANDLER_DELAY_MS ?? 0);
-const sideEffects = new pg.Pool({ connectionString: url, max: 2, application_name: 'worker-side-effects' });
+const sideEffects = new pg.Pool({ connectionString: url, max: Number(env.DB_POOL ?? 6), application_name: 'worker-side-effects' });
 
 const options: ProjectionOptions = { batchSize: Number(env.BATCH_SIZE ?? 50) };
 if (env.ON_ERROR) options.onError = { retries: 1, then: env.ON_ERROR as 'park' | 'skip' };
@@ -54,7 +55,7 @@ class CounterProjection {
   imports: [
     EventStoreModule.forRoot({
       url,
-      typeorm: { extra: { max: 6, application_name: `worker-${process.pid}` } },
+      typeorm: { extra: { max: Number(env.DB_POOL ?? 6), application_name: `worker-${process.pid}` } },
       log: { duplicateWindow: 0, startMarker: false, takeoverMs: Number(env.TAKEOVER_MS ?? 5000) },
       cqrs: false,
     }),

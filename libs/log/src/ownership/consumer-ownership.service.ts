@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource } from 'typeorm';
+import { DataSource, type QueryRunner } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
 import { runMigrations } from '../schema/run-migrations.js';
@@ -35,8 +35,9 @@ interface Group {
  * lease it holds with one heartbeat per tick, and shares each group's consumers out with the
  * other live processes of that group (`planGroup`). A consumer whose owner died is claimed
  * within `takeoverMs`; a batch commits only through `Lease.fence` (owner and epoch checked in
- * its transaction). Needs nothing but PostgreSQL, works through a transaction pooler (every
- * statement is one transaction; no session state), and uses no connection of its own.
+ * its transaction). Needs nothing but PostgreSQL and works through a transaction pooler (every
+ * statement is one transaction; no session state). It keeps one pooled connection for its
+ * heartbeats and claims, so a renewal never queues behind batches holding the whole pool.
  */
 @Injectable()
 export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdown {
@@ -50,6 +51,7 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
   private again = false;
   private closed = false;
   private failing = false;
+  private runner: QueryRunner | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -94,6 +96,14 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
     await this.ticking;
     await Promise.all([...this.groups.keys()].map((g) => this.leave(g)));
     await execute(this.dataSource.manager, removeProcess(this.owner)).catch(() => undefined);
+    await this.runner?.release().catch(() => undefined);
+    this.runner = null;
+  }
+
+  /** The connection heartbeats and claims run on (taken from the pool once, replaced after an error). */
+  private connection(): QueryRunner {
+    this.runner ??= this.dataSource.createQueryRunner();
+    return this.runner;
   }
 
   /** Ticks now (or right after the tick in flight). */
@@ -126,6 +136,9 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
     } catch (error) {
       if (!this.failing) this.logger.warn(`Consumer ownership: heartbeat failed (${(error as Error).message}); consumers stop once their leases run out`);
       this.failing = true;
+      const broken = this.runner;
+      this.runner = null;
+      await broken?.release().catch(() => undefined);
     }
   }
 
@@ -139,7 +152,7 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
     const held = this.entries().filter((e) => e.lease);
     const sentAt = performance.now();
     const rows = await execute<{ name: string }>(
-      this.dataSource.manager,
+      this.connection(),
       heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name)),
     );
     const renewed = new Set(rows.map((r) => r.name));
@@ -153,12 +166,12 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
   private async rebalance(): Promise<void> {
     for (const [name, group] of this.groups) {
       if (group.registered) continue;
-      await execute(this.dataSource.manager, registerConsumers([...group.entries.keys()], group.kind, name));
+      await execute(this.connection(), registerConsumers([...group.entries.keys()], group.kind, name));
       group.registered = true;
     }
     const names = [...this.groups.keys()];
-    const leases = await execute<LeaseStateRow>(this.dataSource.manager, readLeases(names));
-    const members = await execute<{ owner: string; groups: string[] }>(this.dataSource.manager, readMembers(names));
+    const leases = await execute<LeaseStateRow>(this.connection(), readLeases(names));
+    const members = await execute<{ owner: string; groups: string[] }>(this.connection(), readMembers(names));
     for (const [name, group] of this.groups) {
       const owners = new Map(leases.filter((l) => l.group_name === name && l.live && l.owner).map((l) => [l.name, l.owner!]));
       const plan = planGroup({
@@ -174,7 +187,7 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
       const claimable = plan.claim.filter((c) => !group.entries.get(c)?.stopping && !group.entries.get(c)?.lease);
       if (claimable.length === 0) continue;
       const sentAt = performance.now();
-      const claimed = await execute<{ name: string; epoch: string }>(this.dataSource.manager, claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
+      const claimed = await execute<{ name: string; epoch: string }>(this.connection(), claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
       for (const row of claimed) {
         const entry = group.entries.get(row.name);
         if (!entry || this.closed || this.groups.get(name) !== group) continue;
