@@ -13,3 +13,4 @@ export type { ParkedMessage } from './runner/parked-store.js';
 export * from './directory/consumer-report.js';
 export type { ConsumerCommand } from './directory/consumer-requests.js';
 export * from './directory/consumers-health.indicator.js';
+export type { ParkedReplay } from './runner/parked-replay.js';

@@ -7,18 +7,13 @@ import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './
 import type { SubscribeOptions } from './subscription-context.js';
 import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
 import { ParkedStore, type ParkedMessage } from './runner/parked-store.js';
+import type { ParkedReplay } from './runner/parked-replay.js';
 import { lockCheckpoints } from './sql/index.js';
 import { ConsumerDirectory } from './directory/consumer-directory.js';
 import { ConsumerRequests, type ConsumerCommand } from './directory/consumer-requests.js';
 import { buildReports, type LocalView } from './directory/build-reports.js';
 import type { SubscriptionReport } from './directory/consumer-report.js';
 
-/** What a replay of parked messages did. */
-export interface ParkedReplay {
-  replayed: number;
-  remaining: number;
-  error: string | null;
-}
 
 /** How long an operation waits for the process that owns the consumer. */
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -8,8 +8,9 @@ import { SourceReader } from '../source/source-reader.js';
 import { describeStream, streamAccepts } from '../source/subscription-stream.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { PositionWaiters } from './position-waiters.js';
-import { ParkedStore, type ParkedMessage } from './parked-store.js';
-import { errorDecision, type ErrorAction } from '../error-policy.js';
+import { ParkedStore } from './parked-store.js';
+import { PoisonTracker } from './poison-tracker.js';
+import { replayParkedMessages, type ParkedReplay } from './parked-replay.js';
 import { Wake } from './wake.js';
 
 /** What a subscription runs on (provided by SubscriptionsService). */
@@ -54,14 +55,7 @@ export class Subscription implements OwnedConsumer {
   private lateSignalled = false;
   private lease: Lease | null = null;
   private readonly parked: ParkedStore;
-  /** The message failing now, and how often it failed in a row. */
-  private failing: { index: number; failures: number } | null = null;
-  /** A message to set aside (skip or park) at the next tick, its policy's retries spent. */
-  private setAside: { index: number; action: 'skip' | 'park'; error: string; failures: number } | null = null;
-  /** Stopped by the `stop` error policy: stays stopped until resume, rebuild or restart. */
-  private halted = false;
-  private skippedCount = 0;
-  private parkedCount = 0;
+  private readonly poison: PoisonTracker;
   /** Serialises batches with parked-message replays. */
   private serial: Promise<unknown> = Promise.resolve();
   private managed = false;
@@ -74,6 +68,7 @@ export class Subscription implements OwnedConsumer {
     this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
     this.waiters = new PositionWaiters(options.name);
     this.parked = new ParkedStore(deps.dataSource);
+    this.poison = new PoisonTracker(options.onError);
   }
 
   get name(): string {
@@ -117,7 +112,7 @@ export class Subscription implements OwnedConsumer {
 
   /** Starts the loop (no-op when running, or when managed and this process holds no lease). */
   start(): void {
-    if (this.loop || this.halted) return;
+    if (this.loop || this.poison.halted) return;
     if (this.managed && !this.lease?.isHeld()) {
       this.state = 'standby';
       return;
@@ -171,7 +166,8 @@ export class Subscription implements OwnedConsumer {
   /** The rebuild committed: forget the old run's state and run again (if this process owns it). */
   rebuilt(head: number): void {
     const start = this.options.startAt === 'end' ? head : 0;
-    Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: false, halted: false, failing: null, setAside: null });
+    Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: false });
+    this.poison.clear();
     this.late.clear();
     this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
     this.state = 'rebuilding';
@@ -190,8 +186,8 @@ export class Subscription implements OwnedConsumer {
       lastErrorAt: this.lastErrorAt,
       retries: this.retries,
       pendingLate: this.late.positions(),
-      skipped: this.skippedCount,
-      parkedHere: this.parkedCount,
+      skipped: this.poison.skipped,
+      parkedHere: this.poison.parked,
       lateDelivered: this.lateDelivered,
       watermarked: this.source.watermarked,
     };
@@ -221,10 +217,9 @@ export class Subscription implements OwnedConsumer {
           continue;
         }
         if (error instanceof HandlerFailedError) {
-          const action = this.onHandlerFailure(error);
+          const action = this.poison.failed(error, error.index <= this.liveFrom);
           if (action === 'stop') {
             await this.recordFailure(error, null);
-            this.halted = true;
             break;
           }
           if (action !== 'retry') {
@@ -267,7 +262,7 @@ export class Subscription implements OwnedConsumer {
     if (read.to <= this.position) return false;
     const from = this.position;
     const messages = this.options.accepts ? read.messages.filter(this.options.accepts) : read.messages;
-    if (this.setAside && read.to >= this.setAside.index) return this.setMessageAside(messages, read.skipped, read.xmax);
+    if (this.poison.setAside && read.to >= this.poison.setAside.index) return this.setMessageAside(messages, read.skipped, read.xmax);
     if (messages.length > 0) {
       await this.deps.dataSource.transaction(async (manager) => {
         for (const message of messages) await this.apply(message, manager, false);
@@ -323,24 +318,12 @@ export class Subscription implements OwnedConsumer {
     }
   }
 
-  /** Counts a failure of the message and returns what the error policy says to do now. */
-  private onHandlerFailure(error: HandlerFailedError): ErrorAction | 'retry' {
-    this.failing = this.failing?.index === error.index ? { index: error.index, failures: this.failing.failures + 1 } : { index: error.index, failures: 1 };
-    const action = errorDecision(this.options.onError, this.failing.failures, error.index <= this.liveFrom);
-    if (action === 'skip' || action === 'park') {
-      const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
-      this.setAside = { index: error.index, action, error: cause, failures: this.failing.failures };
-      this.failing = null;
-    }
-    return action;
-  }
-
   /**
    * The error policy set a message aside: first the messages before it commit (one batch),
    * then, in a transaction of its own, the checkpoint moves over it (and it is parked).
    */
   private async setMessageAside(messages: StoredMessage[], skipped: number[], xmax: string): Promise<boolean> {
-    const aside = this.setAside!;
+    const aside = this.poison.setAside!;
     const from = this.position;
     const before = messages.filter((m) => m.id < aside.index);
     const message = messages.find((m) => m.id === aside.index);
@@ -355,10 +338,8 @@ export class Subscription implements OwnedConsumer {
     const passed = skipped.filter((p) => p <= to);
     if (passed.length > 0) this.late.add(passed, xmax);
     if (to === aside.index || !message) {
-      this.setAside = null;
+      this.poison.passed(aside);
       if (message) {
-        if (aside.action === 'park') this.parkedCount += 1;
-        else this.skippedCount += 1;
         this.logger.warn(`'${this.name}' ${aside.action === 'park' ? 'parked' : 'skipped'} index ${aside.index} (${message.messageType}) after ${aside.failures} failures: ${aside.error}`);
       }
     }
@@ -368,45 +349,24 @@ export class Subscription implements OwnedConsumer {
 
   /** Resumes a subscription the `stop` error policy stopped (after a fix). */
   resume(): void {
-    this.halted = false;
-    this.failing = null;
+    this.poison.resume();
     this.start();
   }
 
-  /** The parked messages of this subscription, oldest first. */
-  listParked(): Promise<ParkedMessage[]> {
-    return this.parked.list(this.name);
-  }
-
-  /**
-   * Applies every parked message again, oldest first, each in its own transaction that also
-   * deletes its parked row (fenced like a batch); stops at the first that fails again (its
-   * row keeps the new error). Runs between batches. Returns how many were replayed.
-   */
-  replayParked(): Promise<{ replayed: number; remaining: number; error: string | null }> {
+  /** Applies every parked message again, oldest first (see replayParkedMessages); runs between batches. */
+  replayParked(): Promise<ParkedReplay> {
     return this.exclusive(async () => {
-      this.lease?.ensureHeld();
-      const list = await this.parked.list(this.name);
-      let replayed = 0;
-      for (const entry of list) {
-        const message = await this.deps.reader.get(entry.position);
-        try {
-          await this.deps.dataSource.transaction(async (manager) => {
-            if (message) await this.apply(message, manager, false);
-            await this.parked.unpark(manager, this.name, entry.position);
-            await this.lease?.fence(manager);
-          });
-        } catch (error) {
-          const cause = error instanceof HandlerFailedError && error.cause instanceof Error ? error.cause.message : (error as Error).message;
-          await this.parked.failedAgain(this.name, entry.position, cause).catch(() => undefined);
-          this.logger.error(`'${this.name}': parked index ${entry.position} failed again: ${cause}`);
-          return { replayed, remaining: list.length - replayed, error: cause };
-        }
-        replayed += 1;
-        this.parkedCount = Math.max(0, this.parkedCount - 1);
-        this.logger.log(`'${this.name}': parked index ${entry.position} replayed`);
-      }
-      return { replayed, remaining: 0, error: null };
+      const result = await replayParkedMessages({
+        name: this.name,
+        parked: this.parked,
+        reader: this.deps.reader,
+        dataSource: this.deps.dataSource,
+        lease: this.lease,
+        apply: (message, manager) => this.apply(message, manager, false),
+        logger: this.logger,
+      });
+      this.poison.parked = Math.max(0, this.poison.parked - result.replayed);
+      return result;
     });
   }
 
