@@ -100,6 +100,10 @@ describe('one view of every consumer on the database (the server and two worker 
       expect(health.status).toBe(200);
       expect(health.body.projections.status).toBe('down');
       expect(health.body.projections.stuck).toMatchObject([{ name: 'counter', lag: 1 }]);
+      // And once no live process owns it, operations say so instead of waiting
+      await waitFor(async () => (await counter()).state === 'unowned' || null, 20_000, 'the projection unowned');
+      expect((await http(server.baseUrl, 'POST', '/api/projections/counter/rebuild')).status).toBe(409);
+      expect((await http(server.baseUrl, 'POST', '/api/projections/nope/rebuild')).status).toBe(404);
     } finally {
       for (const w of workers) w.child.kill('SIGCONT');
     }

@@ -72,4 +72,30 @@ describe('two servers with the same interfaces publish each message once per int
     const states = await Promise.all(ports.map(async (p) => (await http(`http://127.0.0.1:${p}`, 'GET', '/api/interfaces', undefined, DEV_AUTH)).body.interfaces.map((i: { state: string }) => i.state)));
     expect(states.flat().filter((s) => s === 'standby')).toHaveLength(2);
   });
+
+  it('kill -9 of the publishing server: the other takes over within the bound; the replayable interface loses nothing', async () => {
+    // Given the server that publishes billing
+    const lists = await Promise.all(ports.map(async (p) => (await http(`http://127.0.0.1:${p}`, 'GET', '/api/interfaces', undefined, DEV_AUTH)).body.interfaces));
+    const ownerAt = lists.findIndex((l) => l.some((i: { name: string; state: string }) => i.name === billing && i.state !== 'standby'));
+    expect(ownerAt).toBeGreaterThanOrEqual(0);
+    const survivor = `http://127.0.0.1:${ports[1 - ownerAt]}`;
+    // When it is killed
+    const killedAt = Date.now();
+    servers[ownerAt].child.kill('SIGKILL');
+    await servers[ownerAt].exited;
+    // Then the other server runs the interface within the takeover bound
+    await waitFor(async () => {
+      const list = (await http(survivor, 'GET', '/api/interfaces', undefined, DEV_AUTH)).body.interfaces;
+      return list.some((i: { name: string; state: string }) => i.name === billing && (i.state === 'live' || i.state === 'catching-up')) || null;
+    }, 30_000, 'the survivor to publish billing');
+    expect(Date.now() - killedAt).toBeLessThan(3000 + 1000);
+    // And everything written afterwards reaches the billing consumer (what was not acknowledged before may come again)
+    const ids: number[] = [];
+    for (let n = 0; n < 50; n++) ids.push((await http(survivor, 'PUT', '/api/events/message', { messageType: 'Paid', content: { after: n } }, DEV_AUTH)).body.id);
+    const head = Math.max(...ids);
+    const billingSink = collectors[0];
+    await waitFor(async () => new Set(billingSink.messages.map((m) => Number(m.properties.headers!.index))).has(head) || null, 30_000, 'billing to reach the new head');
+    const seen = new Set(billingSink.messages.map((m) => Number(m.properties.headers!.index)));
+    expect(Array.from({ length: head }, (_, i) => i + 1).filter((i) => !seen.has(i))).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { ConsumerOwnership, LOG_MODULE_OPTIONS, LogReader, LogWatermark, LogWriter, execute, resolveLogOptions, type LogModuleOptions } from '@ordinal/log';
 import { DataSource } from 'typeorm';
-import { DuplicateSubscriptionError, SubscriptionNotFoundError, WaitTimeoutError } from './errors/index.js';
+import { ConsumerNotRunningError, DuplicateSubscriptionError, SubscriptionNotFoundError, WaitTimeoutError } from './errors/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
 import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
 import type { SubscribeOptions } from './subscription-context.js';
@@ -156,7 +156,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   async rebuild(name: string): Promise<void> {
     const members = this.groups.get(name) ?? (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
     if (!members) {
-      await this.requests.request(name, 'rebuild', REQUEST_TIMEOUT_MS);
+      await this.requestRemote(name, 'rebuild');
       return;
     }
     await Promise.all(members.map((m) => m.stop()));
@@ -217,7 +217,15 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   private onOwner(consumer: string, command: ConsumerCommand): Promise<unknown> {
     const local = this.subscriptions.get(consumer);
     if (local && (local.currentLease || !this.started)) return this.runHere(consumer, command);
-    return this.requests.request(consumer, command, REQUEST_TIMEOUT_MS);
+    return this.requestRemote(consumer, command);
+  }
+
+  /** Asks the live owner of `name` (a consumer, or any partition of a group); ConsumerNotRunningError when there is none. */
+  private async requestRemote(name: string, command: ConsumerCommand): Promise<unknown> {
+    const rows = (await this.directory.rows()).filter((r) => r.group_name === name || r.name === name);
+    if (rows.length === 0) throw new SubscriptionNotFoundError(name);
+    if (!rows.some((r) => r.owner_live)) throw new ConsumerNotRunningError(name);
+    return this.requests.request(name, command, REQUEST_TIMEOUT_MS);
   }
 
   private async runHere(consumer: string, command: ConsumerCommand): Promise<unknown> {

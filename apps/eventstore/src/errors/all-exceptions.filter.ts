@@ -16,6 +16,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   invalid_version: 400,
   aggregate_not_found: 404,
   subscription_not_found: 404,
+  consumer_not_running: 409,
 };
 
 /**

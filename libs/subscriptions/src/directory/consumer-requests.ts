@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { execute } from '@ordinal/log';
 import type { DataSource } from 'typeorm';
-import { WaitTimeoutError } from '../errors/index.js';
+import { ConsumerRequestFailedError, WaitTimeoutError } from '../errors/index.js';
 import { completeRequest, insertRequest, pendingRequests, readRequest, type RequestRow } from '../sql/index.js';
 
 /** What a request may ask of a consumer's owner. */
@@ -30,7 +30,7 @@ export class ConsumerRequests {
     for (;;) {
       const [row] = await execute<RequestRow>(this.dataSource.manager, readRequest(id));
       if (row?.done_at) {
-        if (row.error) throw new Error(row.error);
+        if (row.error) throw new ConsumerRequestFailedError(consumer, command, row.error);
         return row.result;
       }
       if (Date.now() > deadline) throw new WaitTimeoutError(consumer, 0, timeoutMs);
