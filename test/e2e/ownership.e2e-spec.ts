@@ -125,4 +125,37 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
     expect(await byFrozen()).toBe(frozenRows);
     await expectEachOnce('applied');
   });
+
+  it('rolling restart: SIGTERM of the owner mid-stream hands over after its batch; no event applied or side effect run twice', async () => {
+    // Given the owner busy, and a fresh replica started beside it (as a deploy does)
+    const owner = await ownerWorker();
+    const env = { DATABASE_URL: db.url, TAKEOVER_MS: String(TAKEOVER_MS), BATCH_SIZE: '20', HANDLER_DELAY_MS: '3' };
+    workers.push(await spawnWorker(env));
+    const from = written.length;
+    const streaming = (async () => {
+      for (let i = 0; i < 6; i++) await append(30);
+    })();
+    const base = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n);
+    await waitFor(async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n) > base || null, 30_000, 'the owner to be mid-stream');
+    // When it gets SIGTERM
+    const stoppedAt = Date.now();
+    expect([0, 'SIGTERM']).toContain(await owner.stop('SIGTERM'));
+    workers.splice(workers.indexOf(owner), 1);
+    // Then it gave its lease up on the way out (no expiry to wait for), and another process runs it
+    const released = await lease();
+    expect(released.owner === null || ownerPid(released.owner) !== owner.pid).toBe(true);
+    await waitFor(async () => {
+      const l = await lease();
+      return l?.owner && l.live && ownerPid(l.owner) !== owner.pid ? l : null;
+    }, 30_000, 'the hand-over');
+    expect(Date.now() - stoppedAt).toBeLessThan(TAKEOVER_MS);
+    await streaming;
+    await caughtUp();
+    // And every event of this deploy was applied once and its side effect ran once
+    await expectEachOnce('applied');
+    const mine = new Set(written.slice(from));
+    const effects = (await counts('side_effects')).filter((r) => mine.has(Number(r.index)));
+    expect(effects.filter((r) => r.n !== '1')).toEqual([]);
+    expect(effects).toHaveLength(mine.size);
+  });
 });
