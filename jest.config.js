@@ -1,11 +1,14 @@
 /** Jest runs the TypeScript sources directly (ESM, ts-jest); libraries resolve to their src. */
 export default {
-  roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
+  roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
-  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/', '<rootDir>/test/install/fixtures/'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
-    '^@ordinal/(.*)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@ordinal/nestjs$': '<rootDir>/src/index.ts',
+    '^@ordinal/nestjs/testing$': '<rootDir>/src/testing/index.ts',
+    '^@ordinal/([a-z-]+)/internal$': '<rootDir>/libs/$1/src/internal.ts',
+    '^@ordinal/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -17,11 +17,8 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { getPostgreSQLEventStore, type PostgresEventStore } from '@event-driven-io/emmett-postgresql';
-import {
-  Aggregate, AggregateRoot, aggregateRepositoryToken, DomainEvent, EventSourcingModule, EventStoreModule, StreamStore,
-  type AggregateRepository,
-} from '@ordinal/event-sourcing';
-import { VersionConflictError } from '@ordinal/log';
+import { aggregateRepositoryToken } from '@ordinal/event-sourcing';
+import { Aggregate, AggregateRoot, DomainEvent, OrdinalModule, StreamStore, VersionConflictError, type AggregateRepository } from '@ordinal/nestjs';
 import { createBenchDatabase } from './support/bench-database.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -130,8 +127,8 @@ async function main(): Promise<void> {
   try {
     @Module({
       imports: [
-        EventStoreModule.forRoot({ url: db.url, typeorm: { extra: { max: 32 } }, log: { duplicateWindow: 0, startMarker: false } }),
-        EventSourcingModule.forFeature([Counter, SnapshotCounter]),
+        OrdinalModule.forRoot({ url: db.url, typeorm: { extra: { max: 32 } }, log: { duplicateWindow: 0 } }),
+        OrdinalModule.forFeature([Counter, SnapshotCounter]),
       ],
     })
     class BenchModule {}

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import pg from 'pg';
-import { inputQueueArguments } from '@ordinal/amqp';
+import { inputQueueArguments } from '@ordinal/amqp/internal';
 import { createBenchDatabase } from './support/bench-database.js';
 import { startChild } from './support/child-server.js';
 

@@ -19,8 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { EventStoreModule } from '@ordinal/event-sourcing';
-import { LogWriter } from '@ordinal/log';
+import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 8000);
@@ -94,7 +93,7 @@ async function setUp(): Promise<{ db: BenchDatabase; client: pg.Client; app: Awa
 }
 
 async function writerApp(url: string) {
-  @Module({ imports: [EventStoreModule.forRoot({ url, typeorm: { extra: { max: 4 } }, log: { duplicateWindow: 0, startMarker: false }, cqrs: false })] })
+  @Module({ imports: [OrdinalModule.forRoot({ url, typeorm: { extra: { max: 4 } }, log: { duplicateWindow: 0 }, cqrs: false })] })
   class WriterModule {}
   const app = await NestFactory.createApplicationContext(WriterModule, { logger: ['error'] });
   await app.init();

@@ -17,10 +17,8 @@ import 'reflect-metadata';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { EventStoreModule } from '@ordinal/event-sourcing';
-import { LogWatermark, LogWriter, type LogModuleOptions } from '@ordinal/log';
-import { EventHandler, Projection, ProjectionsModule, ProjectionsService, type ProjectionContext } from '@ordinal/projections';
-import { SubscriptionsService } from '@ordinal/subscriptions';
+import { LogWatermark } from '@ordinal/log';
+import { EventHandler, LogWriter, OrdinalModule, Projection, ProjectionsService, SubscriptionsService, type OrdinalModuleOptions, type ProjectionContext } from '@ordinal/nestjs';
 import { createBenchDatabase } from './support/bench-database.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -29,11 +27,10 @@ const ROLLBACK_RATE = 0.01;
 const DRAIN_CAP_MS = Number(process.env.BENCH_DRAIN_CAP_MS ?? 20_000);
 const PROJECTION_EVENTS = Number(process.env.BENCH_PROJECTION_EVENTS ?? 20_000);
 
-async function startApp(url: string, log: LogModuleOptions, providers: Function[] = []): Promise<INestApplicationContext> {
+async function startApp(url: string, log: OrdinalModuleOptions['log'], providers: Function[] = []): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      EventStoreModule.forRoot({ url, typeorm: { extra: { max: 16 } }, log: { duplicateWindow: 0, startMarker: false, ...log }, cqrs: false }),
-      ProjectionsModule.forRoot(),
+      OrdinalModule.forRoot({ url, typeorm: { extra: { max: 16 } }, log: { duplicateWindow: 0, ...log }, cqrs: false }),
     ],
     providers: providers as never[],
   })

@@ -22,7 +22,7 @@ describe('one view of every consumer on the database (the server and two worker 
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    writerApp = await startEventStoreContext(db.url, { log: { startMarker: false } });
+    writerApp = await startEventStoreContext(db.url);
     await db.query('CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)');
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
     writeFileSync(poison, 'broken');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
+import { freePort } from '../support/ordinal-process.js';
 import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../support/amqp-broker.js';
 
@@ -14,7 +15,7 @@ describe('two servers with the same interfaces publish each message once per int
   const collectors: Collector[] = [];
   const billing = uniqueName('owned-billing');
   const notify = uniqueName('owned-notify');
-  const ports = [18700 + Math.floor(Math.random() * 200), 18900 + Math.floor(Math.random() * 90)];
+  const ports: number[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -22,6 +23,7 @@ describe('two servers with the same interfaces publish each message once per int
     const dir = mkdtempSync(join(tmpdir(), 'ordinal-owned-interfaces-'));
     const file = join(dir, 'interfaces.yaml');
     writeFileSync(file, `interfaces:\n  - name: ${billing}\n    type: replayable\n    ackBatch: 10\n  - name: ${notify}\n    type: realtime\n    includeTypes: [Paid]\n`);
+    ports.push(await freePort(), await freePort());
     for (const port of ports) {
       const server = spawnServer({ DATABASE_URL: db.url, PORT: String(port), AMQP_URL: brokerUrl(), ORDINAL_AMQP_INPUT_QUEUE: 'off', ORDINAL_INTERFACES: file, ORDINAL_TAKEOVER_MS: '3000' });
       servers.push(server);

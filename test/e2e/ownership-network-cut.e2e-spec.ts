@@ -22,7 +22,7 @@ describe('one owner per projection across a network cut', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    writerApp = await startEventStoreContext(db.url, { log: { startMarker: false } });
+    writerApp = await startEventStoreContext(db.url);
     await db.query('CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)');
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
     const url = new URL(db.url);

@@ -21,7 +21,7 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    writerApp = await startEventStoreContext(db.url, { log: { startMarker: false } });
+    writerApp = await startEventStoreContext(db.url);
     await db.query('CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)');
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
     const env = { DATABASE_URL: db.url, TAKEOVER_MS: String(TAKEOVER_MS), BATCH_SIZE: '20', HANDLER_DELAY_MS: '3' };

@@ -27,7 +27,7 @@ describe('a partitioned projection over three processes', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    writerApp = await startEventStoreContext(db.url, { log: { startMarker: false } });
+    writerApp = await startEventStoreContext(db.url);
     await db.query('CREATE TABLE applied (id bigserial PRIMARY KEY, index bigint NOT NULL, pid integer NOT NULL, key text)');
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
   });

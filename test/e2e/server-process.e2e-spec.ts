@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { spawnServer } from '../support/server-process.js';
+import { createServer, type Server } from 'node:net';
 import { http } from '../support/test-server.js';
 
 describe('the server as a process (start:prod, production rules)', () => {
@@ -44,6 +45,23 @@ describe('the server as a process (start:prod, production rules)', () => {
     } finally {
       await server.stop();
       await db.admin(`DROP DATABASE IF EXISTS ${db.name}_created WITH (FORCE)`);
+    }
+  });
+
+  it('writes no StartMarker when it cannot listen (the port is taken)', async () => {
+    // Given the port is taken by another process's socket
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(18587, '0.0.0.0', resolve));
+    try {
+      // When the server starts on it, it fails
+      const server = spawnServer({ DATABASE_URL: db.url, PORT: '18587' });
+      expect(await server.exited).toBe(1);
+      expect(server.output()).toMatch(/EADDRINUSE/);
+      // Then it had migrated the log but wrote no StartMarker
+      const markers = await db.query('SELECT index FROM messages WHERE message_type = $1 AND body->>\'pid\' = $2', ['StartMarker', String(server.child.pid)]);
+      expect(markers).toEqual([]);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
     }
   });
 

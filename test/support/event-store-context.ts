@@ -1,8 +1,6 @@
 import { Module, type DynamicModule, type INestApplicationContext, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EventSourcingModule, EventStoreModule, type AggregateClass, type EventSourcingOptions } from '@ordinal/event-sourcing';
-import type { AggregateRoot } from '@ordinal/event-sourcing';
-import type { LogModuleOptions } from '@ordinal/log';
+import { OrdinalModule, type AggregateClass, type AggregateRoot, type OrdinalModuleOptions } from '@ordinal/nestjs';
 
 /** What a suite's Nest context is built from: aggregates, upcasters and extra modules/providers. */
 export interface EventStoreContextOptions {
@@ -10,19 +8,19 @@ export interface EventStoreContextOptions {
   upcasters?: Provider[];
   imports?: (Type | DynamicModule)[];
   providers?: Provider[];
-  log?: LogModuleOptions;
-  eventSourcing?: EventSourcingOptions;
+  log?: OrdinalModuleOptions['log'];
+  eventSourcing?: OrdinalModuleOptions['eventSourcing'];
 }
 
 /**
- * A user's Nest application embedding Ordinal (EventStoreModule.forRoot on the suite's
+ * A user's Nest application embedding Ordinal (OrdinalModule.forRoot on the suite's
  * database), started as an application context without HTTP.
  */
 export async function startEventStoreContext(databaseUrl: string, options: EventStoreContextOptions = {}): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      EventStoreModule.forRoot({ url: databaseUrl, typeorm: { extra: { max: 10 } }, log: { duplicateWindow: 0, ...options.log }, eventSourcing: options.eventSourcing }),
-      EventSourcingModule.forFeature(options.aggregates ?? [], options.upcasters ?? []),
+      OrdinalModule.forRoot({ url: databaseUrl, typeorm: { extra: { max: 10 } }, log: { duplicateWindow: 0, ...options.log }, eventSourcing: options.eventSourcing }),
+      OrdinalModule.forFeature(options.aggregates ?? [], { upcasters: options.upcasters ?? [] }),
       ...(options.imports ?? []),
     ],
     providers: options.providers ?? [],

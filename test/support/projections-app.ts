@@ -1,36 +1,34 @@
 import { Module, type INestApplicationContext, type Provider } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EventStoreModule, type EventSourcingOptions } from '@ordinal/event-sourcing';
-import type { LogModuleOptions } from '@ordinal/log';
-import { ProjectionsModule } from '@ordinal/projections';
-import type { SubscriptionsModuleOptions } from '@ordinal/subscriptions';
+import { OrdinalModule, type OrdinalModuleOptions } from '@ordinal/nestjs';
 import pg from 'pg';
 
 /** What a suite's projections app is built from. */
 export interface ProjectionsAppOptions {
-  log?: LogModuleOptions;
-  subscriptions?: SubscriptionsModuleOptions;
+  log?: OrdinalModuleOptions['log'];
+  subscriptions?: OrdinalModuleOptions['subscriptions'];
   providers?: Provider[];
-  eventSourcing?: EventSourcingOptions;
+  eventSourcing?: OrdinalModuleOptions['eventSourcing'];
   /** TypeORM entities of the read models. */
   entities?: Function[];
 }
 
 /**
- * A user's Nest application with Ordinal and projections (EventStoreModule.forRoot +
- * ProjectionsModule.forRoot) on the suite's database, started as an application context.
+ * A user's Nest application with Ordinal and projections (OrdinalModule.forRoot) on the
+ * suite's database, started as an application context.
  */
 export async function startProjectionsApp(databaseUrl: string, options: ProjectionsAppOptions = {}): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      EventStoreModule.forRoot({
+      OrdinalModule.forRoot({
         url: databaseUrl,
-        typeorm: { entities: options.entities ?? [], extra: { max: 10, application_name: 'projections-app' } },
-        log: { duplicateWindow: 0, startMarker: false, ...options.log },
+        entities: options.entities ?? [],
+        typeorm: { extra: { max: 10, application_name: 'projections-app' } },
+        log: { duplicateWindow: 0, ...options.log },
         eventSourcing: options.eventSourcing,
+        subscriptions: { retryInitialMs: 50, retryMaxMs: 500, ...options.subscriptions },
         cqrs: false,
       }),
-      ProjectionsModule.forRoot({ subscriptions: { retryInitialMs: 50, retryMaxMs: 500, ...options.subscriptions } }),
     ],
     providers: options.providers ?? [],
   })

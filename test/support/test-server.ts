@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../../apps/eventstore/src/create-app.js';
+import { createApp, listen } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
 
 export const DEV_AUTH = { authorization: 'Bearer dev-ordinal-token' };
@@ -17,7 +17,7 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
   // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
   const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, PORT: '0', AMQP_URL: '', ...env });
   const app = await createApp(config, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false, openApiUi: false });
-  await app.listen(0, '127.0.0.1');
+  await listen(app, 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {
     app,
@@ -29,20 +29,24 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
 /** Keep-alive connections for the tests' requests (much lighter than fetch under load). */
 const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
 
-/** JSON request helper: returns the status, headers and parsed body. */
+/**
+ * JSON request helper: returns the status, headers and parsed body. `fresh` opens a new
+ * connection (a test that restarts the server must not reuse a socket of the old process).
+ */
 export function http(
   baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = DEV_AUTH,
+  { fresh = false }: { fresh?: boolean } = {},
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        agent,
+        agent: fresh ? false : agent,
         host: url.hostname,
         port: url.port,
         path: url.pathname + url.search,

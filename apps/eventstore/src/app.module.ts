@@ -1,11 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { ConfigModule } from '@nestjs/config';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { LogModule } from '@ordinal/log';
-import { EventSourcingModule } from '@ordinal/event-sourcing';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { OrdinalModule } from '@ordinal/nestjs';
 import { AmqpModule } from '@ordinal/amqp';
 import type { OrdinalConfig } from './config/ordinal-config.js';
+import { ordinalOptionsFrom } from './config/ordinal-options.factory.js';
 import { ORDINAL_CONFIG } from './config/config.constants.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
@@ -23,7 +22,6 @@ import { DebugConsoleController } from './debug/debug-console.controller.js';
 import { InterfacesController } from './interfaces/interfaces.controller.js';
 import { AmqpMetrics } from './interfaces/amqp-metrics.service.js';
 import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
-import { ProjectionsModule } from '@ordinal/projections';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
 
@@ -35,35 +33,13 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [() => ({ ordinal: config })] }),
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url: config.databaseUrl,
-          entities: [],
-          synchronize: false,
-          migrationsRun: false,
-          retryAttempts: 1,
-          retryDelay: 500,
-          extra: {
-            max: config.dbPoolSize,
-            connectionTimeoutMillis: 5000,
-            query_timeout: config.queryTimeoutMs,
-            application_name: 'ordinal',
-          },
+        // The same OrdinalModule a service imports: the DataSource, the log, aggregates,
+        // subscriptions and projections, and the migrations, from the configuration loaded above.
+        OrdinalModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (configService: ConfigService) => ordinalOptionsFrom(configService.getOrThrow<OrdinalConfig>('ordinal')),
+          cqrs: false,
         }),
-        LogModule.forRoot({
-          isGlobal: true,
-          ordering: config.ordering,
-          duplicateWindow: config.duplicateWindow,
-          mailboxLimit: config.streamMailbox,
-          livePollMs: config.livePollMs,
-          gapTimeoutMs: config.gapTimeoutMs,
-          exactRelease: config.exactRelease,
-          lateRescanMs: config.lateRescanMs,
-          takeoverMs: config.takeoverMs,
-        }),
-        EventSourcingModule.forRoot(),
-        // Projections of the server itself: none; the status and rebuild API lists what runs here.
-        ProjectionsModule.forRoot({ subscriptions: { stuckAfterMs: config.stuckAfterMs } }),
         // AMQP input and push interfaces only when AMQP_URL is set (development defaults it).
         ...(config.amqpUrl ? [AmqpModule.forRoot(amqpOptionsFrom(config))] : []),
       ],

@@ -2,6 +2,7 @@ import { ConsoleLogger, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { LogLifecycle } from '@ordinal/log';
 import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
 
@@ -49,4 +50,13 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   );
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', ui: options.openApiUi ?? true });
   return app;
+}
+
+/**
+ * Listens, then waits for the StartMarker, which the log writes once the HTTP server is
+ * listening (a start that fails, on a port in use say, writes none). main.ts and the tests share it.
+ */
+export async function listen(app: NestFastifyApplication, port: number, host: string): Promise<void> {
+  await app.listen(port, host);
+  await app.get(LogLifecycle).whenStarted();
 }

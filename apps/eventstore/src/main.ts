@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { ConfigError, DEV_TOKEN, loadConfig } from './config/ordinal-config.js';
 import { DatabaseUnreachableError, prepareDatabase } from './database/prepare-database.js';
-import { createApp, createLogger } from './create-app.js';
+import { createApp, createLogger, listen } from './create-app.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   if (created) logger.log(`Created database for ${new URL(config.databaseUrl).pathname.slice(1)}`, 'Bootstrap');
   const app = await createApp(config, { logger });
   app.enableShutdownHooks();
-  await app.listen(config.port, config.host);
+  await listen(app, config.port, config.host);
   const log = new Logger('Bootstrap');
   log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering})`);
   if (config.env === 'development') {

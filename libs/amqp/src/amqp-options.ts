@@ -7,11 +7,11 @@ export interface AmqpModuleOptions {
   url: string;
   /** Client-provided connection name shown by the broker. @default `ordinal-<host>-<pid>` */
   connectionName?: string;
-  /** The input queue (I4); `false` turns AMQP input off. Its dead-letter queue is `<input>.rejected`. @default 'eventstore.input' */
+  /** The input queue; `false` turns AMQP input off. Its dead-letter queue is `<input>.rejected`. @default 'eventstore.input' */
   inputQueue?: string | false;
   /** Unacknowledged input deliveries in flight (they group-commit together; a window of several flushes keeps the writer busy). @default 10000 */
   prefetch?: number;
-  /** Push interfaces (P1). @default [] */
+  /** Push interfaces. @default [] */
   interfaces?: InterfaceConfig[];
   /** Declare every queue as a quorum queue (`x-queue-type: quorum`) for a RabbitMQ cluster. @default false */
   quorumQueues?: boolean;

@@ -3,7 +3,7 @@ export const AMQP_TABLES = {
   bookmarks: 'interface_bookmarks',
 } as const;
 
-/** Header names of interface deliveries and of input messages (P2, I4). */
+/** Header names of interface deliveries and of input messages. */
 export const HEADERS = {
   index: 'index',
   messageType: 'messageType',

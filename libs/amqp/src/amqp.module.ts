@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AmqpConfigurableModule } from './amqp.module-definition.js';
+import { AMQP_MODULE_OPTIONS, AMQP_RAW_OPTIONS, AmqpConfigurableModule } from './amqp.module-definition.js';
+import { resolveAmqpOptions, type AmqpModuleOptions } from './amqp-options.js';
 import { AmqpConnection } from './connection/amqp-connection.service.js';
 import { InputConsumer } from './input/input-consumer.service.js';
 import { BookmarkStore } from './bookmarks/bookmark-store.service.js';
@@ -7,12 +8,14 @@ import { PushInterfaces } from './interfaces/push-interfaces.service.js';
 import { AmqpLifecycle } from './amqp-lifecycle.service.js';
 
 /**
- * RabbitMQ for Ordinal: the input queue (I4) and push interfaces (P1–P4) over one
+ * RabbitMQ for Ordinal: the input queue and push interfaces over one
  * self-healing connection. Needs the global LogModule and a TypeORM DataSource; runs its
  * own migration (the bookmark table) at start.
  */
 @Module({
-  providers: [AmqpConnection, InputConsumer, BookmarkStore, PushInterfaces, AmqpLifecycle],
+  providers: [
+    { provide: AMQP_MODULE_OPTIONS, useFactory: (options: AmqpModuleOptions) => resolveAmqpOptions(options), inject: [AMQP_RAW_OPTIONS] },
+    AmqpConnection, InputConsumer, BookmarkStore, PushInterfaces, AmqpLifecycle],
   exports: [AmqpConnection, InputConsumer, PushInterfaces, BookmarkStore],
 })
 export class AmqpModule extends AmqpConfigurableModule {}

@@ -1,18 +1,13 @@
+// The public door of @ordinal/amqp. What only sibling libraries and the server use is in ./internal.ts.
 export * from './errors/index.js';
-export * from './amqp.constants.js';
-export * from './amqp-options.js';
+export { HEADERS, rejectedQueueOf, sinkQueueOf, ackQueueOf } from './amqp.constants.js';
+export type { AmqpModuleOptions } from './amqp-options.js';
 export * from './amqp.module.js';
-export { AMQP_MODULE_OPTIONS } from './amqp.module-definition.js';
 export * from './connection/amqp-connection.service.js';
-export { backoffDelay, type BackoffPolicy } from './connection/backoff.js';
 export * from './input/input-consumer.service.js';
-export { parseInputMessage, type ParsedInput } from './input/input-message.parser.js';
 export * from './interfaces/interface-config.js';
 export * from './interfaces/interface-config.loader.js';
 export * from './interfaces/interface-status.js';
 export * from './interfaces/push-interfaces.service.js';
-export { parseAckMessage, type InterfaceAck } from './interfaces/ack-message.parser.js';
 export * from './bookmarks/bookmark-tracker.js';
 export * from './bookmarks/bookmark-store.service.js';
-export { AMQP_MIGRATIONS } from './migrations/index.js';
-export { inputQueueArguments, baseArguments } from './topology/queue-arguments.js';

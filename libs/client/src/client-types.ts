@@ -28,7 +28,7 @@ export type PublishResult =
   | { status: 'created' | 'repeat'; message: OrdinalMessage }
   | { status: 'duplicate'; contentHash: string };
 
-/** A reader's share of the log (L9). */
+/** A reader's share of the log. */
 export interface Shard {
   count: number;
   index: number;
@@ -49,7 +49,7 @@ export interface LogPage {
   messages: OrdinalMessage[];
 }
 
-/** The events of a stream (R1). */
+/** The events of a stream. */
 export type StreamEvent =
   | { event: 'connected'; startIndex: number; headIndex: number }
   | { event: 'message'; message: OrdinalMessage }

@@ -14,7 +14,7 @@ export interface OrdinalClientOptions {
 }
 
 /**
- * The Ordinal HTTP client (R6): publish, read pages, stream, and run pull consumers. Plain
+ * The Ordinal HTTP client: publish, read pages, stream, and run pull consumers. Plain
  * TypeScript on fetch, no Nest.
  */
 export class OrdinalClient {
@@ -28,14 +28,14 @@ export class OrdinalClient {
     this.headers = { authorization: `Bearer ${options.token}` };
   }
 
-  /** Publishes one message (I1). */
+  /** Publishes one message. */
   async publish(message: PublishMessage): Promise<PublishResult> {
     const { status, body } = await this.request('PUT', '/api/events/message', message);
     if (status === 202) return { status: 'duplicate', contentHash: body.contentHash };
     return { status: status === 200 ? 'repeat' : 'created', message: body as OrdinalMessage };
   }
 
-  /** Publishes up to 1,000 messages atomically, with contiguous indices (I2). */
+  /** Publishes up to 1,000 messages atomically, with contiguous indices. */
   async publishBatch(messages: PublishMessage[]): Promise<PublishResult[]> {
     const { body } = await this.request('POST', '/api/events/messages', { messages });
     return (body.messages as Array<Record<string, unknown>>).map((entry) => {
@@ -45,7 +45,7 @@ export class OrdinalClient {
     });
   }
 
-  /** One page of the log from `fromIndex` (R4); continue from `nextIndex`. */
+  /** One page of the log from `fromIndex`; continue from `nextIndex`. */
   async page(options: ReadOptions & { fromIndex?: number; limit?: number } = {}): Promise<LogPage> {
     const params = new URLSearchParams({ fromIndex: String(options.fromIndex ?? 1), limit: String(options.limit ?? 100) });
     if (options.types && options.types.length > 0) params.set('types', options.types.join(','));

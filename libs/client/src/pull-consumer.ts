@@ -49,7 +49,7 @@ interface StreamSource {
 }
 
 /**
- * A pull consumer (R6): reads the bookmark, streams from the index after it, calls the
+ * A pull consumer: reads the bookmark, streams from the index after it, calls the
  * handler for each message in index order and then saves its index. Any failure (server
  * restart, dropped connection, handler error) ends the connection; it reconnects with
  * back-off from the bookmark, so every message is handled at least once and the bookmark

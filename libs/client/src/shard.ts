@@ -3,7 +3,7 @@ const encoder = new TextEncoder();
 /**
  * MurmurHash3 x86 32-bit of a string's UTF-8 bytes, as a signed 32-bit integer (Guava's
  * `murmur3_32_fixed().hashString(s, UTF_8).asInt()`, Python's `mmh3.hash`). The server uses
- * the same function (L9), so a client can predict which shard holds a user.
+ * the same function, so a client can predict which shard holds a user.
  */
 export function murmur3_32(text: string, seed = 0): number {
   const data = encoder.encode(text);

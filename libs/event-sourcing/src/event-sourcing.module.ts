@@ -2,6 +2,7 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventBus } from '@nestjs/cqrs';
 import { EVENT_SOURCING_OPTIONS } from './event-sourcing.constants.js';
+import { EVENT_SOURCING_RAW_OPTIONS, EventSourcingConfigurableModule } from './event-sourcing.module-definition.js';
 import { resolveEventSourcingOptions, type EventSourcingOptions, type ResolvedEventSourcingOptions } from './event-sourcing-options.js';
 import { EventSourcingLifecycle } from './event-sourcing-lifecycle.service.js';
 import { StreamStore } from './streams/stream-store.service.js';
@@ -12,30 +13,24 @@ import { aggregateRepositoryToken } from './aggregates/aggregate-repository.toke
 import type { AggregateRoot } from './aggregates/aggregate-root.js';
 
 /**
- * Aggregates on the log. `forRoot` (once, global) provides the `StreamStore`, the upcaster
- * registry and the snapshots migration; it needs a TypeORM DataSource and the global
- * `LogModule` (or use `EventStoreModule.forRoot`, which sets all of it up). `forFeature([Order])`
- * provides `AggregateRepository<Order>`, injected with `@InjectAggregateRepository(Order)`.
+ * Aggregates on the log. `forRoot`/`forRootAsync` (once, global by default) provides the
+ * `StreamStore`, the upcaster registry and the snapshots migration; it needs a TypeORM
+ * DataSource and the global `LogModule` (OrdinalModule.forRoot sets all of it up).
+ * `forFeature([Order])` provides `AggregateRepository<Order>`, injected with
+ * `@InjectAggregateRepository(Order)`.
  */
-@Module({})
-export class EventSourcingModule {
-  static forRoot(options: EventSourcingOptions = {}): DynamicModule {
-    const providers: Provider[] = [
-      { provide: EVENT_SOURCING_OPTIONS, useValue: resolveEventSourcingOptions(options) },
-      StreamStore,
-      UpcasterRegistry,
-      UpcasterExplorer,
-      EventSourcingLifecycle,
-    ];
-    return {
-      module: EventSourcingModule,
-      global: true,
-      imports: [DiscoveryModule],
-      providers,
-      exports: [EVENT_SOURCING_OPTIONS, StreamStore, UpcasterRegistry],
-    };
-  }
-
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    { provide: EVENT_SOURCING_OPTIONS, useFactory: (options: EventSourcingOptions) => resolveEventSourcingOptions(options), inject: [EVENT_SOURCING_RAW_OPTIONS] },
+    StreamStore,
+    UpcasterRegistry,
+    UpcasterExplorer,
+    EventSourcingLifecycle,
+  ],
+  exports: [EVENT_SOURCING_OPTIONS, StreamStore, UpcasterRegistry],
+})
+export class EventSourcingModule extends EventSourcingConfigurableModule {
   /**
    * Repositories of the given aggregate classes (each decorated with `@Aggregate`). Upcaster
    * classes listed in `upcasters` become providers of this module and are discovered.

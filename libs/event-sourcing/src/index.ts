@@ -1,9 +1,7 @@
+// The public door of @ordinal/event-sourcing. What only sibling libraries use is in ./internal.ts.
 export * from './errors/index.js';
-export { ES_TABLES } from './event-sourcing.constants.js';
-export * from './event-sourcing-options.js';
-export * from './event-store-options.js';
+export type { EventSourcingOptions } from './event-sourcing-options.js';
 export * from './event-sourcing.module.js';
-export * from './event-store.module.js';
 export * from './events/domain-event.decorator.js';
 export { eventMetadataOf, type EventClass } from './events/event-codec.js';
 export * from './upcasting/upcaster-definition.js';
@@ -16,6 +14,4 @@ export * from './aggregates/aggregate-repository.token.js';
 export * from './retry/retry-on-conflict.js';
 export * from './streams/stream-event.js';
 export * from './streams/stream-id.js';
-export { assertExpectedVersion, assertVersion } from './streams/versions.js';
 export * from './streams/stream-store.service.js';
-export { EVENT_SOURCING_MIGRATIONS } from './migrations/index.js';

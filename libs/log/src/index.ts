@@ -1,23 +1,13 @@
+// The public door of @ordinal/log. What only sibling libraries use is in ./internal.ts.
 export * from './errors/index.js';
 export * from './message.js';
-export * from './log-options.js';
-export * from './log.constants.js';
+export type { LogModuleOptions, Ordering } from './log-options.js';
+export { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 export * from './log.module.js';
-export { LOG_MODULE_OPTIONS } from './log.module-definition.js';
 export * from './writer/log-writer.service.js';
-export { DuplicateWindow } from './writer/duplicate-window.js';
-export { isConnectionError, isDataError } from './writer/pg-errors.js';
 export * from './reader/log-reader.service.js';
 export * from './watermark/log-watermark.service.js';
-export type { Hole, HoleWriter, WatermarkCounters } from './watermark/hole.js';
-export * from './router/index.js';
+export * from './router/log-feed.js';
+export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';
-export * from './row-mapper.js';
 export * from './shard.js';
-export * from './content-hash.js';
-export * from './jsonb-text.js';
-export { execute, readOpenSkipped, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
-export { LateTracker } from './late/late-tracker.js';
-export { runMigrations } from './schema/run-migrations.js';
-export { LOG_MIGRATIONS } from './migrations/index.js';
-export * from './ownership/index.js';

@@ -1,35 +1,51 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from './log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions } from './log-options.js';
+import type { ResolvedLogOptions } from './log-options.js';
 import { LOG_MIGRATIONS } from './migrations/index.js';
-import { runMigrations } from './schema/run-migrations.js';
+import { OWNERSHIP_MIGRATIONS } from './ownership/migrations/index.js';
+import { runMigrations, type MigrationClass } from './schema/run-migrations.js';
+import { MigrationSet } from './schema/migration-set.js';
 import { alignPositions, execute, latestHashes } from './sql/index.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 import type { StoredMessage } from './message.js';
 
+interface ListeningServer {
+  listening?: boolean;
+  once(event: 'listening', listener: () => void): unknown;
+  off(event: 'listening', listener: () => void): unknown;
+}
+
 /**
- * Brings the log up in order: migrations, then the duplicate window's memory (the latest
- * hashes, read before anything new is written), then a StartMarker (L6) once every module
- * is initialised, so a healthy server always has its marker in the log.
+ * Brings the log up in order: migrations (the log's, `options.migrations` and those of
+ * `MigrationSet` providers, in one run under the migration lock), then the duplicate window's memory (the latest hashes, read
+ * before anything new is written). With `startMarker: true` it writes a StartMarker once the
+ * application has really started: when its HTTP server is listening (a start that fails, say
+ * on a port in use, writes none), or at bootstrap for an application without HTTP.
  */
 @Injectable()
-export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap {
+export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(LogLifecycle.name);
   private marker: StoredMessage | null = null;
+  private resolveStarted!: (marker: StoredMessage | null) => void;
+  private readonly started = new Promise<StoredMessage | null>((resolve) => (this.resolveStarted = resolve));
+  private pending: { server: ListeningServer; listener: () => void } | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly writer: LogWriter,
-    @Inject(LOG_MODULE_OPTIONS) private readonly rawOptions: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+    private readonly discovery: DiscoveryService,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const options = resolveLogOptions(this.rawOptions);
+    const options = this.options;
     if (options.migrate) {
-      const applied = await runMigrations(this.dataSource, LOG_MIGRATIONS);
+      const applied = await runMigrations(this.dataSource, this.migrations(), { lockTimeoutMs: options.migrationLockTimeoutMs });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
     }
     await execute(this.dataSource.manager, alignPositions(options.ordering));
@@ -40,28 +56,63 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap {
     }
   }
 
+  /** The log's migrations (consumer ownership's among them), then `options.migrations`, then those of every `MigrationSet` provider (each class once). */
+  private migrations(): MigrationClass[] {
+    const contributed = this.discovery.getProviders().flatMap((wrapper) => (wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : []));
+    return [...new Set([...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...this.options.migrations, ...contributed])];
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    const options = resolveLogOptions(this.rawOptions);
-    if (!options.startMarker) return;
+    if (!this.options.startMarker) return this.resolveStarted(null);
+    const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as ListeningServer | undefined;
+    if (server && typeof server.once === 'function' && !server.listening) {
+      const listener = (): void => {
+        this.pending = null;
+        this.writeStartMarker().then(this.resolveStarted, (error: unknown) => {
+          this.logger.error(`StartMarker not written: ${(error as Error).message}`);
+          this.resolveStarted(null);
+        });
+      };
+      this.pending = { server, listener };
+      server.once('listening', listener);
+      return;
+    }
+    this.resolveStarted(await this.writeStartMarker());
+  }
+
+  onApplicationShutdown(): void {
+    if (this.pending) this.pending.server.off('listening', this.pending.listener);
+    this.pending = null;
+  }
+
+  /**
+   * Resolves once the application has started: with the StartMarker this process wrote, or
+   * null when `startMarker` is off. Never resolves for an HTTP application that does not listen.
+   */
+  whenStarted(): Promise<StoredMessage | null> {
+    return this.started;
+  }
+
+  /** The StartMarker this process wrote, once written. */
+  get startMarker(): StoredMessage | null {
+    return this.marker;
+  }
+
+  private async writeStartMarker(): Promise<StoredMessage | null> {
     const result = await this.writer.append({
       skipDuplicateWindow: true,
       messages: [
         {
           messageType: START_MARKER_TYPE,
           userId: SYSTEM_USER,
-          body: { host: hostname(), pid: process.pid, startedAt: new Date().toISOString(), ...options.startMarkerBody },
+          body: { host: hostname(), pid: process.pid, startedAt: new Date().toISOString(), ...this.options.startMarkerBody },
         },
       ],
     });
     const entry = result.entries[0];
-    if (entry.status === 'created') {
-      this.marker = entry.message;
-      this.logger.log(`StartMarker written at index ${entry.message.id}`);
-    }
-  }
-
-  /** The StartMarker this process wrote, once written. */
-  get startMarker(): StoredMessage | null {
+    if (entry.status !== 'created') return null;
+    this.marker = entry.message;
+    this.logger.log(`StartMarker written at index ${entry.message.id}`);
     return this.marker;
   }
 }

@@ -1,4 +1,6 @@
-/** How positions are assigned (L3, L4). */
+import type { MigrationInterface } from 'typeorm';
+
+/** How positions are assigned: `gapless` (one writer at a time, no holes) or `concurrent` (parallel writers; readers wait at holes). */
 export type Ordering = 'gapless' | 'concurrent';
 
 /** Options of `LogModule.forRoot`. Every default lives in `resolveLogOptions`. */
@@ -13,15 +15,23 @@ export interface LogModuleOptions {
   maxBatchBytes?: number;
   /** Most messages waiting for a flush before appends are refused. @default 100000 */
   maxQueuedMessages?: number;
-  /** Write a StartMarker when the application starts (L6). @default true */
+  /**
+   * Write a StartMarker (type `StartMarker`, user `system`) once the application has started:
+   * when its HTTP server listens, or at bootstrap without HTTP. The Ordinal server turns it on;
+   * a library user rarely wants one. @default false
+   */
   startMarker?: boolean;
-  /** Run the log's migrations at start. @default true */
+  /** Run the log's migrations (and `migrations`) at start. @default true */
   migrate?: boolean;
+  /** More TypeORM migrations to run with the log's, in the same run under the migration lock (a read model's tables, say). @default [] */
+  migrations?: (new () => MigrationInterface)[];
+  /** How long a start waits for another process's migration run (the advisory lock) before it fails (ms). @default 60000 */
+  migrationLockTimeoutMs?: number;
   /** Flushes in flight at once in concurrent mode (gapless mode always has one). @default 4 */
   maxConcurrentFlushes?: number;
-  /** Concurrent mode: how long a hole in the log is held before it is abandoned (S3); <= 0 abandons at once. @default 5000 */
+  /** Concurrent mode: how long a hole in the log is held before it is abandoned ; <= 0 abandons at once. @default 5000 */
   gapTimeoutMs?: number;
-  /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (S4). @default true */
+  /** Concurrent mode: release a hole as soon as every writer that could fill it has ended. @default true */
   exactRelease?: boolean;
   /** Concurrent mode: how often abandoned holes are re-scanned for late arrivals (ms). @default 2000 */
   lateRescanMs?: number;
@@ -29,9 +39,9 @@ export interface LogModuleOptions {
   startMarkerBody?: Record<string, unknown>;
   /** The live router's safety-net poll of the head, besides NOTIFY and own commits (ms). @default 1000 */
   livePollMs?: number;
-  /** Most live messages one feed buffers before it falls back to database catch-up (R3). @default 10000 */
+  /** Most live messages one feed buffers before it falls back to database catch-up. @default 10000 */
   mailboxLimit?: number;
-  /** Rows per database read of a feed's replay and of the router (R2). @default 1000 */
+  /** Rows per database read of a feed's replay and of the router. @default 1000 */
   replayBatchSize?: number;
   /**
    * Consumer ownership: a consumer (subscription, projection partition, push interface) whose
@@ -50,8 +60,10 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     maxBatchMessages: options.maxBatchMessages ?? 2000,
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxQueuedMessages: options.maxQueuedMessages ?? 100_000,
-    startMarker: options.startMarker ?? true,
+    startMarker: options.startMarker ?? false,
     migrate: options.migrate ?? true,
+    migrations: options.migrations ?? [],
+    migrationLockTimeoutMs: options.migrationLockTimeoutMs ?? 60_000,
     startMarkerBody: options.startMarkerBody,
     maxConcurrentFlushes: options.maxConcurrentFlushes ?? 4,
     gapTimeoutMs: options.gapTimeoutMs ?? 5000,

@@ -22,6 +22,6 @@ export const LOCKS = {
 /** Channel of the NOTIFY sent with every commit; the payload is the new head index. */
 export const LOG_CHANNEL = 'ordinal_log';
 
-/** The message type and user of the marker written at every start (L6). */
+/** The message type and user of the marker written at every start. */
 export const START_MARKER_TYPE = 'StartMarker';
 export const SYSTEM_USER = 'system';

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
-import { LOG_MODULE_OPTIONS, LogConfigurableModule } from './log.module-definition.js';
+import { DiscoveryModule } from '@nestjs/core';
+import { LOG_MODULE_OPTIONS, LOG_RAW_OPTIONS, LogConfigurableModule } from './log.module-definition.js';
+import { resolveLogOptions, type LogModuleOptions } from './log-options.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { LogReader } from './reader/log-reader.service.js';
 import { LogLifecycle } from './log-lifecycle.service.js';
@@ -9,11 +11,21 @@ import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
 
 /**
  * The global-index log. Needs a TypeORM `DataSource` for PostgreSQL in the application
- * (TypeOrmModule.forRoot); runs its own migrations at start.
+ * (OrdinalModule.forRoot sets one up); runs its own migrations at start.
  */
 @Module({
-  providers: [LogWriter, LogReader, LogLifecycle, LiveRouter, LogWatermark, ConsumerOwnership],
-  // The options are exported too: subscriptions and the server read the ordering and gap settings.
+  imports: [DiscoveryModule],
+  providers: [
+    { provide: LOG_MODULE_OPTIONS, useFactory: (options: LogModuleOptions) => resolveLogOptions(options), inject: [LOG_RAW_OPTIONS] },
+    LogWriter,
+    LogReader,
+    LogLifecycle,
+    LiveRouter,
+    LogWatermark,
+    ConsumerOwnership,
+  ],
+  // The resolved options are exported too: subscriptions and the server read the ordering and gap settings.
+  // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through ./internal.
   exports: [LogWriter, LogReader, LogLifecycle, LiveRouter, LogWatermark, ConsumerOwnership, LOG_MODULE_OPTIONS],
 })
 export class LogModule extends LogConfigurableModule {}

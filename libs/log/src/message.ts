@@ -1,4 +1,4 @@
-/** A message as stored in the log. `id` is its global index (G2). */
+/** A message as stored in the log. `id` is its global index. */
 export interface StoredMessage {
   id: number;
   messageType: string;

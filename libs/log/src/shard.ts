@@ -1,5 +1,5 @@
 /**
- * MurmurHash3 x86 32-bit of a string's UTF-8 bytes (L9). Returns the signed 32-bit result,
+ * MurmurHash3 x86 32-bit of a string's UTF-8 bytes. Returns the signed 32-bit result,
  * as Java's and Guava's implementations do, so every client shards alike.
  */
 export function murmur3_32(text: string, seed = 0): number {

@@ -5,4 +5,3 @@ export * from './decorators/projection.decorator.js';
 export { EventHandler, type HandledEvent } from './decorators/event-handler.decorator.js';
 export * from './projections.module.js';
 export * from './projections.service.js';
-export type { ProjectionDefinition, HandlerRoute } from './explorer/projection-definition.js';

@@ -14,7 +14,7 @@ export interface ProjectionOptions {
   /**
    * What the projection reads. By default the types its handlers name, across categories
    * (through the low watermark in concurrent mode); `{ category: 'order' }` reads one
-   * category and skips the watermark (S5).
+   * category and skips the watermark.
    */
   stream?: SubscriptionStream;
   /** Most events per batch (one transaction). @default the SubscriptionsModule's batchSize */

@@ -1,29 +1,17 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { SubscriptionsModule, type SubscriptionsModuleOptions } from '@ordinal/subscriptions';
 import { ProjectionsExplorer } from './explorer/projections.explorer.js';
 import { ProjectionsService } from './projections.service.js';
 
-/** Options of `ProjectionsModule.forRoot`. */
-export interface ProjectionsModuleOptions {
-  /** Options of the SubscriptionsModule this module sets up (batch size, polls, retries). */
-  subscriptions?: SubscriptionsModuleOptions;
-}
-
 /**
- * `@Projection` read models (S7-S9), discovered in every module. Import once, beside
- * `EventStoreModule.forRoot(...)`; it sets up `SubscriptionsModule` too (global), so domain
- * code can also `subscribe` from code and inject `ProjectionsService`.
+ * `@Projection` read models, discovered in every module. It has no options of its own: it
+ * needs the global `SubscriptionsModule` (batch size, polls, retries) and `LogModule`, which
+ * `OrdinalModule.forRoot` sets up together with this module.
  */
-@Module({})
-export class ProjectionsModule {
-  static forRoot(options: ProjectionsModuleOptions = {}): DynamicModule {
-    return {
-      module: ProjectionsModule,
-      global: true,
-      imports: [DiscoveryModule, SubscriptionsModule.forRoot({ ...options.subscriptions, isGlobal: true })],
-      providers: [ProjectionsExplorer, ProjectionsService],
-      exports: [ProjectionsService, SubscriptionsModule],
-    };
-  }
-}
+@Global()
+@Module({
+  imports: [DiscoveryModule],
+  providers: [ProjectionsExplorer, ProjectionsService],
+  exports: [ProjectionsService],
+})
+export class ProjectionsModule {}

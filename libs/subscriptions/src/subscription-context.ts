@@ -51,9 +51,9 @@ export interface SubscriptionStatus {
   name: string;
   kind: 'subscription' | 'projection';
   stream: string;
-  /** Every message up to here is applied (G5). */
+  /** Every message up to here is applied. */
   position: number;
-  /** The replay boundary (S8). */
+  /** The replay boundary. */
   liveFrom: number;
   /**
    * `standby`: this process waits while another owns it; `unowned`: no live process owns it

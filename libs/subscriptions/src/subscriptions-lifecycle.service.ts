@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { runMigrations } from '@ordinal/log';
+import { runMigrations } from '@ordinal/log/internal';
 import { DataSource } from 'typeorm';
 import { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
-import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
+import type { ResolvedSubscriptionsOptions } from './subscriptions-options.js';
 
 /** Runs the checkpoints migration at start (under the log's migration lock, in one transaction). */
 @Injectable()
@@ -12,11 +12,11 @@ export class SubscriptionsLifecycle implements OnModuleInit {
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(SUBSCRIPTIONS_OPTIONS) private readonly options: SubscriptionsModuleOptions,
+    @Inject(SUBSCRIPTIONS_OPTIONS) private readonly options: ResolvedSubscriptionsOptions,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    if (!resolveSubscriptionsOptions(this.options).migrate) return;
+    if (!this.options.migrate) return;
     const applied = await runMigrations(this.dataSource, SUBSCRIPTIONS_MIGRATIONS);
     if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
   }

@@ -1,16 +1,22 @@
 import { Module } from '@nestjs/common';
-import { SubscriptionsConfigurableModule } from './subscriptions.module-definition.js';
+import { SUBSCRIPTIONS_OPTIONS, SUBSCRIPTIONS_RAW_OPTIONS, SubscriptionsConfigurableModule } from './subscriptions.module-definition.js';
+import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
 import { SubscriptionsLifecycle } from './subscriptions-lifecycle.service.js';
 import { SubscriptionsService } from './subscriptions.service.js';
 import { ConsumersHealthIndicator } from './directory/consumers-health.indicator.js';
 
 /**
- * Subscriptions from checkpoints by type, category or `$all` (S1-S6). Needs the global
- * `LogModule` and a TypeORM DataSource (EventStoreModule.forRoot sets both up); runs the
- * checkpoints migration at start. `SubscriptionsModule.forRoot({ isGlobal: true })`.
+ * Subscriptions from checkpoints by type, category or `$all`. Needs the global `LogModule` and
+ * a TypeORM DataSource (OrdinalModule.forRoot sets both up); runs the checkpoints migration at
+ * start. `SubscriptionsModule.forRoot({ isGlobal: true })` or `forRootAsync`.
  */
 @Module({
-  providers: [SubscriptionsService, SubscriptionsLifecycle, ConsumersHealthIndicator],
-  exports: [SubscriptionsService, ConsumersHealthIndicator],
+  providers: [
+    { provide: SUBSCRIPTIONS_OPTIONS, useFactory: (options: SubscriptionsModuleOptions) => resolveSubscriptionsOptions(options), inject: [SUBSCRIPTIONS_RAW_OPTIONS] },
+    SubscriptionsService,
+    SubscriptionsLifecycle,
+    ConsumersHealthIndicator,
+  ],
+  exports: [SubscriptionsService, ConsumersHealthIndicator, SUBSCRIPTIONS_OPTIONS],
 })
 export class SubscriptionsModule extends SubscriptionsConfigurableModule {}

@@ -1,9 +1,10 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { ConsumerOwnership, LOG_MODULE_OPTIONS, LogReader, LogWatermark, LogWriter, execute, resolveLogOptions, type LogModuleOptions } from '@ordinal/log';
+import { LogReader, LogWatermark, LogWriter } from '@ordinal/log';
+import { ConsumerOwnership, LOG_MODULE_OPTIONS, execute, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { DataSource } from 'typeorm';
 import { ConsumerNotRunningError, DuplicateSubscriptionError, SubscriptionNotFoundError, WaitTimeoutError } from './errors/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
-import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
+import type { ResolvedSubscriptionsOptions } from './subscriptions-options.js';
 import type { SubscribeOptions } from './subscription-context.js';
 import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
 import { ParkedStore, type ParkedMessage } from './runner/parked-store.js';
@@ -13,7 +14,6 @@ import { ConsumerDirectory } from './directory/consumer-directory.js';
 import { ConsumerRequests, type ConsumerCommand } from './directory/consumer-requests.js';
 import { buildReports, type LocalView } from './directory/build-reports.js';
 import type { SubscriptionReport } from './directory/consumer-report.js';
-
 
 /** How long an operation waits for the process that owns the consumer. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -44,15 +44,15 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     private readonly reader: LogReader,
     writer: LogWriter,
     watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) logOptions: LogModuleOptions,
-    @Inject(SUBSCRIPTIONS_OPTIONS) options: SubscriptionsModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) logOptions: ResolvedLogOptions,
+    @Inject(SUBSCRIPTIONS_OPTIONS) options: ResolvedSubscriptionsOptions,
     private readonly ownership: ConsumerOwnership,
   ) {
-    const concurrent = resolveLogOptions(logOptions).ordering === 'concurrent';
+    const concurrent = logOptions.ordering === 'concurrent';
     this.parked = new ParkedStore(dataSource);
     this.directory = new ConsumerDirectory(dataSource);
     this.requests = new ConsumerRequests(dataSource, 250);
-    this.deps = { dataSource, reader, watermark, concurrent, options: resolveSubscriptionsOptions(options) };
+    this.deps = { dataSource, reader, watermark, concurrent, options };
     this.off.push(writer.onCommit(() => this.subscriptions.forEach((s) => s.notify())));
     this.off.push(watermark.onLate(() => this.subscriptions.forEach((s) => s.notifyLate())));
   }
@@ -148,7 +148,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   }
 
   /**
-   * Rebuild (S9): in one transaction the checkpoint rows are locked, the read model's reset
+   * Rebuild: in one transaction the checkpoint rows are locked, the read model's reset
    * hook runs and every partition's checkpoint goes back to the start with the current head
    * as the new replay boundary; then the owners replay. Runs here when this process has the
    * consumer registered (it has the reset hook), else in a process that owns it.

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { MESSAGE_COLUMNS, TABLES } from '@ordinal/log';
+import { MESSAGE_COLUMNS, TABLES } from '@ordinal/log/internal';
 
 /** The baseline (B2): a bare pg client paging the table with the reader's own query. */
 export async function pagePg(databaseUrl: string, head: number): Promise<{ rows: number; ms: number }> {

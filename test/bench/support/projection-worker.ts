@@ -20,8 +20,7 @@ import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import type { EntityManager } from 'typeorm';
-import { EventStoreModule } from '@ordinal/event-sourcing';
-import { EventHandler, Projection, ProjectionsModule, type ProjectionContext, type ProjectionOptions } from '@ordinal/projections';
+import { EventHandler, OrdinalModule, Projection, type ProjectionContext, type ProjectionOptions } from '@ordinal/nestjs';
 
 const env = process.env;
 const url = env.DATABASE_URL!;
@@ -53,13 +52,13 @@ class CounterProjection {
 
 @Module({
   imports: [
-    EventStoreModule.forRoot({
+    OrdinalModule.forRoot({
       url,
       typeorm: { extra: { max: Number(env.DB_POOL ?? 6), application_name: `worker-${process.pid}` } },
-      log: { duplicateWindow: 0, startMarker: false, takeoverMs: Number(env.TAKEOVER_MS ?? 5000) },
+      log: { duplicateWindow: 0, takeoverMs: Number(env.TAKEOVER_MS ?? 5000) },
+      subscriptions: { retryInitialMs: 50, retryMaxMs: 500, idlePollMs: 50 },
       cqrs: false,
     }),
-    ProjectionsModule.forRoot({ subscriptions: { retryInitialMs: 50, retryMaxMs: 500, idlePollMs: 50 } }),
   ],
   providers: [CounterProjection],
 })

@@ -1,6 +1,5 @@
 import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import type { DataSource } from 'typeorm';
-import { execute } from '@ordinal/log';
 import { claimIndex, createBillingTables, insertCharge } from './billing.sql.js';
 
 /** Where billing reads from and writes to. */
@@ -28,7 +27,7 @@ export class BillingConsumer {
   constructor(private readonly options: BillingConsumerOptions) {}
 
   async start(): Promise<void> {
-    await execute(this.options.dataSource.manager, createBillingTables());
+    await run(this.options.dataSource.manager, createBillingTables());
     this.connection = await connect(this.options.amqpUrl);
     this.connection.on('error', () => undefined);
     const channel = (this.channel = await this.connection.createChannel());
@@ -47,9 +46,9 @@ export class BillingConsumer {
     const index = Number(headers.index);
     const order = JSON.parse(msg.content.toString()) as { total?: number };
     const charged = await this.options.dataSource.transaction(async (manager) => {
-      const claimed = await execute(manager, claimIndex(index));
+      const claimed = await run(manager, claimIndex(index));
       if (claimed.length === 0) return false;
-      await execute(manager, insertCharge(index, (headers.userId as string | undefined) ?? null, order.total ?? 0));
+      await run(manager, insertCharge(index, (headers.userId as string | undefined) ?? null, order.total ?? 0));
       return true;
     });
     if (!charged) this.duplicates++;
@@ -60,4 +59,8 @@ export class BillingConsumer {
     // 2. Remove the delivery from the sink.
     channel.ack(msg);
   }
+}
+
+async function run(manager: { query(text: string, values?: unknown[]): Promise<unknown> }, query: { text: string; values: unknown[] }): Promise<unknown[]> {
+  return (await manager.query(query.text, query.values)) as unknown[];
 }

@@ -1,4 +1,8 @@
-import type { SqlQuery } from '@ordinal/log';
+/** A parameterised statement, run with `manager.query(text, values)`. */
+export interface SqlQuery {
+  text: string;
+  values: unknown[];
+}
 
 /** Billing's own tables: the indices it has processed, and the charges. */
 export function createBillingTables(): SqlQuery {

@@ -1,12 +1,11 @@
 import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EventStoreModule } from '@ordinal/event-sourcing';
-import { ProjectionsModule, ProjectionsService } from '@ordinal/projections';
+import { OrdinalModule, ProjectionsService } from '@ordinal/nestjs';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
 import { OrdersModule } from '../orders/orders.module.js';
 import { OrdersService } from '../orders/orders.service.js';
-import { DashboardModule } from './dashboard.module.js';
+import { DASHBOARD_ENTITIES, DASHBOARD_MIGRATIONS, DashboardModule } from './dashboard.module.js';
 import { OrderDashboardProjection } from './order-dashboard.projection.js';
 import { OrderDashboardRow } from './order-dashboard.entity.js';
 
@@ -18,7 +17,7 @@ describe('ACME dashboard projection (docs/projections.md walkthrough)', () => {
     db = await createTestDatabase();
     // Given ACME's application with its orders, projections and the dashboard
     @Module({
-      imports: [EventStoreModule.forRoot({ url: db.url, typeorm: { entities: [OrderDashboardRow] } }), ProjectionsModule.forRoot(), OrdersModule, DashboardModule],
+      imports: [OrdinalModule.forRoot({ url: db.url, entities: DASHBOARD_ENTITIES, migrations: DASHBOARD_MIGRATIONS }), OrdersModule, DashboardModule],
     })
     class AcmeModule {}
     app = await NestFactory.createApplicationContext(AcmeModule, { logger: false });

@@ -1,22 +1,17 @@
-import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
-import { runMigrations } from '@ordinal/log';
-import { DataSource } from 'typeorm';
+import { Module } from '@nestjs/common';
 import { CreateOrderDashboard1765300000000 } from './create-order-dashboard.migration.js';
 import { OrderDashboardProjection } from './order-dashboard.projection.js';
+import { OrderDashboardRow } from './order-dashboard.entity.js';
 
-/** Creates the dashboard's table at start (before projections run at bootstrap). */
-@Injectable()
-export class DashboardMigrations implements OnModuleInit {
-  constructor(private readonly dataSource: DataSource) {}
+/** The dashboard's migrations, for `OrdinalModule.forRoot({ migrations })`: they run with Ordinal's at start. */
+export const DASHBOARD_MIGRATIONS = [CreateOrderDashboard1765300000000];
 
-  async onModuleInit(): Promise<void> {
-    await runMigrations(this.dataSource, [CreateOrderDashboard1765300000000]);
-  }
-}
+/** The dashboard's read-model entities, for `OrdinalModule.forRoot({ entities })`. */
+export const DASHBOARD_ENTITIES = [OrderDashboardRow];
 
 /**
- * ACME's dashboard. The application imports `EventStoreModule.forRoot({ url, typeorm: {
- * entities: [OrderDashboardRow] } })`, `ProjectionsModule.forRoot()` and this module.
+ * ACME's dashboard. The application imports `OrdinalModule.forRoot({ url, entities:
+ * DASHBOARD_ENTITIES, migrations: DASHBOARD_MIGRATIONS })` and this module.
  */
-@Module({ providers: [DashboardMigrations, OrderDashboardProjection] })
+@Module({ providers: [OrderDashboardProjection] })
 export class DashboardModule {}

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { EventHandler, Projection, type ProjectionContext } from '@ordinal/projections';
+import { EventHandler, Projection, type ProjectionContext } from '@ordinal/nestjs';
 import { ItemAdded } from '../orders/item-added.event.js';
 import { OrderPlaced } from '../orders/order-placed.event.js';
 import { OrderShipped } from '../orders/order-shipped.event.js';

@@ -1,4 +1,4 @@
-import { DomainEvent } from '@ordinal/event-sourcing';
+import { DomainEvent } from '@ordinal/nestjs';
 
 /** A line was added to an order. */
 @DomainEvent('ItemAdded')

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Upcaster, type EventUpcaster } from '@ordinal/event-sourcing';
+import { Upcaster, type EventUpcaster } from '@ordinal/nestjs';
 
 /** OrderPlaced v1 → v2: v1 had no email (the Cursus example). */
 @Injectable()

@@ -1,4 +1,4 @@
-import { DomainEvent } from '@ordinal/event-sourcing';
+import { DomainEvent } from '@ordinal/nestjs';
 
 /**
  * An order was placed. Schema v2 added `email`; v1 events are upcast on read by

@@ -1,4 +1,4 @@
-import { DomainEvent } from '@ordinal/event-sourcing';
+import { DomainEvent } from '@ordinal/nestjs';
 
 /** An order left the warehouse. */
 @DomainEvent('OrderShipped')

@@ -1,4 +1,4 @@
-import { Aggregate, AggregateRoot } from '@ordinal/event-sourcing';
+import { Aggregate, AggregateRoot } from '@ordinal/nestjs';
 import { OrderPlaced } from './order-placed.event.js';
 import { ItemAdded } from './item-added.event.js';
 import { OrderShipped } from './order-shipped.event.js';

@@ -1,7 +1,6 @@
 import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EventStoreModule, StreamStore } from '@ordinal/event-sourcing';
-import { VersionConflictError } from '@ordinal/log';
+import { OrdinalModule, StreamStore, VersionConflictError } from '@ordinal/nestjs';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
 import { waitFor } from '../../../../test/support/test-server.js';
 import { OrdersModule } from './orders.module.js';
@@ -16,8 +15,8 @@ describe('ACME orders sample (the docs/aggregates.md walkthrough)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    // Given ACME's own Nest application: one EventStoreModule.forRoot and its orders module
-    @Module({ imports: [EventStoreModule.forRoot({ url: db.url }), OrdersModule] })
+    // Given ACME's own Nest application: one OrdinalModule.forRoot and its orders module
+    @Module({ imports: [OrdinalModule.forRoot({ url: db.url }), OrdersModule] })
     class AcmeModule {}
     app = await NestFactory.createApplicationContext(AcmeModule, { logger: false });
     await app.init();

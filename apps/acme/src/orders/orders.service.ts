@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AggregateRepository, InjectAggregateRepository } from '@ordinal/event-sourcing';
+import { AggregateRepository, InjectAggregateRepository } from '@ordinal/nestjs';
 import { Order } from './order.aggregate.js';
 
 /** ACME's order commands: each runs against fresh state and retries on a version conflict. */

@@ -4,7 +4,7 @@ import { Public } from '../auth/scopes.decorator.js';
 import { DEBUG_CONSOLE_PAGE } from './debug-console.page.js';
 
 /**
- * The debug console (R7): a static page; the token is typed into it and sent by the page's
+ * The debug console: a static page; the token is typed into it and sent by the page's
  * own requests, so the page itself needs none.
  */
 @ApiExcludeController()

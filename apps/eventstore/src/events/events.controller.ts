@@ -1,12 +1,13 @@
 import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { LogReader, compileFilter } from '@ordinal/log';
+import { LogReader } from '@ordinal/log';
+import { compileFilter } from '@ordinal/log/internal';
 import { RequireScope } from '../auth/scopes.decorator.js';
 import { toMessageResponse } from '../ingest/message-response.js';
 import { intParam, typesParam } from './query-params.js';
 import { shardParams } from '../stream/stream-params.js';
 
-/** JSON reads of the log (R4). */
+/** JSON reads of the log. */
 @ApiTags('reading')
 @ApiBearerAuth()
 @Controller('api/events')

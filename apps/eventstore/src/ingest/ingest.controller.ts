@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Headers, HttpCode, Post, Put, Res } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { LogWriter, type NewMessage } from '@ordinal/log';
@@ -6,6 +6,8 @@ import { PublishMessageDto } from './dto/publish-message.dto.js';
 import { PublishBatchDto } from './dto/publish-batch.dto.js';
 import { statusOf, toEntryResponse, toMessageResponse } from './message-response.js';
 import { RequireScope } from '../auth/scopes.decorator.js';
+import { ORDINAL_CONFIG } from '../config/config.constants.js';
+import type { OrdinalConfig } from '../config/ordinal-config.js';
 
 function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessage {
   return {
@@ -17,12 +19,15 @@ function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessa
   };
 }
 
-/** REST ingestion (I1, I2): every message gets the next global index. */
+/** REST ingestion, one message or a batch: every message gets the next global index. */
 @ApiTags('ingestion')
 @ApiBearerAuth()
 @Controller('api/events')
 export class IngestController {
-  constructor(private readonly writer: LogWriter) {}
+  constructor(
+    private readonly writer: LogWriter,
+    @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
+  ) {}
 
   @Put('message')
   @RequireScope('write')
@@ -56,6 +61,9 @@ export class IngestController {
   @HttpCode(201)
   @ApiResponse({ status: 201, description: 'Stored atomically with contiguous indices' })
   async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
+    if (dto.messages.length > this.config.maxBatchMessages) {
+      throw new BadRequestException(`messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`);
+    }
     const { entries } = await this.writer.append({ messages: dto.messages.map((m) => toNewMessage(m)) });
     reply.status(statusOf(entries));
     return { count: entries.length, messages: entries.map(toEntryResponse) };

@@ -1,6 +1,6 @@
 import type { AppendEntry, StoredMessage } from '@ordinal/log';
 
-/** The stored message as the API shows it (I1); indices and versions are JSON numbers. */
+/** The stored message as the API shows it; indices and versions are JSON numbers. */
 export function toMessageResponse(message: StoredMessage): Record<string, unknown> {
   const response: Record<string, unknown> = {
     id: message.id,

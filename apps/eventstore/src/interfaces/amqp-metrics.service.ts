@@ -7,7 +7,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 type CounterField = 'published' | 'skipped' | 'staleAcks' | 'restarts' | 'late';
 
 /**
- * AMQP figures in the server's registry (O1): the connection, the input consumer and each
+ * AMQP figures in the server's registry: the connection, the input consumer and each
  * interface's bookmark, position, lag and state. Nothing is registered when AMQP is off.
  */
 @Injectable()

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AmqpConnection, PushInterfaces, type InterfaceReport } from '@ordinal/amqp';
 import { RequireScope } from '../auth/scopes.decorator.js';
 
-/** The push interfaces (P1–P4): bookmark, lag and state of each. */
+/** The push interfaces: bookmark, lag and state of each. */
 @ApiTags('operations')
 @ApiBearerAuth()
 @Controller('api/interfaces')

@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { MetricsService } from './metrics.service.js';
 import { Public } from '../auth/scopes.decorator.js';
 
-/** Prometheus text exposition (O1). Public: it carries figures, no data. */
+/** Prometheus text exposition. Public: it carries figures, no data. */
 @ApiTags('operations')
 @Controller('metrics')
 export class MetricsController {

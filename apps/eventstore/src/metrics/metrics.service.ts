@@ -2,7 +2,7 @@ import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { LogReader, LogWriter } from '@ordinal/log';
 
-/** The server's Prometheus registry (O1). One per application, never global. */
+/** The server's Prometheus registry. One per application, never global. */
 @Injectable()
 export class MetricsService implements OnModuleDestroy {
   readonly registry = new Registry();

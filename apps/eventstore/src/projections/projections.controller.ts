@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { LOG_MODULE_OPTIONS, LogReader, LogWatermark, type LogModuleOptions } from '@ordinal/log';
+import { LogReader, LogWatermark } from '@ordinal/log';
+import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { SubscriptionsService, WaitTimeoutError, type ParkedMessage, type SubscriptionReport } from '@ordinal/subscriptions';
 import { RequireScope } from '../auth/scopes.decorator.js';
 import { intParam } from '../events/query-params.js';
@@ -9,9 +10,9 @@ import { watermarkStatus } from './watermark-status.js';
 const MAX_WAIT_MS = 60_000;
 
 /**
- * Projections and subscriptions of every process on the database (S9): owner, heartbeat age, position, head, lag, state and
- * last error of each, the low watermark with the hole it holds; read-your-own-writes with
- * `?atLeast=<index>`; rebuild.
+ * Projections and subscriptions of every process on the database: owner, heartbeat age,
+ * position, head, lag, state, last error and parked messages of each, the low watermark with
+ * the hole it holds; read-your-own-writes with `?atLeast=<index>`; rebuild; parked replay.
  */
 @ApiTags('projections')
 @ApiBearerAuth()
@@ -21,7 +22,7 @@ export class ProjectionsController {
     private readonly subscriptions: SubscriptionsService,
     private readonly reader: LogReader,
     private readonly watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) private readonly logOptions: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly logOptions: ResolvedLogOptions,
   ) {}
 
   @Get()

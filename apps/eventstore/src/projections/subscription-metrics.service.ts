@@ -7,7 +7,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 type WatermarkCounter = keyof LogWatermark['counters'];
 
 /**
- * Projection, subscription and watermark figures in the server's registry (O1): position and
+ * Projection, subscription and watermark figures in the server's registry: position and
  * lag per consumer, failures, the held hole's age, and the watermark's hole counters.
  */
 @Injectable()
@@ -36,8 +36,8 @@ export class SubscriptionMetrics {
       new Counter({ name, help, registers, collect() { const now = watermark.counters[field]; if (now > last) this.inc(now - last); last = now; } });
     };
     total('ordinal_watermark_holes_held_total', 'Holes the low watermark held', 'holesHeld');
-    total('ordinal_watermark_holes_released_exactly_total', 'Holes released as soon as their writers ended (S4)', 'holesReleasedExactly');
-    total('ordinal_watermark_holes_abandoned_total', 'Holes abandoned at the gap timeout (S3)', 'holesAbandoned');
+    total('ordinal_watermark_holes_released_exactly_total', 'Holes released as soon as their writers ended', 'holesReleasedExactly');
+    total('ordinal_watermark_holes_abandoned_total', 'Holes abandoned at the gap timeout', 'holesAbandoned');
     total('ordinal_watermark_late_arrivals_total', 'Rows that committed inside abandoned holes', 'lateArrivals');
   }
 }

@@ -1,6 +1,7 @@
-import { resolveLogOptions, type LogModuleOptions, type LogReader, type LogWatermark } from '@ordinal/log';
+import type { LogReader, LogWatermark } from '@ordinal/log';
+import type { ResolvedLogOptions } from '@ordinal/log/internal';
 
-/** What the status endpoint shows of the low watermark (S2-S4). */
+/** What the status endpoint shows of the low watermark (concurrent mode's safe head and the hole it holds). */
 export interface WatermarkStatus {
   ordering: 'gapless' | 'concurrent';
   /** The safe head: every reader reads up to here. */
@@ -19,8 +20,7 @@ export interface WatermarkStatus {
 }
 
 /** Reads the watermark's figures (moving it first, as any reader would). */
-export async function watermarkStatus(reader: LogReader, watermark: LogWatermark, logOptions: LogModuleOptions): Promise<WatermarkStatus> {
-  const options = resolveLogOptions(logOptions);
+export async function watermarkStatus(reader: LogReader, watermark: LogWatermark, options: ResolvedLogOptions): Promise<WatermarkStatus> {
   const position = await reader.safeHead();
   const hole = watermark.heldHole;
   return {

@@ -10,7 +10,7 @@ import { SseWriter } from './sse-writer.js';
 import { parseStreamParams } from './stream-params.js';
 import { StreamRegistry } from './stream-registry.service.js';
 
-/** The pull stream (R1-R3): Server-Sent Events from any index, history then live. */
+/** The pull stream: Server-Sent Events from any index, history then live. */
 @ApiTags('reading')
 @ApiBearerAuth()
 @Controller('api/events')

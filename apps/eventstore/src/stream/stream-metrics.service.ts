@@ -4,7 +4,7 @@ import { LiveRouter } from '@ordinal/log';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { StreamRegistry } from './stream-registry.service.js';
 
-/** Pull-stream figures in /metrics: open SSE streams and the live router's fan-out (R1-R3). */
+/** Pull-stream figures in /metrics: open SSE streams and the live router's fan-out. */
 @Injectable()
 export class StreamMetrics {
   constructor(metrics: MetricsService, router: LiveRouter, streams: StreamRegistry) {

@@ -11,7 +11,7 @@ export interface StreamQuery {
   lastEventId?: string;
 }
 
-/** A validated stream request (R1). */
+/** A validated stream request. */
 export interface StreamParams {
   /** First index to send: `Last-Event-ID + 1` when resuming, else `startIndex` (at least 1). */
   startIndex: number;

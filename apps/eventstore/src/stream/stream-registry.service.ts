@@ -2,7 +2,7 @@ import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/comm
 import type { SseSession } from './sse-session.js';
 
 /**
- * The open SSE streams of this server, so shutdown can end them at once (R5) instead of
+ * The open SSE streams of this server, so shutdown can end them at once instead of
  * waiting for connections that never finish on their own.
  */
 @Injectable()

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DatabaseUnavailableError, execute, isConnectionError, toPosition } from '@ordinal/log';
+import { DatabaseUnavailableError } from '@ordinal/log';
+import { execute, isConnectionError, toPosition } from '@ordinal/log/internal';
 import { readBookmark, saveBookmark } from '../sql/index.js';
 
 /** Reads and moves replayable interfaces' bookmarks in `interface_bookmarks`. */

@@ -2,7 +2,7 @@
 export type AckOutcome = 'accepted' | 'stale' | 'duplicate' | 'unknown';
 
 /**
- * A replayable interface's bookmark for one run (P2). Acknowledgements may arrive in any
+ * A replayable interface's bookmark for one run. Acknowledgements may arrive in any
  * order; they are kept in a set and the contiguous run after the saved bookmark is extended
  * over them. The bookmark to save moves over that run only, in whole batches of `batch`
  * indices, so it never passes an index nobody acknowledged and the database sees one write

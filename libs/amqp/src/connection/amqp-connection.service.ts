@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { connect, type ChannelModel } from 'amqplib';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
-import { resolveAmqpOptions, type AmqpModuleOptions, type ResolvedAmqpOptions } from '../amqp-options.js';
+import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { AmqpUnavailableError } from '../errors/index.js';
 import { backoffDelay, sleep } from './backoff.js';
 
@@ -12,7 +12,7 @@ type UpListener = (connection: ChannelModel) => void;
 type DownListener = (reason: string) => void;
 
 /**
- * The process's one broker connection (P4). Connects in the background (a broker that is down
+ * The process's one broker connection. Connects in the background (a broker that is down
  * never blocks or crashes the server), reconnects after every loss with exponential back-off
  * and jitter, and tells its users when it is up (with the connection, to open their
  * channels) and when it went down (their channels are gone). Every 'error' and 'close' of the
@@ -31,8 +31,8 @@ export class AmqpConnection implements OnApplicationShutdown {
   private reconnects = 0;
   private connections = 0;
 
-  constructor(@Inject(AMQP_MODULE_OPTIONS) options: AmqpModuleOptions) {
-    this.options = resolveAmqpOptions(options);
+  constructor(@Inject(AMQP_MODULE_OPTIONS) options: ResolvedAmqpOptions) {
+    this.options = options;
   }
 
   /** Starts connecting (idempotent); returns at once. */

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nes
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { InvalidMessageError, LogWriter } from '@ordinal/log';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
-import { resolveAmqpOptions, type AmqpModuleOptions, type ResolvedAmqpOptions } from '../amqp-options.js';
+import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { rejectedQueueOf } from '../amqp.constants.js';
 import { AmqpConnection } from '../connection/amqp-connection.service.js';
 import { backoffDelay, sleep } from '../connection/backoff.js';
@@ -33,9 +33,9 @@ interface Session {
 }
 
 /**
- * The AMQP input queue (I4). Each delivery is parsed and appended through the LogWriter, which
+ * The AMQP input queue. Each delivery is parsed and appended through the LogWriter, which
  * group-commits whatever the prefetch window holds; it is acknowledged only after its append
- * committed (G1), in runs with `ack(allUpTo=true)`. A malformed delivery is rejected without
+ * committed, in runs with `ack(allUpTo=true)`. A malformed delivery is rejected without
  * requeue, so the queue's dead-letter policy moves it to `<input>.rejected`. A transient
  * failure (database down, writer overloaded) requeues after a back-off that grows while the
  * failures last. A lost channel or connection starts over on the next connection; deliveries
@@ -59,9 +59,9 @@ export class InputConsumer implements BeforeApplicationShutdown {
   constructor(
     private readonly connection: AmqpConnection,
     private readonly writer: LogWriter,
-    @Inject(AMQP_MODULE_OPTIONS) options: AmqpModuleOptions,
+    @Inject(AMQP_MODULE_OPTIONS) options: ResolvedAmqpOptions,
   ) {
-    this.options = resolveAmqpOptions(options);
+    this.options = options;
   }
 
   /** Consumes on every connection from now on (no-op when the input queue is off). */

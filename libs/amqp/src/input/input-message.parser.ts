@@ -17,7 +17,7 @@ function text(value: unknown): string | undefined {
 }
 
 /**
- * Reads an input delivery (I4): the body is the content JSON (an object or array), headers
+ * Reads an input delivery: the body is the content JSON (an object or array), headers
  * carry `messageType` (required), `userId`, `metadata` (a JSON object as a string) and
  * `idempotencyKey`. Pure: no I/O.
  */

@@ -1,9 +1,9 @@
 import { InterfaceConfigError } from '../errors/index.js';
 
-/** How an interface delivers (P2, P3). */
+/** How an interface delivers. */
 export type InterfaceType = 'replayable' | 'realtime';
 
-/** One push interface as configured (P1). */
+/** One push interface as configured. */
 export interface InterfaceConfig {
   /** Names the queues `<name>.sink` (and `<name>.ack`) and the bookmark: 1-200 of [A-Za-z0-9._-]. */
   name: string;

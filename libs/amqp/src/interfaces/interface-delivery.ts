@@ -8,7 +8,7 @@ export function deliveryBody(message: StoredMessage): Buffer {
 }
 
 /**
- * Properties of an interface delivery (P2): persistent, headers index, messageType, userId
+ * Properties of an interface delivery: persistent, headers index, messageType, userId
  * (absent when none), metadata (a JSON string, absent when none), contentHash and, for
  * replayable interfaces, this run's serverCorrelationUuid; `late: true` on a late arrival.
  * `messageId` is the index too.

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ChannelModel } from 'amqplib';
-import { OwnershipLostError, type Lease, type OwnedConsumer, type StoredMessage } from '@ordinal/log';
+import { OwnershipLostError, type StoredMessage } from '@ordinal/log';
+import type { Lease, OwnedConsumer } from '@ordinal/log/internal';
 import type { AmqpConnection } from '../connection/amqp-connection.service.js';
 import { backoffDelay, sleep } from '../connection/backoff.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
@@ -11,7 +12,7 @@ import type { InterfaceState, InterfaceStatus } from './interface-status.js';
  * What every push interface shares: a supervisor that runs it on each broker connection and,
  * whenever a run fails (connection lost, channel closed, publish refused, database down),
  * starts a new run after a back-off: the seed's interfaces stayed silent after an outage,
- * these recover by themselves (P4). A run is the subclass's `run`.
+ * these recover by themselves. A run is the subclass's `run`.
  *
  * Under consumer ownership (lease `interface:<name>`) it runs only in the process holding the
  * lease, checks it before every publish, and stands by once it is lost, so two servers with

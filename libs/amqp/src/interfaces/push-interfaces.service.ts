@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import { ConsumerOwnership, LiveRouter, LogReader } from '@ordinal/log';
+import { LiveRouter, LogReader } from '@ordinal/log';
+import { ConsumerOwnership } from '@ordinal/log/internal';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
-import { resolveAmqpOptions, type AmqpModuleOptions, type ResolvedAmqpOptions } from '../amqp-options.js';
+import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { AmqpConnection } from '../connection/amqp-connection.service.js';
 import { BookmarkStore } from '../bookmarks/bookmark-store.service.js';
 import { parseInterfaces } from './interface-config.js';
@@ -18,7 +19,7 @@ export interface InterfaceReport extends InterfaceStatus {
   lag: number;
 }
 
-/** The configured push interfaces (P1–P4): builds them, starts them, reports on them. */
+/** The configured push interfaces: builds them, starts them, reports on them. */
 @Injectable()
 export class PushInterfaces implements BeforeApplicationShutdown {
   private readonly logger = new Logger(PushInterfaces.name);
@@ -30,10 +31,10 @@ export class PushInterfaces implements BeforeApplicationShutdown {
     router: LiveRouter,
     private readonly reader: LogReader,
     bookmarks: BookmarkStore,
-    @Inject(AMQP_MODULE_OPTIONS) options: AmqpModuleOptions,
+    @Inject(AMQP_MODULE_OPTIONS) options: ResolvedAmqpOptions,
     private readonly ownership: ConsumerOwnership,
   ) {
-    this.options = resolveAmqpOptions(options);
+    this.options = options;
     this.interfaces = parseInterfaces(this.options.interfaces).map((config) =>
       config.type === 'replayable'
         ? new ReplayableInterface(config, amqp, this.options, router, bookmarks)

@@ -12,10 +12,10 @@ import type { InterfaceStatus } from './interface-status.js';
 import { PushInterface } from './push-interface.js';
 
 /**
- * A realtime interface (P3): each matching message committed while it runs is published once
+ * A realtime interface: each matching message committed while it runs is published once
  * to `<name>.sink`, persistent and confirmed; no bookmark, no catch-up. A run starts at the
  * head of the log; after an outage the new run starts at the then head, and the interface
- * logs the range of indices it may not have published meanwhile (P4).
+ * logs the range of indices it may not have published meanwhile.
  */
 export class RealtimeInterface extends PushInterface {
   private position = 0;

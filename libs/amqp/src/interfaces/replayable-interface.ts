@@ -21,7 +21,7 @@ import { settleSafely } from '../connection/settle-safely.js';
 const ACK_PREFETCH = 5000;
 
 /**
- * A replayable interface (P2). Each run takes a fresh serverCorrelationUuid, reads the saved
+ * A replayable interface. Each run takes a fresh serverCorrelationUuid, reads the saved
  * bookmark and opens a router feed after it: the whole log from index 1 for a new
  * interface, then live. Matching messages are published persistent and confirmed to
  * `<name>.sink`; the others are acknowledged on the consumer's behalf. Acks from

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Replayable interfaces' bookmarks (P2): one row per interface, the highest index its
+ * Replayable interfaces' bookmarks: one row per interface, the highest index its
  * consumer has acknowledged together with every index before it (in whole batches).
  */
 export class CreateInterfaceBookmarks1765100000000 implements MigrationInterface {

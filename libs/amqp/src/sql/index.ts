@@ -1,3 +1,2 @@
 export * from './read-bookmark.sql.js';
 export * from './save-bookmark.sql.js';
-export * from './read-bookmarks.sql.js';

@@ -1,13 +1,13 @@
 import { rejectedQueueOf } from '../amqp.constants.js';
 
-/** Arguments every queue of the server is declared with: quorum on request (O3). */
+/** Arguments every queue of the server is declared with: quorum on request. */
 export function baseArguments(quorum: boolean): Record<string, unknown> {
   return quorum ? { 'x-queue-type': 'quorum' } : {};
 }
 
 /**
  * Arguments of the input queue: the dead-letter policy that moves rejected deliveries to
- * `<input>.rejected` through the default exchange. Fixed at declaration (I4).
+ * `<input>.rejected` through the default exchange. Fixed at declaration.
  */
 export function inputQueueArguments(inputQueue: string, quorum: boolean): Record<string, unknown> {
   return {

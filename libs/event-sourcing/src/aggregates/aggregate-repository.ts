@@ -33,7 +33,7 @@ export interface SaveResult {
 }
 
 /**
- * Loads and saves one aggregate class (A2). `load` applies the newest snapshot and only the
+ * Loads and saves one aggregate class. `load` applies the newest snapshot and only the
  * events after it, read one page per query, each upcast to its class's schema version.
  * `save` appends the uncommitted events expecting the loaded version, then (after commit)
  * publishes them on the EventBus and applies the snapshot policy.

@@ -5,7 +5,7 @@ import { eventMetadataOf } from '../events/event-codec.js';
 export const PERSISTED_VERSION = Symbol('ordinal:persistedVersion');
 
 /**
- * An event-sourced aggregate on the log (A2), building on @nestjs/cqrs's `AggregateRoot`:
+ * An event-sourced aggregate on the log, building on @nestjs/cqrs's `AggregateRoot`:
  * command methods call `this.apply(new OrderPlaced(...))`, handlers are `onOrderPlaced(event)`
  * (named after the `@DomainEvent` type, else the class name). Subclasses take the stream id
  * as their only constructor argument.

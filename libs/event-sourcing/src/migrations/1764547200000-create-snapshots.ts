@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Aggregate snapshots (A3): every saved snapshot is kept, keyed by (stream, version); loads use
+ * Aggregate snapshots: every saved snapshot is kept, keyed by (stream, version); loads use
  * the newest. `schema_version` is the state's own schema: a snapshot whose schema differs from
  * the aggregate's is ignored and the stream replayed.
  */

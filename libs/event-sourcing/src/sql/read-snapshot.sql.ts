@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log';
+import type { SqlQuery } from '@ordinal/log/internal';
 import { ES_TABLES } from '../event-sourcing.constants.js';
 
 /** The row `readSnapshot` returns. */

@@ -1,4 +1,4 @@
-import { TABLES, type SqlQuery } from '@ordinal/log';
+import { TABLES, type SqlQuery } from '@ordinal/log/internal';
 import { streamEventJson } from './stream-event-json.js';
 
 /** The row `readStreamEvents` returns: one JSON array holding the page. */

@@ -1,4 +1,4 @@
-import { TABLES, type SqlQuery } from '@ordinal/log';
+import { TABLES, type SqlQuery } from '@ordinal/log/internal';
 import { ES_TABLES } from '../event-sourcing.constants.js';
 import { streamEventJson } from './stream-event-json.js';
 

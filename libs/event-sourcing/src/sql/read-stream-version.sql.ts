@@ -1,4 +1,4 @@
-import { TABLES, type SqlQuery } from '@ordinal/log';
+import { TABLES, type SqlQuery } from '@ordinal/log/internal';
 
 /** A stream's current version from the heads table (0 when it has none): one index lookup. */
 export function readStreamVersion(streamId: string): SqlQuery {

@@ -1,4 +1,4 @@
-import { TABLES, type SqlQuery } from '@ordinal/log';
+import { TABLES, type SqlQuery } from '@ordinal/log/internal';
 import { ES_TABLES } from '../event-sourcing.constants.js';
 
 /** The row `saveSnapshot` returns: `created_at` is null when the stream is behind `version`. */

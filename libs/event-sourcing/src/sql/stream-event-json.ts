@@ -1,4 +1,4 @@
-import { toPosition } from '@ordinal/log';
+import { toPosition } from '@ordinal/log/internal';
 import type { RecordedEvent, StreamEvent } from '../streams/stream-event.js';
 
 /**

@@ -1,4 +1,5 @@
-import { DatabaseUnavailableError, isConnectionError } from '@ordinal/log';
+import { DatabaseUnavailableError } from '@ordinal/log';
+import { isConnectionError } from '@ordinal/log/internal';
 
 /** Runs a read; a lost or refused connection becomes `DatabaseUnavailableError` (never a raw pg error). */
 export async function guardDatabase<T>(operation: () => Promise<T>): Promise<T> {

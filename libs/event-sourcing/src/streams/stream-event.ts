@@ -12,7 +12,7 @@ export interface RecordedEvent {
 
 /** A stored stream event with its place in the log. */
 export interface StreamEvent extends RecordedEvent {
-  /** Global index in the log (G2). */
+  /** Global index in the log. */
   index: number;
   createdAt: string;
 }

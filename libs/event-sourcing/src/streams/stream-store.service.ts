@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { execute, hasNulEscape, InvalidMessageError, LogWriter, toPosition, type ExpectedVersion } from '@ordinal/log';
+import { InvalidMessageError, LogWriter, type ExpectedVersion } from '@ordinal/log';
+import { execute, hasNulEscape, toPosition } from '@ordinal/log/internal';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from '../event-sourcing-options.js';
 import { SnapshotVersionExceedsStreamError } from '../errors/index.js';
@@ -14,7 +15,7 @@ import { guardDatabase } from './guard-database.js';
 import type { AppendedEvents, NewStreamEvent, ReadStreamOptions, RecordedEvent, Snapshot, StreamEvent, StreamRead, StreamSlice } from './stream-event.js';
 
 /**
- * Aggregate streams on the log (A1, A3): appends go through the group-commit `LogWriter`
+ * Aggregate streams on the log: appends go through the group-commit `LogWriter`
  * (version checked inside its locked transaction), reads page by (stream_id, stream_version),
  * versions come from the `streams` heads table, snapshots from `snapshots`. Works with raw
  * events; the typed domain API is `AggregateRepository`.

@@ -12,7 +12,7 @@ export interface UpcastResult {
 
 /**
  * Upcasters by (event type, from schema version). `upcast` applies the chain v1 → v2 → v3 …
- * until no upcaster continues it; stored events are never touched (A4).
+ * until no upcaster continues it; stored events are never touched.
  */
 @Injectable()
 export class UpcasterRegistry {

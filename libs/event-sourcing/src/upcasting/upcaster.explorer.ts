@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import 'reflect-metadata';
 import { UPCASTER_METADATA } from '../event-sourcing.constants.js';
@@ -10,6 +10,8 @@ import { UpcasterRegistry } from './upcaster-registry.service.js';
 /** Finds `@Upcaster` providers through Nest's public DiscoveryService and registers them. */
 @Injectable()
 export class UpcasterExplorer implements OnModuleInit {
+  private readonly logger = new Logger(UpcasterExplorer.name);
+
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly registry: UpcasterRegistry,
@@ -18,9 +20,15 @@ export class UpcasterExplorer implements OnModuleInit {
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
       const { metatype, instance } = wrapper;
-      if (!metatype || !instance || typeof metatype !== 'function') continue;
+      if (!metatype || typeof metatype !== 'function') continue;
       const metadata = Reflect.getMetadata(UPCASTER_METADATA, metatype) as UpcasterMetadata | undefined;
       if (!metadata) continue;
+      if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+        // As @nestjs/schedule does for request scope (and for transient scope too): such an instance is not the one that would run.
+        this.logger.warn(`Upcaster ${metatype.name} ('${metadata.eventType}' from version ${metadata.fromVersion}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`);
+        continue;
+      }
+      if (!instance) continue;
       const upcaster = instance as Partial<EventUpcaster>;
       if (typeof upcaster.upcast !== 'function') {
         throw new InvalidUpcasterError(`${metatype.name} is an @Upcaster without an upcast(data, metadata) method`);

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The log (L1): one table, one global index. `transaction_id` records the writing
+ * The log: one table, one global index. `transaction_id` records the writing
  * transaction (xid8) for the gap-safe readers of concurrent mode; `streams` holds each
  * aggregate stream's head so a version check is an index lookup.
  */

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Concurrent mode (L4) and the low watermark (S2-S4): positions come from a sequence with
+ * Concurrent mode and the low watermark: positions come from a sequence with
  * CACHE 1 (values ascend across sessions), and holes abandoned by the gap timeout are kept
  * in `log_skipped` so a row that commits inside one later is found as a late arrival.
  */

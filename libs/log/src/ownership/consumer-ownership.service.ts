@@ -1,13 +1,11 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
-import { runMigrations } from '../schema/run-migrations.js';
+import type { ResolvedLogOptions } from '../log-options.js';
 import { execute } from '../sql/index.js';
 import { Lease } from './lease.js';
-import { OWNERSHIP_MIGRATIONS } from './migrations/index.js';
 import type { OwnedConsumer } from './owned-consumer.js';
 import { ownershipTimings, type OwnershipTimings } from './ownership-options.js';
 import { planGroup } from './ownership-plan.js';
@@ -40,7 +38,7 @@ interface Group {
  * heartbeats and claims, so a renewal never queues behind batches holding the whole pool.
  */
 @Injectable()
-export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdown {
+export class ConsumerOwnership implements BeforeApplicationShutdown {
   private readonly logger = new Logger(ConsumerOwnership.name);
   /** This process's identity in lease rows: host, pid and a random part (a pid can be reused). */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -55,15 +53,10 @@ export class ConsumerOwnership implements OnModuleInit, BeforeApplicationShutdow
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(LOG_MODULE_OPTIONS) private readonly options: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) options: ResolvedLogOptions,
   ) {
-    this.timings = ownershipTimings(resolveLogOptions(options).takeoverMs);
-  }
-
-  async onModuleInit(): Promise<void> {
-    if (!resolveLogOptions(this.options).migrate) return;
-    const applied = await runMigrations(this.dataSource, OWNERSHIP_MIGRATIONS);
-    if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
+    // Its tables come with the log's migrations (LogLifecycle runs them in one run at start).
+    this.timings = ownershipTimings(options.takeoverMs);
   }
 
   /** Runs a group's consumers (one, or a projection's partitions) wherever their share falls. */

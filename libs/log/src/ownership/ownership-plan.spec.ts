@@ -50,7 +50,7 @@ describe('planGroup (sharing a group among live processes)', () => {
           const owners = new Map<string, string>();
           all.forEach((name, i) => {
             const owner = assignment[i];
-            if (owner !== undefined && (members.includes(owner) || owner === 'dead')) owners.set(name, owner);
+            if (owner !== undefined && ((members as string[]).includes(owner) || owner === 'dead')) owners.set(name, owner);
           });
           const live = members;
           const plans = live.map((me) => ({ me, plan: planGroup({ names: all, owners, members: live, me }) }));

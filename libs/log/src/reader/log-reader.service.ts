@@ -4,7 +4,7 @@ import type { StoredMessage } from '../message.js';
 import { execute, readCategoryPage, readMessage, readPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
+import type { ResolvedLogOptions } from '../log-options.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
 import { isConnectionError, isQueryTimeout, driverError } from '../writer/pg-errors.js';
@@ -32,9 +32,9 @@ export class LogReader {
   constructor(
     private readonly dataSource: DataSource,
     private readonly watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) options: ResolvedLogOptions,
   ) {
-    this.concurrent = resolveLogOptions(options).ordering === 'concurrent';
+    this.concurrent = options.ordering === 'concurrent';
   }
 
   /**
@@ -77,7 +77,7 @@ export class LogReader {
 
   /**
    * Up to `limit` messages of one stream category from `fromIndex` (inclusive). Skips the
-   * watermark in every mode (S5): one category's positions commit in order.
+   * watermark in every mode: one category's positions commit in order.
    */
   async pageCategory(category: string, fromIndex: number, limit: number): Promise<StoredMessage[]> {
     return this.guard(async () => {

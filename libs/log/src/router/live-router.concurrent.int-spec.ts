@@ -4,12 +4,13 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { take as takeWithin } from '../../../../test/support/feed-take.js';
 import { LogModule } from '../log.module.js';
 import type { LogModuleOptions } from '../log-options.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { LiveRouter } from './live-router.service.js';
-import type { FeedMessage, LogFeed } from './log-feed.js';
+import type { LogFeed } from './log-feed.js';
 
 /** A log in concurrent mode in its own Nest context on the suite's database. */
 async function startLog(url: string, options: LogModuleOptions = {}): Promise<INestApplicationContext> {
@@ -43,26 +44,6 @@ async function heldWriter(url: string): Promise<{ position: number; commit(): Pr
   };
 }
 
-const iterators = new WeakMap<LogFeed, AsyncIterator<FeedMessage>>();
-
-/** Pulls `count` messages from a feed (one iterator per feed), failing after the deadline. */
-async function take(feed: LogFeed, count: number, timeoutMs = 8000): Promise<FeedMessage[]> {
-  let iterator = iterators.get(feed);
-  if (!iterator) iterators.set(feed, (iterator = feed[Symbol.asyncIterator]()));
-  const out: FeedMessage[] = [];
-  const timer = setTimeout(() => feed.close(), timeoutMs);
-  try {
-    while (out.length < count) {
-      const next = await iterator.next();
-      if (next.done) break;
-      out.push(next.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  if (out.length < count) throw new Error(`Got ${out.length} of ${count} messages within ${timeoutMs} ms: ${out.map((m) => m.id).join(',')}`);
-  return out;
-}
 
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -71,6 +52,9 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Pulls `count` messages (a longer deadline: held writers and the gap timeout take their time). */
+const take = (feed: LogFeed, count: number) => takeWithin(feed, count, 8000);
 
 describe('LiveRouter in concurrent mode: no position ahead of what a joining reader is given', () => {
   let db: TestDatabase;

@@ -3,6 +3,7 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { take } from '../../../../test/support/feed-take.js';
 import { LogModule } from '../log.module.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
@@ -33,26 +34,6 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   }
 }
 
-const iterators = new WeakMap<LogFeed, AsyncIterator<StoredMessage>>();
-
-/** Pulls `count` messages from a feed (one iterator per feed, kept between calls), failing after the deadline. */
-async function take(feed: LogFeed, count: number, timeoutMs = 5000): Promise<StoredMessage[]> {
-  let iterator = iterators.get(feed);
-  if (!iterator) iterators.set(feed, (iterator = feed[Symbol.asyncIterator]()));
-  const out: StoredMessage[] = [];
-  const timer = setTimeout(() => feed.close(), timeoutMs);
-  try {
-    while (out.length < count) {
-      const next = await iterator.next();
-      if (next.done) break;
-      out.push(next.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  if (out.length < count) throw new Error(`Got ${out.length} of ${count} messages within ${timeoutMs} ms: ${out.map((m) => m.id).join(',')}`);
-  return out;
-}
 
 const insertRaw = (db: TestDatabase, from: number, to: number, notify: boolean) =>
   db.query(

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
 import { LOG_CHANNEL } from '../log.constants.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
+import type { ResolvedLogOptions } from '../log-options.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
@@ -67,7 +67,6 @@ const NOTIFY_GRACE_MS = 10;
 @Injectable()
 export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(LiveRouter.name);
-  private readonly options: ResolvedLogOptions;
   private readonly mailboxes = new Set<Mailbox>();
   private readonly listener: NotifyListener;
   private readonly stopCommits: () => void;
@@ -100,9 +99,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     writer: LogWriter,
     private readonly reader: LogReader,
     watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
-    this.options = resolveLogOptions(options);
     this.stopCommits = writer.onCommit((batch) => this.onOwnCommit(batch));
     this.stopLate = watermark.onLate(() => this.checkLate());
     this.listener = new NotifyListener({
@@ -342,8 +340,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       .then((arrived) => {
         for (const message of arrived) {
           for (const feed of this.watchers.get(message.id) ?? []) {
-            feed.offerLate(message);
-            this.counters.lateDeliveries++;
+            if (feed.offerLate(message)) this.counters.lateDeliveries++;
           }
           this.forget(message.id);
         }

@@ -1,5 +1,7 @@
 import type { StoredMessage } from '../message.js';
-import { Mailbox } from './mailbox.js';
+import { Mailbox, type MailboxItem } from './mailbox.js';
+
+const idOf = (item: MailboxItem | undefined) => (item && 'id' in item ? item.id : item);
 
 const message = (id: number, messageType = 'A'): StoredMessage => ({
   id,
@@ -23,7 +25,17 @@ describe('Mailbox (R3)', () => {
     expect(mailbox.offer([message(11), message(12, 'B'), message(13)], 13)).toBe(true);
     // Then the A messages wait in order and the position covers the B
     expect(mailbox.seenUpTo).toBe(13);
-    expect([mailbox.take()?.id, mailbox.take()?.id, mailbox.take()]).toEqual([11, 13, undefined]);
+    expect([idOf(mailbox.take()), idOf(mailbox.take()), mailbox.take()]).toEqual([11, 13, undefined]);
+  });
+
+  it('puts the positions a read passed without a row ahead of that read\'s messages', () => {
+    // Given a mailbox registered at 10
+    const mailbox = new Mailbox(10, 5, null);
+    // When the router offers 11 and 13 with 12 passed inside an abandoned hole
+    mailbox.offer([message(11), message(13)], 13, { passed: [12], xmax: '100' });
+    // Then the feed learns of 12 before it takes 11, so it knows 12 is above its position
+    expect(mailbox.take()).toEqual({ passed: [12], xmax: '100' });
+    expect([idOf(mailbox.take()), idOf(mailbox.take())]).toEqual([11, 13]);
   });
 
   it('overflows instead of growing past its bound, and then refuses more', () => {

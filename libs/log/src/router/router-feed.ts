@@ -71,12 +71,13 @@ export class RouterFeed implements LogFeed {
     this.source.unwatch(this);
   }
 
-  /** A row committed at a position this feed passed: yield it marked late (if it matches). */
-  offerLate(message: StoredMessage): void {
-    if (this.closed || message.id < this.start || message.id > this.pos || message.id > this.toIndex) return;
-    if (this.accepts !== null && !this.accepts(message)) return;
+  /** A row committed at a position this feed passed: yields it marked late; false when it does not match the feed. */
+  offerLate(message: StoredMessage): boolean {
+    if (this.closed || message.id < this.start || message.id > this.pos || message.id > this.toIndex) return false;
+    if (this.accepts !== null && !this.accepts(message)) return false;
     this.late.push({ ...message, late: true });
     this.mailbox?.poke();
+    return true;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<FeedMessage> {

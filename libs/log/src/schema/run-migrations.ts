@@ -1,25 +1,34 @@
-import { DataSource, type MigrationInterface } from 'typeorm';
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
+import { LOCKS, TABLES } from '../log.constants.js';
+import { MigrationFailedError } from '../errors/migration-failed.error.js';
 
 type PostgresConnectionOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
-import { LOCKS, TABLES } from '../log.constants.js';
 
-type MigrationClass = new () => MigrationInterface;
+/** A TypeORM migration class (its name ends in a timestamp, as TypeORM requires). */
+export type MigrationClass = new () => MigrationInterface;
+
+export interface RunMigrationsOptions {
+  /** How long to wait for another process's run to release the lock (ms). @default 60000 */
+  lockTimeoutMs?: number;
+}
+
+/** SQLSTATE of a lock wait that hit `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * Runs migrations in one transaction under a session advisory lock, so several processes
- * starting at once apply each migration exactly once. Uses a short-lived DataSource of its
+ * starting at once apply each migration exactly once: the first runs them, the others wait
+ * (at most `lockTimeoutMs`), then find nothing pending. Uses a short-lived DataSource of its
  * own so the application's TypeORM settings (its entities, its own migrations) don't mix in.
+ * Every run records in the one `ordinal_migrations` table, Ordinal's and the user's alike.
  *
  * @returns the names of the migrations applied now
  */
-export async function runMigrations(
-  dataSource: DataSource,
-  migrations: MigrationClass[],
-): Promise<string[]> {
-  const options = dataSource.options as PostgresConnectionOptions;
+export async function runMigrations(dataSource: DataSource, migrations: MigrationClass[], options: RunMigrationsOptions = {}): Promise<string[]> {
+  const lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
+  const connection = dataSource.options as PostgresConnectionOptions;
   const runner = new DataSource({
-    ...options,
+    ...connection,
     name: `ordinal-migrations-${process.pid}`,
     entities: [],
     subscribers: [],
@@ -28,16 +37,31 @@ export async function runMigrations(
     migrationsRun: false,
     synchronize: false,
     logging: false,
-    extra: { ...(options.extra ?? {}), max: 2 },
+    extra: { ...(connection.extra ?? {}), max: 2 },
   } as PostgresConnectionOptions);
   await runner.initialize();
   const lock = runner.createQueryRunner();
+  let locked = false;
   try {
-    await lock.query('SELECT pg_advisory_lock($1::bigint)', [LOCKS.migrations]);
-    const applied = await runner.runMigrations({ transaction: 'all' });
-    await lock.query('SELECT pg_advisory_unlock($1::bigint)', [LOCKS.migrations]);
-    return applied.map((m) => m.name);
+    // lock_timeout bounds the wait for the advisory lock; it is this session's only lock wait.
+    await lock.query(`SELECT set_config('lock_timeout', $1, false)`, [`${Math.max(1, Math.floor(lockTimeoutMs))}ms`]);
+    try {
+      await lock.query('SELECT pg_advisory_lock($1::bigint)', [LOCKS.migrations]);
+    } catch (error) {
+      if ((error as { driverError?: { code?: string }; code?: string }).driverError?.code === LOCK_NOT_AVAILABLE || (error as { code?: string }).code === LOCK_NOT_AVAILABLE) {
+        throw new MigrationFailedError(`Another process held the migration lock for more than ${lockTimeoutMs} ms; raise migrationLockTimeoutMs or find the stuck process`, { cause: error });
+      }
+      throw error;
+    }
+    locked = true;
+    try {
+      const applied = await runner.runMigrations({ transaction: 'all' });
+      return applied.map((m) => m.name);
+    } catch (error) {
+      throw new MigrationFailedError(`Migrations failed and were rolled back: ${(error as Error).message}`, { cause: error });
+    }
   } finally {
+    if (locked) await lock.query('SELECT pg_advisory_unlock($1::bigint)', [LOCKS.migrations]).catch(() => undefined);
     await lock.release();
     await runner.destroy();
   }

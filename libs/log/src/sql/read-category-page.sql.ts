@@ -3,7 +3,7 @@ import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from './sql-query.js';
 
 /**
- * Messages of one stream category with `index >= from`, in index order (S5). No upper bound:
+ * Messages of one stream category with `index >= from`, in index order. No upper bound:
  * the per-category lock of concurrent mode makes a category's positions commit in order, so a
  * category read never sees a gap that could still fill.
  */

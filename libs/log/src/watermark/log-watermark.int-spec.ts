@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../../../../test/support/
 import { runMigrations } from '../schema/run-migrations.js';
 import { LOG_MIGRATIONS } from '../migrations/index.js';
 import { LogWatermark } from './log-watermark.service.js';
-import type { LogModuleOptions } from '../log-options.js';
+import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';
 
 /** A writer like Ordinal's concurrent flush: xid first, positions drawn inside the INSERT. */
 class RawWriter {
@@ -36,7 +36,7 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
   let db: TestDatabase;
   let dataSource: DataSource;
   const writers: RawWriter[] = [];
-  const watermark = (options: LogModuleOptions = {}) => new LogWatermark(dataSource, { ordering: 'concurrent', ...options });
+  const watermark = (options: LogModuleOptions = {}) => new LogWatermark(dataSource, resolveLogOptions({ ordering: 'concurrent', ...options }));
   const writer = async () => {
     const w = await RawWriter.open(db.url);
     writers.push(w);

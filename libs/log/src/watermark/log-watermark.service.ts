@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
+import type { ResolvedLogOptions } from '../log-options.js';
 import {
   claimLateArrivals, countRunning, execute, persistWatermark, readDrawnPosition, readFinalPositionsAfter, readHead, readLogWriters,
   readPersistedWatermark, readPositionsBetween, recordSkipped, snapshotPassed,
@@ -32,7 +32,6 @@ const PERSIST_MS = 1000;
 @Injectable()
 export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(LogWatermark.name);
-  private readonly options: ResolvedLogOptions;
   private position = 0;
   private persisted: number | null = null;
   private persistedAt = 0;
@@ -46,9 +45,8 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
-    this.options = resolveLogOptions(options);
   }
 
   onModuleInit(): void {

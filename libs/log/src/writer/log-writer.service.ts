@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions, type ResolvedLogOptions } from '../log-options.js';
+import type { ResolvedLogOptions } from '../log-options.js';
 import {
   DatabaseUnavailableError,
   InvalidMessageError,
@@ -42,7 +42,6 @@ export interface FlushStats {
 @Injectable()
 export class LogWriter implements OnApplicationShutdown {
   private readonly logger = new Logger(LogWriter.name);
-  private readonly options: ResolvedLogOptions;
   private readonly queue: PendingAppend[] = [];
   private queuedMessages = 0;
   private scheduled = false;
@@ -56,9 +55,8 @@ export class LogWriter implements OnApplicationShutdown {
 
   constructor(
     dataSource: DataSource,
-    @Inject(LOG_MODULE_OPTIONS) options: LogModuleOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
-    this.options = resolveLogOptions(options);
     this.window = new DuplicateWindow(this.options.duplicateWindow);
     this.strategies = new FlushStrategies(dataSource, this.options.ordering, this.window);
   }

@@ -3,7 +3,7 @@ import { PROJECTION_METADATA } from '../projections.constants.js';
 import type { ProjectionMetadata, ProjectionOptions } from '../projection-options.js';
 
 /**
- * Marks a Nest provider as a projection (S7): its `@EventHandler` methods apply events to a
+ * Marks a Nest provider as a projection: its `@EventHandler` methods apply events to a
  * read model, in one transaction per batch with its checkpoint named `name`. Only records
  * metadata; `ProjectionsModule` discovers it at start.
  */

@@ -29,9 +29,15 @@ export class ProjectionsExplorer implements OnModuleInit {
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
       const { metatype, instance } = wrapper;
-      if (!metatype || !instance || typeof metatype !== 'function') continue;
+      if (!metatype || typeof metatype !== 'function') continue;
       const metadata = Reflect.getMetadata(PROJECTION_METADATA, metatype) as ProjectionMetadata | undefined;
       if (!metadata) continue;
+      if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+        // As @nestjs/schedule does for request scope (and for transient scope too): such an instance is not the one that would run.
+        this.logger.warn(`Projection '${metadata.name}' (${metatype.name}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`);
+        continue;
+      }
+      if (!instance) continue;
       const methods = this.scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object);
       const definition = defineProjection(metadata, instance as object, methods, (message) => this.logger.warn(message));
       this.register(definition);

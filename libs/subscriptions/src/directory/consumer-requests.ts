@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { execute } from '@ordinal/log';
+import { execute } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { ConsumerRequestFailedError, WaitTimeoutError } from '../errors/index.js';
 import { completeRequest, insertRequest, pendingRequests, readRequest, type RequestRow } from '../sql/index.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SUBSCRIPTIONS_OPTIONS } from '../subscriptions.module-definition.js';
-import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from '../subscriptions-options.js';
+import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
 import { SubscriptionsService } from '../subscriptions.service.js';
 
 /** A consumer that is behind and has not moved for longer than `stuckAfterMs`. */
@@ -31,9 +31,9 @@ export class ConsumersHealthIndicator {
 
   constructor(
     private readonly subscriptions: SubscriptionsService,
-    @Inject(SUBSCRIPTIONS_OPTIONS) options: SubscriptionsModuleOptions,
+    @Inject(SUBSCRIPTIONS_OPTIONS) options: ResolvedSubscriptionsOptions,
   ) {
-    this.stuckAfterMs = resolveSubscriptionsOptions(options).stuckAfterMs;
+    this.stuckAfterMs = options.stuckAfterMs;
   }
 
   /** Every stuck consumer (partitions of a partitioned projection one by one). */

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Checkpoints of subscriptions and projections (S1, S7, S8): the position applied so far,
+ * Checkpoints of subscriptions and projections: the position applied so far,
  * the replay boundary (`live_from`, the head when first started or last rebuilt), and the
  * state and last error an operator sees.
  */

@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { ConsumerOwnership, LogWriter } from '@ordinal/log';
+import { LogWriter } from '@ordinal/log';
+import { ConsumerOwnership } from '@ordinal/log/internal';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
 import { startProjectionsApp } from '../../../../test/support/projections-app.js';
 import { waitFor } from '../../../../test/support/test-server.js';

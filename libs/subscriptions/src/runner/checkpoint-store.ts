@@ -1,4 +1,4 @@
-import { execute, readOpenSkipped, toPosition, type SqlRunner } from '@ordinal/log';
+import { execute, readOpenSkipped, toPosition, type SqlRunner } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { CheckpointMovedError } from '../errors/index.js';
 import { advanceCheckpoint, describeCheckpoint, ensureCheckpoint, markFailed, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';

@@ -1,4 +1,4 @@
-import { execute, toPosition, type SqlRunner } from '@ordinal/log';
+import { execute, toPosition, type SqlRunner } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { countParked, listParked, parkMessage, replayFailed, unparkMessage, type ParkedRow } from '../sql/index.js';
 

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { LateTracker, OwnershipLostError, type Lease, type LogReader, type LogWatermark, type OwnedConsumer, type StoredMessage } from '@ordinal/log';
+import { OwnershipLostError, type LogReader, type LogWatermark, type StoredMessage } from '@ordinal/log';
+import { LateTracker, type Lease, type OwnedConsumer } from '@ordinal/log/internal';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
@@ -23,9 +24,9 @@ export interface SubscriptionDeps {
 }
 
 /**
- * One subscription's runner (S1, S7): reads its stream from its checkpoint and applies each
+ * One subscription's runner: reads its stream from its checkpoint and applies each
  * batch and the checkpoint in one transaction, so a same-database read model is effectively
- * exactly-once (G5). Woken by commits, polled as a safety net (fast while the watermark holds
+ * exactly-once. Woken by commits, polled as a safety net (fast while the watermark holds
  * a hole). A failed batch rolls back and is retried with exponential back-off; the error
  * shows in `status()`. Positions passed inside abandoned holes are watched and delivered late.
  *
@@ -154,7 +155,7 @@ export class Subscription implements OwnedConsumer {
   }
 
   /**
-   * Rebuild, in the rebuild's transaction (S9): the checkpoint goes back to the start with
+   * Rebuild, in the rebuild's transaction: the checkpoint goes back to the start with
    * `head` as the new replay boundary. The caller locked the checkpoint rows first, ran the
    * read model's reset hook once, and stopped this process's runner; it calls `rebuilt` after
    * the commit. A batch in flight in another process fails on the checkpoint's guard.

@@ -7,7 +7,7 @@ export type SourceRead = CoveredRead;
 /**
  * Reads a stream from a position. `$all` and type streams read up to the safe head (the low
  * watermark in concurrent mode); a category stream reads its rows without an upper bound
- * (S5) and moves over the empty tail only up to the safe head taken before its read.
+ * and moves over the empty tail only up to the safe head taken before its read.
  */
 export class SourceReader {
   constructor(

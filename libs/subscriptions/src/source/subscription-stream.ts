@@ -1,9 +1,9 @@
 import { categoryOf, type StoredMessage } from '@ordinal/log';
 
 /**
- * What a subscription reads (S1): `'$all'`, some message types (`{ types }`, across
+ * What a subscription reads: `'$all'`, some message types (`{ types }`, across
  * categories) or one stream category (`{ category }`). `$all` and type streams read through
- * the low watermark in concurrent mode; a category stream skips it (S5).
+ * the low watermark in concurrent mode; a category stream skips it.
  */
 export type SubscriptionStream = '$all' | { types: string[] } | { category: string };
 

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log';
+import type { SqlQuery } from '@ordinal/log/internal';
 import { SUBSCRIPTION_TABLES } from '../subscriptions.constants.js';
 
 const T = SUBSCRIPTION_TABLES.checkpoints;
@@ -25,11 +25,6 @@ export function ensureCheckpoint(name: string, kind: string, position: number, l
            UNION ALL SELECT ${COLUMNS} FROM ${T} WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM created)`,
     values: [name, kind, position, liveFrom],
   };
-}
-
-/** One checkpoint. */
-export function readCheckpoint(name: string): SqlQuery {
-  return { text: `SELECT ${COLUMNS} FROM ${T} WHERE name = $1`, values: [name] };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { OWNERSHIP_TABLES, type SqlQuery } from '@ordinal/log';
+import { OWNERSHIP_TABLES, type SqlQuery } from '@ordinal/log/internal';
 import { SUBSCRIPTION_TABLES } from '../subscriptions.constants.js';
 
 /** One consumer as the database knows it: lease, owner process, checkpoint, parked count. */

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log';
+import type { SqlQuery } from '@ordinal/log/internal';
 import { SUBSCRIPTION_TABLES } from '../subscriptions.constants.js';
 
 const T = SUBSCRIPTION_TABLES.parked;

@@ -1,14 +1,13 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, ValidateNested } from 'class-validator';
+import { ArrayMinSize, IsArray, ValidateNested } from 'class-validator';
 import { PublishMessageDto } from './publish-message.dto.js';
 
-/** A batch stored atomically with contiguous indices (I2). */
+/** A batch stored atomically with contiguous indices; at most ORDINAL_MAX_BATCH messages (the controller enforces it). */
 export class PublishBatchDto {
   @ApiProperty({ type: [PublishMessageDto] })
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(1000)
   @ValidateNested({ each: true })
   @Type(() => PublishMessageDto)
   messages!: PublishMessageDto[];

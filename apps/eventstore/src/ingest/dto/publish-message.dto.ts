@@ -4,7 +4,7 @@ import { IsJsonContainer } from './is-json-container.validator.js';
 
 export const MESSAGE_TYPE_PATTERN = /^[A-Za-z0-9._:-]+$/;
 
-/** One message to publish (I1). */
+/** One message to publish. */
 export class PublishMessageDto {
   @ApiProperty({ example: 'OrderPlaced', description: '1-200 characters of [A-Za-z0-9._:-]' })
   @IsString()

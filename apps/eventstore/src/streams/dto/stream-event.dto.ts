@@ -3,7 +3,7 @@ import { IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from
 import { IsJsonContainer } from '../../ingest/dto/is-json-container.validator.js';
 import { MESSAGE_TYPE_PATTERN } from '../../ingest/dto/publish-message.dto.js';
 
-/** One event of a stream append (A5). */
+/** One event of a stream append. */
 export class StreamEventDto {
   @ApiProperty({ example: 'OrderPlaced', description: '1-200 characters of [A-Za-z0-9._:-]' })
   @IsString()

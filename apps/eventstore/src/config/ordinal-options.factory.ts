@@ -1,0 +1,31 @@
+import type { OrdinalModuleOptions } from '@ordinal/nestjs';
+import type { OrdinalConfig } from './ordinal-config.js';
+
+/** The server's OrdinalModule options from its configuration: the same module a service uses, with the server's settings. */
+export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions {
+  return {
+    url: config.databaseUrl,
+    typeorm: {
+      retryAttempts: 1,
+      retryDelay: 500,
+      extra: { max: config.dbPoolSize, connectionTimeoutMillis: 5000, query_timeout: config.queryTimeoutMs, application_name: 'ordinal' },
+    },
+    // The server's log says when it started; it is written once the HTTP server listens.
+    startMarker: true,
+    log: {
+      ordering: config.ordering,
+      duplicateWindow: config.duplicateWindow,
+      // A REST batch is stored by one flush, so a flush holds at least the largest batch.
+      maxBatchMessages: Math.max(2000, config.maxBatchMessages),
+      mailboxLimit: config.streamMailbox,
+      livePollMs: config.livePollMs,
+      gapTimeoutMs: config.gapTimeoutMs,
+      exactRelease: config.exactRelease,
+      lateRescanMs: config.lateRescanMs,
+      // A dead process's consumers (interfaces, projections, subscriptions) run elsewhere within this bound.
+      takeoverMs: config.takeoverMs,
+    },
+    // A projection behind the head with no progress for this long shows as stuck in /health.
+    subscriptions: { stuckAfterMs: config.stuckAfterMs },
+  };
+}

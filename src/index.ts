@@ -1,0 +1,90 @@
+/**
+ * @ordinal/nestjs: Ordinal in your NestJS service, from one import. The module, aggregates,
+ * upcasters, projections, subscriptions and their errors. The server's wiring (controllers,
+ * auth) is not here; the testing kit is `@ordinal/nestjs/testing`.
+ */
+export { OrdinalModule, type OrdinalFeatureOptions } from './ordinal.module.js';
+export { ORDINAL_OPTIONS } from './ordinal.module-definition.js';
+export { type OrdinalModuleOptions, type OrdinalModuleExtras, type OrdinalTypeOrmOptions, type ResolvedOrdinalOptions } from './ordinal-options.js';
+
+// Aggregates and events
+export {
+  Aggregate,
+  AggregateRoot,
+  AggregateRepository,
+  InjectAggregateRepository,
+  DomainEvent,
+  Event,
+  Upcaster,
+  UpcasterRegistry,
+  eventMetadataOf,
+  retryOnConflict,
+  isValidStreamId,
+  StreamStore,
+  AggregateNotFoundError,
+  InvalidAggregateError,
+  InvalidStreamIdError,
+  InvalidUpcasterError,
+  InvalidVersionError,
+  MissingUpcasterError,
+  SnapshotVersionExceedsStreamError,
+  UnknownEventTypeError,
+  type AggregateClass,
+  type AggregateOptions,
+  type DomainEventOptions,
+  type EventClass,
+  type EventUpcaster,
+  type UpcasterDefinition,
+  type RetryOptions,
+  type SaveOptions,
+  type SaveResult,
+  type RecordedEvent,
+  type Snapshot,
+} from '@ordinal/event-sourcing';
+
+// Projections and subscriptions
+export { Projection, EventHandler, ProjectionsService, InvalidProjectionError, type ProjectionContext, type ProjectionOptions, type ProjectionRef, type HandledEvent, type PartitionKey } from '@ordinal/projections';
+export {
+  SubscriptionsService,
+  ConsumersHealthIndicator,
+  WaitTimeoutError,
+  SubscriptionNotFoundError,
+  DuplicateSubscriptionError,
+  HandlerFailedError,
+  CheckpointMovedError,
+  ConsumerNotRunningError,
+  ConsumerRequestFailedError,
+  type SubscribeOptions,
+  type MessageContext,
+  type MessageHandler,
+  type SubscriptionStream,
+  type SubscriptionStatus,
+  type SubscriptionReport,
+  type PartitionReport,
+  type ConsumerOwner,
+  type ErrorPolicy,
+  type ErrorAction,
+  type ParkedMessage,
+  type ParkedReplay,
+  type ConsumersHealth,
+  type StuckConsumer,
+} from '@ordinal/subscriptions';
+
+// The log
+export {
+  OrdinalError,
+  VersionConflictError,
+  DatabaseUnavailableError,
+  InvalidMessageError,
+  MigrationFailedError,
+  WriterOverloadedError,
+  WriterClosedError,
+  OwnershipLostError,
+  LogWriter,
+  LogReader,
+  START_MARKER_TYPE,
+  type StoredMessage,
+  type NewMessage,
+  type ExpectedVersion,
+  type Ordering,
+} from '@ordinal/log';

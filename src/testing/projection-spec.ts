@@ -1,0 +1,167 @@
+import { Module, type DynamicModule, type INestApplicationContext, type Provider, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { DataSource, type EntityManager, type EntityTarget, type MigrationInterface, type ObjectLiteral, type Repository } from 'typeorm';
+import { StreamStore } from '@ordinal/event-sourcing';
+import { requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
+import { LogReader, LogWriter, OrdinalError, type NewMessage } from '@ordinal/log';
+import { ProjectionsService } from '@ordinal/projections';
+import { OrdinalModule } from '../ordinal.module.js';
+import type { OrdinalModuleOptions } from '../ordinal-options.js';
+
+/** Options of `ProjectionSpec.start`. */
+export interface ProjectionSpecOptions {
+  /**
+   * The PostgreSQL server (any database on it): the spec creates a fresh database there and
+   * drops it at `stop`. @default process.env.DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres
+   */
+  url?: string;
+  /** The read model's entities. @default [] */
+  entities?: Function[];
+  /** The read model's migrations (they run with Ordinal's at start). @default [] */
+  migrations?: (new () => MigrationInterface)[];
+  /** What the projection injects besides Ordinal's services. @default [] */
+  providers?: Provider[];
+  /** Modules the projection's providers need. @default [] */
+  imports?: (Type | DynamicModule)[];
+  /** More OrdinalModule options (log ordering, subscriptions' batch size, …). */
+  ordinal?: Pick<OrdinalModuleOptions, 'log' | 'eventSourcing' | 'subscriptions'>;
+  /** Prefix of the database's name (letters, digits, `_`; a random suffix follows). @default 'ordinal_spec' */
+  databasePrefix?: string;
+  /** Longest wait of `run()` for the projection to reach the head (ms). @default 10000 */
+  timeoutMs?: number;
+  /** Nest's logger: `false` (the default) keeps the test output quiet. */
+  logger?: false | undefined;
+}
+
+/**
+ * A projection on a database of its own: `start` creates the database and runs the
+ * projection in a Nest application context, `given` appends events, `run` waits until the
+ * projection has applied everything in the log, and the read model is there to assert on.
+ * `stop` closes the application and drops the database (call it in `afterEach`/`finally`).
+ *
+ * ```ts
+ * const spec = await ProjectionSpec.start(OrderSummaryProjection, { entities: [OrderSummary], migrations: [CreateOrderSummary1767225600000] });
+ * try {
+ *   await spec.given('order-1', new OrderPlaced('order-1', 'alice'));
+ *   await spec.run();
+ *   const row = await spec.repository(OrderSummary).findOneBy({ orderId: 'order-1' });
+ * } finally {
+ *   await spec.stop();
+ * }
+ * ```
+ */
+export class ProjectionSpec<P> {
+  private stopped = false;
+
+  private constructor(
+    readonly app: INestApplicationContext,
+    private readonly projectionClass: Type<P>,
+    private readonly database: { name: string; url: string; maintenanceUrl: string },
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Creates a fresh database and starts `projection` on it. */
+  static async start<P>(projection: Type<P>, options: ProjectionSpecOptions = {}): Promise<ProjectionSpec<P>> {
+    const server = new URL(options.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+    const maintenance = new URL(server);
+    maintenance.pathname = '/postgres';
+    const prefix = options.databasePrefix ?? 'ordinal_spec';
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new OrdinalError('invalid_configuration', `databasePrefix '${prefix}' must be 1-41 letters, digits or _ (not starting with a digit)`);
+    const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`.toLowerCase();
+    // An identifier cannot be a parameter; the name was checked against [A-Za-z0-9_] above.
+    await onServer(maintenance.toString(), `CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    const database = { name, url: url.toString(), maintenanceUrl: maintenance.toString() };
+    try {
+      @Module({
+        imports: [
+          OrdinalModule.forRoot({
+            url: database.url,
+            entities: options.entities ?? [],
+            migrations: options.migrations ?? [],
+            typeorm: { extra: { max: 4, application_name: 'ordinal-projection-spec' } },
+            ...options.ordinal,
+            log: { duplicateWindow: 0, ...options.ordinal?.log },
+            subscriptions: { idlePollMs: 50, retryInitialMs: 50, retryMaxMs: 500, ...options.ordinal?.subscriptions },
+            cqrs: false,
+          }),
+          ...(options.imports ?? []),
+        ],
+        providers: [projection, ...(options.providers ?? [])],
+      })
+      class ProjectionSpecModule {}
+      const app = await NestFactory.createApplicationContext(ProjectionSpecModule, { logger: options.logger ?? false });
+      await app.init();
+      return new ProjectionSpec(app, projection, database, options.timeoutMs ?? 10_000);
+    } catch (error) {
+      await onServer(database.maintenanceUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Appends `events` (instances of `@DomainEvent` classes) to the stream `streamId`, after whatever it holds. */
+  async given(streamId: string, ...events: object[]): Promise<this> {
+    if (events.length === 0) return this;
+    const encoded = events.map((event) => {
+      const { eventType, schemaVersion } = requireEventMetadata(Object.getPrototypeOf(event).constructor as Function);
+      return { eventType, schemaVersion, data: toEventData(event) };
+    });
+    await this.app.get(StreamStore).append(streamId, 'any', encoded);
+    return this;
+  }
+
+  /** Appends plain messages (no stream), as `PUT /api/events/message` would. */
+  async givenMessages(...messages: NewMessage[]): Promise<this> {
+    if (messages.length > 0) await this.app.get(LogWriter).append({ messages, skipDuplicateWindow: true });
+    return this;
+  }
+
+  /** Waits until the projection has applied every message in the log (WaitTimeoutError after `timeoutMs`). */
+  async run(): Promise<void> {
+    const head = await this.app.get(LogReader).safeHead();
+    await this.app.get(ProjectionsService).waitFor(this.projectionClass, head, this.timeoutMs);
+  }
+
+  /** The projection instance that runs. */
+  get projection(): P {
+    return this.app.get(this.projectionClass);
+  }
+
+  /** The spec's DataSource, on its own database. */
+  get dataSource(): DataSource {
+    return this.app.get(DataSource);
+  }
+
+  get manager(): EntityManager {
+    return this.dataSource.manager;
+  }
+
+  /** A TypeORM repository of a read-model entity. */
+  repository<E extends ObjectLiteral>(entity: EntityTarget<E>): Repository<E> {
+    return this.dataSource.getRepository(entity);
+  }
+
+  /** Closes the application and drops the database. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    try {
+      await this.app.close();
+    } finally {
+      await onServer(this.database.maintenanceUrl, `DROP DATABASE IF EXISTS ${this.database.name} WITH (FORCE)`);
+    }
+  }
+}
+
+async function onServer(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}

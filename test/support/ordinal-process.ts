@@ -1,0 +1,40 @@
+import { http } from './test-server.js';
+import { createServer } from 'node:net';
+import { spawnServer, type ServerProcess } from './server-process.js';
+
+/** A free TCP port on 127.0.0.1 (asked of the kernel, then released for the child to take). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The built server in its own process, listening, with its base URL. */
+export interface OrdinalProcess extends ServerProcess {
+  baseUrl: string;
+  port: number;
+}
+
+/**
+ * Spawns `apps/eventstore/dist/main.js` on `databaseUrl` with `env` on top, and resolves once
+ * it says it listens. Pass the same `port` to restart "the same" server.
+ */
+export async function startOrdinalProcess(databaseUrl: string, env: Record<string, string> = {}, port?: number): Promise<OrdinalProcess> {
+  const chosen = port ?? (await freePort());
+  const server = spawnServer({ DATABASE_URL: databaseUrl, PORT: String(chosen), HOST: '127.0.0.1', ORDINAL_DUPLICATE_WINDOW: '0', ...env });
+  try {
+    await server.waitForOutput(/listening on http:\/\/localhost:\d+/, 30_000);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return Object.assign(server, { baseUrl: `http://127.0.0.1:${chosen}`, port: chosen });
+}
+
+/** A JSON request on a fresh connection (no keep-alive: a test that restarts the server must not reuse a socket of the old process). */
+export const api = (baseUrl: string, method: string, path: string, body?: unknown) => http(baseUrl, method, path, body, undefined, { fresh: true });
