@@ -43,20 +43,31 @@ export {
 } from '@ordinal/event-sourcing';
 
 // Projections and subscriptions
-export { Projection, EventHandler, ProjectionsService, InvalidProjectionError, type ProjectionContext, type ProjectionOptions, type ProjectionRef, type HandledEvent } from '@ordinal/projections';
+export { Projection, EventHandler, ProjectionsService, InvalidProjectionError, type ProjectionContext, type ProjectionOptions, type ProjectionRef, type HandledEvent, type PartitionKey } from '@ordinal/projections';
 export {
   SubscriptionsService,
+  ConsumersHealthIndicator,
   WaitTimeoutError,
   SubscriptionNotFoundError,
   DuplicateSubscriptionError,
   HandlerFailedError,
   CheckpointMovedError,
+  ConsumerNotRunningError,
+  ConsumerRequestFailedError,
   type SubscribeOptions,
   type MessageContext,
   type MessageHandler,
   type SubscriptionStream,
   type SubscriptionStatus,
   type SubscriptionReport,
+  type PartitionReport,
+  type ConsumerOwner,
+  type ErrorPolicy,
+  type ErrorAction,
+  type ParkedMessage,
+  type ParkedReplay,
+  type ConsumersHealth,
+  type StuckConsumer,
 } from '@ordinal/subscriptions';
 
 // The log
@@ -68,6 +79,7 @@ export {
   MigrationFailedError,
   WriterOverloadedError,
   WriterClosedError,
+  OwnershipLostError,
   LogWriter,
   LogReader,
   START_MARKER_TYPE,

@@ -7,6 +7,7 @@ import {
   Aggregate,
   AggregateRepository,
   AggregateRoot,
+  ConsumersHealthIndicator,
   DomainEvent,
   EventHandler,
   InjectAggregateRepository,
@@ -17,6 +18,8 @@ import {
   SubscriptionsService,
   type ResolvedOrdinalOptions,
 } from '@ordinal/nestjs';
+import { ConsumerOwnership } from '@ordinal/log/internal';
+import { SUBSCRIPTIONS_OPTIONS, type ResolvedSubscriptionsOptions } from '@ordinal/subscriptions/internal';
 import { createTestDatabase, type TestDatabase } from '../test/support/test-database.js';
 
 @DomainEvent('LampSwitched')
@@ -120,6 +123,34 @@ describe('OrdinalModule', () => {
     await lamps.save(lamp);
     expect((await lamps.load('lamp-1')).on).toBe(true);
     expect(await db.query('SELECT index FROM messages WHERE message_type = $1', ['StartMarker'])).toEqual([]);
+  });
+
+  it('forRootAsync: consumer ownership’s takeoverMs and the health’s stuckAfterMs reach the services; the ownership tables come with the one migration run', async () => {
+    // Given ownership settings that come from ConfigService
+    await start(
+      [
+        ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ DATABASE_URL: db.url, TAKEOVER_MS: '2500', STUCK_AFTER_MS: '1234' })] }),
+        OrdinalModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [ConfigService],
+          useFactory: (config: ConfigService) => ({
+            url: config.getOrThrow<string>('DATABASE_URL'),
+            log: { takeoverMs: Number(config.getOrThrow<string>('TAKEOVER_MS')) },
+            subscriptions: { stuckAfterMs: Number(config.getOrThrow<string>('STUCK_AFTER_MS')) },
+          }),
+        }),
+      ],
+      [],
+    );
+    // Then the lease timings derive from the given bound, and the health indicator reads the resolved subscriptions options
+    expect(app!.get(ConsumerOwnership).timings).toEqual({ takeoverMs: 2500, ttlMs: 1500, tickMs: 500 });
+    expect(app!.get<ResolvedSubscriptionsOptions>(SUBSCRIPTIONS_OPTIONS).stuckAfterMs).toBe(1234);
+    expect(await app!.get(ConsumersHealthIndicator).isHealthy('projections')).toEqual({ projections: { status: 'up', stuck: [] } });
+    // And the ownership tables were created in the one migration run, each migration once
+    const rows = await db.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM ordinal_migrations GROUP BY name');
+    expect(rows).toEqual(expect.arrayContaining([{ name: 'CreateConsumerLeases1765300000000', n: 1 }, { name: 'ConsumerDirectory1765200000002', n: 1 }]));
+    const [tables] = await db.query<{ leases: boolean; processes: boolean }>("SELECT to_regclass('consumer_leases') IS NOT NULL AS leases, to_regclass('consumer_processes') IS NOT NULL AS processes");
+    expect(tables).toEqual({ leases: true, processes: true });
   });
 
   it('runs the migrations a feature contributes with forRoot’s, each once', async () => {

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from './log.module-definition.js';
 import type { ResolvedLogOptions } from './log-options.js';
 import { LOG_MIGRATIONS } from './migrations/index.js';
+import { OWNERSHIP_MIGRATIONS } from './ownership/migrations/index.js';
 import { runMigrations, type MigrationClass } from './schema/run-migrations.js';
 import { MigrationSet } from './schema/migration-set.js';
 import { alignPositions, execute, latestHashes } from './sql/index.js';
@@ -55,10 +56,10 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     }
   }
 
-  /** The log's migrations, then `options.migrations`, then those of every `MigrationSet` provider (each class once). */
+  /** The log's migrations (consumer ownership's among them), then `options.migrations`, then those of every `MigrationSet` provider (each class once). */
   private migrations(): MigrationClass[] {
     const contributed = this.discovery.getProviders().flatMap((wrapper) => (wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : []));
-    return [...new Set([...LOG_MIGRATIONS, ...this.options.migrations, ...contributed])];
+    return [...new Set([...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...this.options.migrations, ...contributed])];
   }
 
   async onApplicationBootstrap(): Promise<void> {

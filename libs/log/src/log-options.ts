@@ -43,6 +43,11 @@ export interface LogModuleOptions {
   mailboxLimit?: number;
   /** Rows per database read of a feed's replay and of the router. @default 1000 */
   replayBatchSize?: number;
+  /**
+   * Consumer ownership: a consumer (subscription, projection partition, push interface) whose
+   * owning process died runs in another process within this bound (ms). @default 5000
+   */
+  takeoverMs?: number;
 }
 
 export type ResolvedLogOptions = Required<Omit<LogModuleOptions, 'startMarkerBody'>> &
@@ -67,5 +72,6 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     livePollMs: options.livePollMs ?? 1000,
     mailboxLimit: options.mailboxLimit ?? 10_000,
     replayBatchSize: options.replayBatchSize ?? 1000,
+    takeoverMs: options.takeoverMs ?? 5000,
   };
 }

@@ -7,6 +7,7 @@ import { LogReader } from './reader/log-reader.service.js';
 import { LogLifecycle } from './log-lifecycle.service.js';
 import { LiveRouter } from './router/live-router.service.js';
 import { LogWatermark } from './watermark/log-watermark.service.js';
+import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
 
 /**
  * The global-index log. Needs a TypeORM `DataSource` for PostgreSQL in the application
@@ -21,8 +22,10 @@ import { LogWatermark } from './watermark/log-watermark.service.js';
     LogLifecycle,
     LiveRouter,
     LogWatermark,
+    ConsumerOwnership,
   ],
   // The resolved options are exported too: subscriptions and the server read the ordering and gap settings.
-  exports: [LogWriter, LogReader, LogLifecycle, LiveRouter, LogWatermark, LOG_MODULE_OPTIONS],
+  // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through ./internal.
+  exports: [LogWriter, LogReader, LogLifecycle, LiveRouter, LogWatermark, ConsumerOwnership, LOG_MODULE_OPTIONS],
 })
 export class LogModule extends LogConfigurableModule {}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SubscriptionsService, type SubscriptionReport } from '@ordinal/subscriptions';
+import { SubscriptionsService, type ParkedMessage, type SubscriptionReport } from '@ordinal/subscriptions';
 import 'reflect-metadata';
 import { InvalidProjectionError } from './errors/index.js';
 import { PROJECTION_METADATA } from './projections.constants.js';
@@ -21,12 +21,31 @@ export class ProjectionsService {
     return this.subscriptions.waitFor(nameOf(projection), index, timeoutMs);
   }
 
-  /** Status of every projection (subscriptions from code are left out). */
+  /**
+   * Every projection any process registered on the database: owner (pid, host), heartbeat
+   * age, position, head, lag, state, last error, parked count, partitions (subscriptions
+   * from code are left out; `SubscriptionsService.report()` has them too).
+   */
   async report(): Promise<SubscriptionReport[]> {
     return (await this.subscriptions.report()).filter((s) => s.kind === 'projection');
   }
 
-  /** Clears the read model, resets the checkpoint with a new replay boundary, replays. */
+  /** The projection's parked messages (its `park` error policy), oldest first. */
+  listParked(projection: ProjectionRef): Promise<ParkedMessage[]> {
+    return this.subscriptions.listParked(nameOf(projection));
+  }
+
+  /** Applies the parked messages again after a fix (through the upcasters, like any event). */
+  replayParked(projection: ProjectionRef): Promise<{ replayed: number; remaining: number; error: string | null }> {
+    return this.subscriptions.replayParked(nameOf(projection));
+  }
+
+  /** Resumes a projection its `stop` error policy stopped (after a fix). */
+  resume(projection: ProjectionRef): Promise<void> {
+    return this.subscriptions.resume(nameOf(projection));
+  }
+
+  /** Clears the read model, resets the checkpoint with a new replay boundary, replays (wherever it is owned). */
   rebuild(projection: ProjectionRef): Promise<void> {
     return this.subscriptions.rebuild(nameOf(projection));
   }

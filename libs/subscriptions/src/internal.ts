@@ -3,3 +3,4 @@ export * from './subscriptions.constants.js';
 export { SUBSCRIPTIONS_OPTIONS, SUBSCRIPTIONS_RAW_OPTIONS } from './subscriptions.module-definition.js';
 export { resolveSubscriptionsOptions, type ResolvedSubscriptionsOptions } from './subscriptions-options.js';
 export { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
+export type { ConsumerCommand } from './directory/consumer-requests.js';

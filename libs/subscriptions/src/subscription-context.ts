@@ -1,6 +1,7 @@
 import type { StoredMessage } from '@ordinal/log';
 import type { EntityManager } from 'typeorm';
 import type { SubscriptionStream } from './source/subscription-stream.js';
+import type { ErrorPolicy } from './error-policy.js';
 
 /** What a handler gets beside the message. */
 export interface MessageContext {
@@ -34,6 +35,13 @@ export interface SubscribeOptions {
   batchSize?: number;
   /** Called in the rebuild's transaction before the checkpoint is reset (clear the read model). */
   reset?: (manager: EntityManager) => Promise<void>;
+  /** What a handler that keeps failing leads to (see ErrorPolicy). @default retry until fixed */
+  onError?: ErrorPolicy;
+  /**
+   * Only these messages reach the handler (the others are passed over; the checkpoint moves
+   * over them too): one partition of a partitioned projection.
+   */
+  accepts?: (message: StoredMessage) => boolean;
   /** Shown in status. @default 'subscription' */
   kind?: 'subscription' | 'projection';
 }
@@ -47,7 +55,11 @@ export interface SubscriptionStatus {
   position: number;
   /** The replay boundary. */
   liveFrom: number;
-  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding';
+  /**
+   * `standby`: this process waits while another owns it; `unowned`: no live process owns it
+   * (in reports); `stopped`: stopped by its error policy (or shut down).
+   */
+  state: 'starting' | 'running' | 'failed' | 'stopped' | 'rebuilding' | 'standby' | 'unowned';
   lastError: string | null;
   lastErrorAt: string | null;
   /** Failed attempts since the last success. */
@@ -55,6 +67,10 @@ export interface SubscriptionStatus {
   /** Positions passed inside abandoned holes, watched for late arrivals. */
   pendingLate: number[];
   lateDelivered: number;
+  /** Messages the error policy skipped since this process started running it. */
+  skipped: number;
+  /** Messages this process parked since it started running it (the stored count is `parked` in reports). */
+  parkedHere: number;
   /** Reads wait at the low watermark (concurrent mode, not a single category). */
   watermarked: boolean;
 }

@@ -12,6 +12,8 @@ export interface SubscriptionsModuleOptions {
   retryMaxMs?: number;
   /** How often positions a subscription passed inside abandoned holes are checked for late arrivals (ms). @default 1000 */
   lateCheckMs?: number;
+  /** A consumer behind the head whose checkpoint has not moved for this long is stuck (health). @default 60000 */
+  stuckAfterMs?: number;
   /** Run the checkpoints migration at start. @default true */
   migrate?: boolean;
 }
@@ -27,6 +29,7 @@ export function resolveSubscriptionsOptions(options: SubscriptionsModuleOptions 
     retryInitialMs: options.retryInitialMs ?? 250,
     retryMaxMs: options.retryMaxMs ?? 30_000,
     lateCheckMs: options.lateCheckMs ?? 1000,
+    stuckAfterMs: options.stuckAfterMs ?? 60_000,
     migrate: options.migrate ?? true,
   };
 }

@@ -3,6 +3,7 @@ import { SUBSCRIPTIONS_OPTIONS, SUBSCRIPTIONS_RAW_OPTIONS, SubscriptionsConfigur
 import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
 import { SubscriptionsLifecycle } from './subscriptions-lifecycle.service.js';
 import { SubscriptionsService } from './subscriptions.service.js';
+import { ConsumersHealthIndicator } from './directory/consumers-health.indicator.js';
 
 /**
  * Subscriptions from checkpoints by type, category or `$all`. Needs the global `LogModule` and
@@ -14,7 +15,8 @@ import { SubscriptionsService } from './subscriptions.service.js';
     { provide: SUBSCRIPTIONS_OPTIONS, useFactory: (options: SubscriptionsModuleOptions) => resolveSubscriptionsOptions(options), inject: [SUBSCRIPTIONS_RAW_OPTIONS] },
     SubscriptionsService,
     SubscriptionsLifecycle,
+    ConsumersHealthIndicator,
   ],
-  exports: [SubscriptionsService, SUBSCRIPTIONS_OPTIONS],
+  exports: [SubscriptionsService, ConsumersHealthIndicator, SUBSCRIPTIONS_OPTIONS],
 })
 export class SubscriptionsModule extends SubscriptionsConfigurableModule {}

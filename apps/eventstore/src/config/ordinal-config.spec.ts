@@ -1,4 +1,5 @@
 import { ConfigError, DEV_DATABASE_URL, DEV_TOKEN, loadConfig } from './ordinal-config.js';
+import { ordinalOptionsFrom } from './ordinal-options.factory.js';
 
 describe('loadConfig', () => {
   it('fills in the local services and the development token in development', () => {
@@ -34,5 +35,15 @@ describe('loadConfig', () => {
     expect(config.tokens.map((t) => t.secret)).toEqual(['s3cret']);
     expect(config.amqpUrl).toBeNull();
     expect(config.createDatabase).toBe(false);
+  });
+
+  it('carries the ownership settings into the OrdinalModule options (ORDINAL_TAKEOVER_MS, ORDINAL_STUCK_AFTER_MS)', () => {
+    const defaults = ordinalOptionsFrom(loadConfig({}));
+    expect(defaults.log?.takeoverMs).toBe(5000);
+    expect(defaults.subscriptions?.stuckAfterMs).toBe(60_000);
+    const options = ordinalOptionsFrom(loadConfig({ ORDINAL_TAKEOVER_MS: '2500', ORDINAL_STUCK_AFTER_MS: '1500' }));
+    expect(options.log?.takeoverMs).toBe(2500);
+    expect(options.subscriptions?.stuckAfterMs).toBe(1500);
+    expect(() => loadConfig({ ORDINAL_TAKEOVER_MS: '100' })).toThrow(/ORDINAL_TAKEOVER_MS/);
   });
 });

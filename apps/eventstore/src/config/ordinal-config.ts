@@ -42,6 +42,10 @@ export interface OrdinalConfig {
   exactRelease: boolean;
   /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS). @default 2000 */
   lateRescanMs: number;
+  /** Consumers (interfaces, projections, subscriptions) of a dead process run elsewhere within this bound (ms, ORDINAL_TAKEOVER_MS). @default 5000 */
+  takeoverMs: number;
+  /** A projection behind the head with no progress for this long shows as stuck in /health (ms, ORDINAL_STUCK_AFTER_MS). @default 60000 */
+  stuckAfterMs: number;
   /** How long the server waits for any one database answer (ms, ORDINAL_QUERY_TIMEOUT_MS); a write past it answers 503. @default 30000 */
   queryTimeoutMs: number;
 }
@@ -124,6 +128,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     gapTimeoutMs: int(env, 'ORDINAL_GAP_TIMEOUT_MS', 5000, Number.MIN_SAFE_INTEGER),
     exactRelease: oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
     lateRescanMs: int(env, 'ORDINAL_LATE_RESCAN_MS', 2000, 10),
+    takeoverMs: int(env, 'ORDINAL_TAKEOVER_MS', 5000, 500),
+    stuckAfterMs: int(env, 'ORDINAL_STUCK_AFTER_MS', 60_000, 100),
     queryTimeoutMs: int(env, 'ORDINAL_QUERY_TIMEOUT_MS', 30_000, 100),
   };
 }

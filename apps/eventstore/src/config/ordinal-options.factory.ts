@@ -22,6 +22,10 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       gapTimeoutMs: config.gapTimeoutMs,
       exactRelease: config.exactRelease,
       lateRescanMs: config.lateRescanMs,
+      // A dead process's consumers (interfaces, projections, subscriptions) run elsewhere within this bound.
+      takeoverMs: config.takeoverMs,
     },
+    // A projection behind the head with no progress for this long shows as stuck in /health.
+    subscriptions: { stuckAfterMs: config.stuckAfterMs },
   };
 }

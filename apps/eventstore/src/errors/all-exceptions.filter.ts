@@ -17,6 +17,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   invalid_version: 400,
   aggregate_not_found: 404,
   subscription_not_found: 404,
+  consumer_not_running: 409,
+  consumer_request_failed: 503,
 };
 
 /**

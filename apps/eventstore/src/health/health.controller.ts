@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { LogLifecycle } from '@ordinal/log';
 import { AmqpConnection } from '@ordinal/amqp';
+import { ConsumersHealthIndicator } from '@ordinal/subscriptions';
 import { Public } from '../auth/scopes.decorator.js';
 
 /**
@@ -19,6 +20,7 @@ export class HealthController {
     private readonly dataSource: DataSource,
     private readonly lifecycle: LogLifecycle,
     @Optional() private readonly amqp?: AmqpConnection,
+    @Optional() private readonly consumers?: ConsumersHealthIndicator,
   ) {}
 
   @Get()
@@ -34,7 +36,9 @@ export class HealthController {
     const ok = database === 'up';
     if (!ok) reply.status(503).header('retry-after', '2');
     const broker = this.amqp ? (this.amqp.state === 'up' ? 'up' : 'down') : undefined;
-    const status = !ok ? 'error' : broker === 'down' ? 'degraded' : 'ok';
-    return { status, database, ...(broker ? { broker } : {}), startMarker: this.lifecycle.startMarker?.id ?? null };
+    // A stuck projection (behind, no progress for ORDINAL_STUCK_AFTER_MS) degrades the status; the server still serves.
+    const projections = ok && this.consumers ? await this.consumers.isHealthy('projections').then((h) => h.projections).catch(() => undefined) : undefined;
+    const status = !ok ? 'error' : broker === 'down' || projections?.status === 'down' ? 'degraded' : 'ok';
+    return { status, database, ...(broker ? { broker } : {}), ...(projections ? { projections } : {}), startMarker: this.lifecycle.startMarker?.id ?? null };
   }
 }

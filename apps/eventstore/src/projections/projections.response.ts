@@ -56,3 +56,48 @@ export class ProjectionsResponseDto {
   @ApiProperty({ type: WatermarkStatusDto })
   watermark!: WatermarkStatusDto;
 }
+
+/** A message a projection's `park` error policy set aside. */
+export class ParkedMessageDto {
+  @ApiProperty({ description: 'The consumer (projection, or one partition of it, `<name>#<n>`)' })
+  consumer!: string;
+
+  @ApiProperty({ type: 'integer', description: 'The message\'s index' })
+  position!: number;
+
+  @ApiProperty()
+  messageType!: string;
+
+  @ApiProperty({ description: 'The handler\'s last error' })
+  error!: string;
+
+  @ApiProperty({ type: 'integer' })
+  attempts!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  parkedAt!: string;
+}
+
+/** `GET /api/projections/:name/parked`. */
+export class ParkedListDto {
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({ type: [ParkedMessageDto] })
+  parked!: ParkedMessageDto[];
+}
+
+/** `POST /api/projections/:name/parked/replay`. */
+export class ParkedReplayDto {
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Applied again, and gone from the parked list' })
+  replayed!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Still parked (the first of them failed again)' })
+  remaining!: number;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The error of the first message that failed again' })
+  error!: string | null;
+}

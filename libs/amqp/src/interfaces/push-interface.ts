@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ChannelModel } from 'amqplib';
-import type { StoredMessage } from '@ordinal/log';
+import { OwnershipLostError, type StoredMessage } from '@ordinal/log';
+import type { Lease, OwnedConsumer } from '@ordinal/log/internal';
 import type { AmqpConnection } from '../connection/amqp-connection.service.js';
 import { backoffDelay, sleep } from '../connection/backoff.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
@@ -12,13 +13,18 @@ import type { InterfaceState, InterfaceStatus } from './interface-status.js';
  * whenever a run fails (connection lost, channel closed, publish refused, database down),
  * starts a new run after a back-off: the seed's interfaces stayed silent after an outage,
  * these recover by themselves. A run is the subclass's `run`.
+ *
+ * Under consumer ownership (lease `interface:<name>`) it runs only in the process holding the
+ * lease, checks it before every publish, and stands by once it is lost, so two servers with
+ * one interface publish each message once.
  */
-export abstract class PushInterface {
+export abstract class PushInterface implements OwnedConsumer {
   protected readonly logger: Logger;
   protected state: InterfaceState = 'starting';
   protected readonly counters = { published: 0, skipped: 0, staleAcks: 0, restarts: 0, late: 0 };
   protected lastError: string | null = null;
-  private readonly stopping = new AbortController();
+  private stopping = new AbortController();
+  private lease: Lease | null = null;
   private supervisor: Promise<void> | null = null;
   private readonly includes: Set<string> | null;
 
@@ -37,16 +43,47 @@ export abstract class PushInterface {
   /** The interface's status (lag is added by the caller, who knows the head). */
   abstract status(): InterfaceStatus;
 
+  /** The lease's name: interfaces share a namespace with nothing else. */
+  get name(): string {
+    return `interface:${this.config.name}`;
+  }
+
+  /** Waiting for its lease (shown until this process owns the interface). */
+  standBy(): void {
+    if (!this.supervisor) this.state = 'standby';
+  }
+
+  /** This process owns the interface now: run it. */
+  acquired(lease: Lease): void {
+    this.lease = lease;
+    this.start();
+  }
+
+  /** Another process owns it now (or shutdown): stop and stand by. */
+  async released(): Promise<void> {
+    await this.stop();
+    this.lease = null;
+    this.state = 'standby';
+  }
+
   /** Starts supervising (idempotent). */
   start(): void {
-    this.supervisor ??= this.supervise();
+    if (this.supervisor) return;
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
+    this.supervisor = this.supervise();
   }
 
   /** Stops the current run and the supervisor. */
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.supervisor;
+    this.supervisor = null;
     this.state = 'stopped';
+  }
+
+  /** Before every publish: throws OwnershipLostError once this process no longer owns the interface. */
+  protected ensureOwned(): void {
+    if (this.lease && !this.lease.isHeld()) throw new OwnershipLostError(this.name);
   }
 
   protected matches(message: StoredMessage): boolean {
@@ -100,6 +137,10 @@ export abstract class PushInterface {
         stop.removeEventListener('abort', abortRun);
       }
       if (stop.aborted) break;
+      if (this.lease && !this.lease.isHeld()) {
+        this.logger.warn(`Interface ${this.config.name}: this process no longer owns it; standing by`);
+        break;
+      }
       this.counters.restarts++;
       this.state = this.amqp.isCurrent(connection) ? 'retrying' : 'disconnected';
       await sleep(backoffDelay(this.attempt++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs }), stop);

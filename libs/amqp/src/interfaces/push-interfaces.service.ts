@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { LiveRouter, LogReader } from '@ordinal/log';
+import { ConsumerOwnership } from '@ordinal/log/internal';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { AmqpConnection } from '../connection/amqp-connection.service.js';
@@ -31,6 +32,7 @@ export class PushInterfaces implements BeforeApplicationShutdown {
     private readonly reader: LogReader,
     bookmarks: BookmarkStore,
     @Inject(AMQP_MODULE_OPTIONS) options: ResolvedAmqpOptions,
+    private readonly ownership: ConsumerOwnership,
   ) {
     this.options = options;
     this.interfaces = parseInterfaces(this.options.interfaces).map((config) =>
@@ -40,9 +42,15 @@ export class PushInterfaces implements BeforeApplicationShutdown {
     );
   }
 
-  /** Starts every interface; each runs whenever the broker is connected. */
+  /**
+   * Hands every interface to consumer ownership: each runs (whenever the broker is connected)
+   * in the one process holding its lease, the others stand by.
+   */
   start(): void {
-    for (const iface of this.interfaces) iface.start();
+    for (const iface of this.interfaces) {
+      iface.standBy();
+      this.ownership.join(iface.name, 'interface', [iface]);
+    }
     if (this.interfaces.length > 0) this.logger.log(`Push interfaces: ${this.interfaces.map((i) => `${i.config.name} (${i.config.type})`).join(', ')}`);
   }
 
@@ -70,6 +78,7 @@ export class PushInterfaces implements BeforeApplicationShutdown {
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.interfaces.map((i) => this.ownership.leave(i.name)));
     await Promise.all(this.interfaces.map((i) => i.stop()));
   }
 }

@@ -89,11 +89,13 @@ export class RealtimeInterface extends PushInterface {
       for await (const message of feed) {
         if (message.late) {
           // A late arrival among positions already passed: published once, marked late.
+          this.ensureOwned();
           await window.publish(sink, deliveryBody(message), deliveryProperties(message, null), () => this.counters.published++);
           this.counters.late++;
           continue;
         }
         const index = message.id;
+        this.ensureOwned();
         await window.publish(sink, deliveryBody(message), deliveryProperties(message, null), () => {
           this.counters.published++;
           if (index > (this.confirmedUpTo ?? 0)) this.confirmedUpTo = index;

@@ -107,6 +107,7 @@ export class ReplayableInterface extends PushInterface {
           // Committed inside a hole this run passed: published once, marked late; the
           // bookmark already moved over its position, so its ack changes nothing.
           if (this.matches(message)) {
+            this.ensureOwned();
             await window.publish(sink, deliveryBody(message), deliveryProperties(message, tracker.correlationUuid), () => this.counters.published++);
             this.counters.late++;
           }
@@ -117,6 +118,7 @@ export class ReplayableInterface extends PushInterface {
         passed = message.id;
         if (this.matches(message)) {
           tracker.dispatched(message.id);
+          this.ensureOwned();
           await window.publish(sink, deliveryBody(message), deliveryProperties(message, tracker.correlationUuid), () => this.counters.published++);
           processed++;
         } else {

@@ -8,6 +8,7 @@ import { PROJECTION_METADATA } from '../projections.constants.js';
 import type { ProjectionMetadata } from '../projection-options.js';
 import { defineProjection, type ProjectionDefinition } from './projection-definition.js';
 import { ProjectionDispatcher } from './projection-dispatcher.js';
+import { projectionPartitions } from './projection-partitions.js';
 
 /**
  * Finds `@Projection` providers in every module through Nest's public DiscoveryService and
@@ -46,15 +47,22 @@ export class ProjectionsExplorer implements OnModuleInit {
   private register(definition: ProjectionDefinition): void {
     const dispatcher = new ProjectionDispatcher(definition, this.upcasters ?? null);
     const { options } = definition;
-    this.subscriptions.subscribe({
-      name: definition.name,
-      kind: 'projection',
-      stream: options.stream ?? { types: dispatcher.types },
-      batchSize: options.batchSize,
-      handle: (message, ctx) => dispatcher.dispatch(message, ctx),
-      reset: (manager) => this.reset(definition, manager),
-    });
-    this.logger.log(`Projection '${definition.name}' handles ${dispatcher.types.join(', ')}`);
+    const partitions = projectionPartitions(definition.name, options.partitions, options.partitionBy);
+    this.subscriptions.subscribeGroup(
+      definition.name,
+      partitions.names.map((name, i) => ({
+        name,
+        kind: 'projection',
+        stream: options.stream ?? { types: dispatcher.types },
+        batchSize: options.batchSize,
+        onError: options.onError,
+        accepts: partitions.accepts[i],
+        handle: (message, ctx) => dispatcher.dispatch(message, ctx),
+        reset: (manager) => this.reset(definition, manager),
+      })),
+    );
+    const split = partitions.names.length > 1 ? ` in ${partitions.names.length} partitions` : '';
+    this.logger.log(`Projection '${definition.name}' handles ${dispatcher.types.join(', ')}${split}`);
   }
 
   /** A rebuild clears the declared read models and calls the projection's own `reset(manager)`. */

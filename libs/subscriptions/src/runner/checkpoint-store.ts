@@ -1,7 +1,7 @@
 import { execute, readOpenSkipped, toPosition, type SqlRunner } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { CheckpointMovedError } from '../errors/index.js';
-import { advanceCheckpoint, ensureCheckpoint, markFailed, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';
+import { advanceCheckpoint, describeCheckpoint, ensureCheckpoint, markFailed, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';
 
 /** A checkpoint as the runner holds it. */
 export interface Checkpoint {
@@ -41,8 +41,13 @@ export class CheckpointStore {
     if (rows.length === 0) throw new CheckpointMovedError(this.name);
   }
 
-  async fail(error: string): Promise<void> {
-    await execute(this.dataSource.manager, markFailed(this.name, error.slice(0, 4000)));
+  async fail(error: string, state: 'failed' | 'stopped' = 'failed'): Promise<void> {
+    await execute(this.dataSource.manager, markFailed(this.name, error.slice(0, 4000), state));
+  }
+
+  /** Records what it reads, for processes that do not run it. */
+  async describe(stream: string): Promise<void> {
+    await execute(this.dataSource.manager, describeCheckpoint(this.name, stream));
   }
 
   async reset(runner: SqlRunner, position: number, liveFrom: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import type { LogReader, LogWatermark, StoredMessage } from '@ordinal/log';
-import { LateTracker } from '@ordinal/log/internal';
+import { OwnershipLostError, type LogReader, type LogWatermark, type StoredMessage } from '@ordinal/log';
+import { LateTracker, type Lease, type OwnedConsumer } from '@ordinal/log/internal';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
@@ -9,6 +9,9 @@ import { SourceReader } from '../source/source-reader.js';
 import { describeStream, streamAccepts } from '../source/subscription-stream.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { PositionWaiters } from './position-waiters.js';
+import { ParkedStore } from './parked-store.js';
+import { PoisonTracker } from './poison-tracker.js';
+import { replayParkedMessages, type ParkedReplay } from './parked-replay.js';
 import { Wake } from './wake.js';
 
 /** What a subscription runs on (provided by SubscriptionsService). */
@@ -26,8 +29,12 @@ export interface SubscriptionDeps {
  * exactly-once. Woken by commits, polled as a safety net (fast while the watermark holds
  * a hole). A failed batch rolls back and is retried with exponential back-off; the error
  * shows in `status()`. Positions passed inside abandoned holes are watched and delivered late.
+ *
+ * Run under consumer ownership, it starts only when this process holds its lease
+ * (`acquired`), checks the lease before every batch and message, and fences every commit
+ * with it; once the lease is lost it stands by.
  */
-export class Subscription {
+export class Subscription implements OwnedConsumer {
   private readonly logger = new Logger(Subscription.name);
   private readonly source: SourceReader;
   private readonly checkpoints: CheckpointStore;
@@ -47,6 +54,12 @@ export class Subscription {
   private loop: Promise<void> | null = null;
   private lateDueAt = 0;
   private lateSignalled = false;
+  private lease: Lease | null = null;
+  private readonly parked: ParkedStore;
+  private readonly poison: PoisonTracker;
+  /** Serialises batches with parked-message replays. */
+  private serial: Promise<unknown> = Promise.resolve();
+  private managed = false;
 
   constructor(
     readonly options: SubscribeOptions,
@@ -55,15 +68,56 @@ export class Subscription {
     this.source = new SourceReader(options.stream, deps.reader, deps.concurrent);
     this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
     this.waiters = new PositionWaiters(options.name);
+    this.parked = new ParkedStore(deps.dataSource);
+    this.poison = new PoisonTracker(options.onError);
   }
 
   get name(): string {
     return this.options.name;
   }
 
-  /** Starts the loop (no-op when running). */
+  /** This process now owns the subscription: run from the stored checkpoint under `lease`. */
+  acquired(lease: Lease): void {
+    this.lease = lease;
+    this.initialised = false;
+    this.start();
+  }
+
+  /** This process no longer owns it: stop after the batch in flight and stand by. */
+  async released(): Promise<void> {
+    await this.stop();
+    this.lease = null;
+    this.state = 'standby';
+  }
+
+  /** The lease it runs under, when run under consumer ownership and held. */
+  get currentLease(): Lease | null {
+    return this.lease?.isHeld() ? this.lease : null;
+  }
+
+  /**
+   * Creates the checkpoint when new (its replay boundary is the head now), before ownership
+   * decides where it runs, so events written after the application started count as live.
+   */
+  async prepare(): Promise<void> {
+    const head = await this.deps.reader.safeHead();
+    await this.checkpoints.ensure(this.options.startAt === 'end' ? head : 0, head);
+    await this.checkpoints.describe(describeStream(this.options.stream));
+  }
+
+  /** From now on it runs only while this process holds its lease (ConsumerOwnership decides). */
+  manage(): void {
+    this.managed = true;
+    if (!this.loop) this.state = 'standby';
+  }
+
+  /** Starts the loop (no-op when running, or when managed and this process holds no lease). */
   start(): void {
-    if (this.loop) return;
+    if (this.loop || this.poison.halted) return;
+    if (this.managed && !this.lease?.isHeld()) {
+      this.state = 'standby';
+      return;
+    }
     this.stopped = false;
     this.loop = this.run();
   }
@@ -101,25 +155,24 @@ export class Subscription {
   }
 
   /**
-   * Starts over: in one transaction the `reset` hook clears the read model and the
-   * checkpoint goes back to the start with the current head as the new replay boundary.
+   * Rebuild, in the rebuild's transaction: the checkpoint goes back to the start with
+   * `head` as the new replay boundary. The caller locked the checkpoint rows first, ran the
+   * read model's reset hook once, and stopped this process's runner; it calls `rebuilt` after
+   * the commit. A batch in flight in another process fails on the checkpoint's guard.
    */
-  async rebuild(): Promise<void> {
-    await this.stop();
+  async resetCheckpoint(manager: EntityManager, head: number): Promise<void> {
+    await this.checkpoints.reset(manager, this.options.startAt === 'end' ? head : 0, head);
+  }
+
+  /** The rebuild committed: forget the old run's state and run again (if this process owns it). */
+  rebuilt(head: number): void {
+    const start = this.options.startAt === 'end' ? head : 0;
+    Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: false });
+    this.poison.clear();
+    this.late.clear();
+    this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
     this.state = 'rebuilding';
-    try {
-      const head = await this.deps.reader.safeHead();
-      const start = this.options.startAt === 'end' ? head : 0;
-      await this.deps.dataSource.transaction(async (manager) => {
-        await this.options.reset?.(manager);
-        await this.checkpoints.reset(manager, start, head);
-      });
-      Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: true });
-      this.late.clear();
-      this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
-    } finally {
-      this.start();
-    }
+    this.start();
   }
 
   status(): SubscriptionStatus {
@@ -134,6 +187,8 @@ export class Subscription {
       lastErrorAt: this.lastErrorAt,
       retries: this.retries,
       pendingLate: this.late.positions(),
+      skipped: this.poison.skipped,
+      parkedHere: this.poison.parked,
       lateDelivered: this.lateDelivered,
       watermarked: this.source.watermarked,
     };
@@ -145,23 +200,41 @@ export class Subscription {
     while (!this.stopped) {
       try {
         if (!this.initialised) await this.init();
-        const progressed = await this.tick();
+        const progressed = await this.exclusive(() => this.tick());
         this.state = 'running';
         this.retries = 0;
         delay = retryInitialMs;
         if (!progressed && !this.stopped) await this.wake.wait(this.idleDelay());
       } catch (error) {
         if (this.stopped) break;
+        if (error instanceof OwnershipLostError || (this.lease && !this.lease.isHeld())) {
+          this.logger.warn(`'${this.name}' at position ${this.position}: this process no longer owns it; standing by (its batch in flight did not commit)`);
+          this.state = 'standby';
+          break;
+        }
         if (error instanceof CheckpointMovedError) {
           this.logger.warn(error.message);
           this.initialised = false;
           continue;
+        }
+        if (error instanceof HandlerFailedError) {
+          const action = this.poison.failed(error, error.index <= this.liveFrom);
+          if (action === 'stop') {
+            await this.recordFailure(error, null);
+            break;
+          }
+          if (action !== 'retry') {
+            await this.recordFailure(error, 0);
+            continue;
+          }
         }
         await this.recordFailure(error, delay);
         await this.pause.wait(delay);
         delay = Math.min(delay * 2, retryMaxMs);
       }
     }
+    // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
+    this.loop = null;
   }
 
   private async init(): Promise<void> {
@@ -180,6 +253,7 @@ export class Subscription {
 
   /** One read and, when it found anything, one batch. Returns whether the position moved. */
   private async tick(): Promise<boolean> {
+    this.lease?.ensureHeld();
     if (this.late.size > 0 && (this.lateSignalled || Date.now() >= this.lateDueAt)) {
       this.lateSignalled = false;
       this.lateDueAt = Date.now() + this.deps.options.lateCheckMs;
@@ -188,9 +262,18 @@ export class Subscription {
     const read = await this.source.read(this.position, this.options.batchSize ?? this.deps.options.batchSize);
     if (read.to <= this.position) return false;
     const from = this.position;
-    if (read.messages.length > 0) {
+    const messages = this.options.accepts ? read.messages.filter(this.options.accepts) : read.messages;
+    if (this.poison.setAside && read.to >= this.poison.setAside.index) return this.setMessageAside(messages, read.skipped, read.xmax);
+    if (messages.length > 0) {
       await this.deps.dataSource.transaction(async (manager) => {
-        for (const message of read.messages) await this.apply(message, manager, false);
+        for (const message of messages) await this.apply(message, manager, false);
+        await this.lease?.fence(manager);
+        await this.checkpoints.advance(manager, from, read.to);
+      });
+    } else if (this.lease) {
+      const lease = this.lease;
+      await this.deps.dataSource.transaction(async (manager) => {
+        await lease.fence(manager);
         await this.checkpoints.advance(manager, from, read.to);
       });
     } else {
@@ -210,12 +293,13 @@ export class Subscription {
     const arrived = await this.late.check(this.deps.dataSource.manager);
     for (const message of arrived) {
       // Above the checkpoint (after a rebuild, say) it is read the ordinary way.
-      if (message.id > this.position || !streamAccepts(this.options.stream, message)) {
+      if (message.id > this.position || !streamAccepts(this.options.stream, message) || (this.options.accepts && !this.options.accepts(message))) {
         this.late.forget(message.id);
         continue;
       }
       await this.deps.dataSource.transaction(async (manager) => {
         await this.apply(message, manager, true);
+        await this.lease?.fence(manager);
         await this.checkpoints.touch(manager, message.id);
       });
       this.late.forget(message.id);
@@ -225,6 +309,8 @@ export class Subscription {
   }
 
   private async apply(message: StoredMessage, manager: EntityManager, isLate: boolean): Promise<void> {
+    // A process frozen mid-batch finds out here, before the next handler runs, not only at the fence.
+    this.lease?.ensureHeld();
     const ctx = { manager, index: message.id, isReplay: message.id <= this.liveFrom, isLate, message, subscription: this.name };
     try {
       await this.options.handle(message, ctx);
@@ -233,13 +319,73 @@ export class Subscription {
     }
   }
 
-  private async recordFailure(error: unknown, delay: number): Promise<void> {
-    this.state = 'failed';
+  /**
+   * The error policy set a message aside: first the messages before it commit (one batch),
+   * then, in a transaction of its own, the checkpoint moves over it (and it is parked).
+   */
+  private async setMessageAside(messages: StoredMessage[], skipped: number[], xmax: string): Promise<boolean> {
+    const aside = this.poison.setAside!;
+    const from = this.position;
+    const before = messages.filter((m) => m.id < aside.index);
+    const message = messages.find((m) => m.id === aside.index);
+    const to = before.length > 0 || from < aside.index - 1 || !message ? aside.index - 1 : aside.index;
+    await this.deps.dataSource.transaction(async (manager) => {
+      for (const m of before) await this.apply(m, manager, false);
+      if (to === aside.index && aside.action === 'park') await this.parked.park(manager, this.name, aside.index, message!.messageType, aside.error, aside.failures);
+      await this.lease?.fence(manager);
+      await this.checkpoints.advance(manager, from, to);
+    });
+    this.position = to;
+    const passed = skipped.filter((p) => p <= to);
+    if (passed.length > 0) this.late.add(passed, xmax);
+    if (to === aside.index || !message) {
+      this.poison.passed(aside);
+      if (message) {
+        this.logger.warn(`'${this.name}' ${aside.action === 'park' ? 'parked' : 'skipped'} index ${aside.index} (${message.messageType}) after ${aside.failures} failures: ${aside.error}`);
+      }
+    }
+    this.waiters.reached(this.position);
+    return true;
+  }
+
+  /** Resumes a subscription the `stop` error policy stopped (after a fix). */
+  resume(): void {
+    this.poison.resume();
+    this.start();
+  }
+
+  /** Applies every parked message again, oldest first (see replayParkedMessages); runs between batches. */
+  replayParked(): Promise<ParkedReplay> {
+    return this.exclusive(async () => {
+      const result = await replayParkedMessages({
+        name: this.name,
+        parked: this.parked,
+        reader: this.deps.reader,
+        dataSource: this.deps.dataSource,
+        lease: this.lease,
+        apply: (message, manager) => this.apply(message, manager, false),
+        logger: this.logger,
+      });
+      this.poison.parked = Math.max(0, this.poison.parked - result.replayed);
+      return result;
+    });
+  }
+
+  /** Runs `fn` after whatever batch or replay is in flight. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(fn, fn);
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  private async recordFailure(error: unknown, delay: number | null): Promise<void> {
+    this.state = delay === null ? 'stopped' : 'failed';
     this.retries += 1;
     this.lastError = error instanceof Error ? error.message : String(error);
     this.lastErrorAt = new Date().toISOString();
-    this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, next in ${delay} ms)`);
-    await this.checkpoints.fail(this.lastError).catch(() => undefined);
+    const next = delay === null ? 'stopped by its error policy' : delay === 0 ? 'set aside by its error policy' : `next in ${delay} ms`;
+    this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, ${next})`);
+    await this.checkpoints.fail(this.lastError, delay === null ? 'stopped' : 'failed').catch(() => undefined);
   }
 
   private idleDelay(): number {

@@ -35,7 +35,7 @@ export function ensureCheckpoint(name: string, kind: string, position: number, l
  */
 export function advanceCheckpoint(name: string, expected: number, position: number): SqlQuery {
   return {
-    text: `UPDATE ${T} SET position = $3, state = 'running', updated_at = now()
+    text: `UPDATE ${T} SET position = $3, state = 'running', updated_at = now(), progressed_at = now()
            WHERE name = $1 AND position = $2 RETURNING name`,
     values: [name, expected, position],
   };
@@ -50,19 +50,24 @@ export function touchCheckpoint(name: string, expected: number): SqlQuery {
   };
 }
 
-/** Records a failed batch, outside its (rolled back) transaction. */
-export function markFailed(name: string, error: string): SqlQuery {
+/** Records a failed batch, outside its (rolled back) transaction; `stopped` when its error policy stopped it. */
+export function markFailed(name: string, error: string, state: 'failed' | 'stopped' = 'failed'): SqlQuery {
   return {
-    text: `UPDATE ${T} SET state = 'failed', last_error = $2, updated_at = now() WHERE name = $1`,
-    values: [name, error],
+    text: `UPDATE ${T} SET state = $3, last_error = $2, updated_at = now() WHERE name = $1`,
+    values: [name, error, state],
   };
 }
 
 /** Starts a checkpoint over (rebuild): position, new replay boundary, no error. */
 export function resetCheckpoint(name: string, position: number, liveFrom: number): SqlQuery {
   return {
-    text: `UPDATE ${T} SET position = $2, live_from = $3, state = 'running', last_error = NULL, updated_at = now()
+    text: `UPDATE ${T} SET position = $2, live_from = $3, state = 'running', last_error = NULL, updated_at = now(), progressed_at = now()
            WHERE name = $1 RETURNING name`,
     values: [name, position, liveFrom],
   };
+}
+
+/** Locks checkpoint rows until the end of the transaction (a rebuild, before it clears the read model). */
+export function lockCheckpoints(names: string[]): SqlQuery {
+  return { text: `SELECT name FROM ${T} WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE`, values: [names] };
 }

@@ -1,0 +1,4 @@
+import { CreateConsumerLeases1765300000000 } from './1765300000000-create-consumer-leases.js';
+
+/** Consumer ownership's migrations, in order (run with the log's by LogLifecycle at start). */
+export const OWNERSHIP_MIGRATIONS = [CreateConsumerLeases1765300000000];

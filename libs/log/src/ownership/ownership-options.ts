@@ -1,0 +1,21 @@
+/** Timings of consumer ownership, derived from one setting. */
+export interface OwnershipTimings {
+  /** A dead owner's consumers are running elsewhere within this bound (ms). */
+  takeoverMs: number;
+  /** A lease's time to live from each renewal (ms): 60% of the bound. */
+  ttlMs: number;
+  /** Heartbeat and rebalance period (ms): 20% of the bound. */
+  tickMs: number;
+}
+
+/**
+ * The bound is split so that the worst case fits in it: the owner's last renewal is at most
+ * `ttlMs` before its lease expires, and a peer's next tick comes at most `tickMs` after that;
+ * the remaining `tickMs` covers the claim and a loaded machine. A healthy owner renews every
+ * `tickMs`, so it can miss two heartbeats (an event loop or database stall of ~2 ticks)
+ * before it loses its consumers.
+ */
+export function ownershipTimings(takeoverMs: number): OwnershipTimings {
+  if (!Number.isFinite(takeoverMs) || takeoverMs < 500) throw new RangeError(`takeoverMs must be at least 500, got ${takeoverMs}`);
+  return { takeoverMs, ttlMs: Math.round(takeoverMs * 0.6), tickMs: Math.round(takeoverMs * 0.2) };
+}

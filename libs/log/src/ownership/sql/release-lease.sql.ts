@@ -1,0 +1,16 @@
+import type { SqlQuery } from '../../sql/sql-query.js';
+import { OWNERSHIP_TABLES } from '../ownership.constants.js';
+
+/** Gives a lease up (after its consumer stopped), so a peer can claim it at once. */
+export function releaseLease(name: string, owner: string, epoch: number): SqlQuery {
+  return {
+    text: `UPDATE ${OWNERSHIP_TABLES.leases} SET owner = NULL, expires_at = NULL
+            WHERE name = $1 AND owner = $2 AND epoch = $3`,
+    values: [name, owner, epoch],
+  };
+}
+
+/** A process leaving: its row goes. */
+export function removeProcess(owner: string): SqlQuery {
+  return { text: `DELETE FROM ${OWNERSHIP_TABLES.processes} WHERE owner = $1`, values: [owner] };
+}

@@ -1,0 +1,35 @@
+import { shardOf, type StoredMessage } from '@ordinal/log';
+import { InvalidProjectionError } from '../errors/index.js';
+import { projectionPartitions } from './projection-partitions.js';
+
+const message = (streamId: string | null, userId: string | null): StoredMessage => ({
+  id: 1, messageType: 'T', userId, body: {}, metadata: null, contentHash: 'h', createdAt: '', streamId, streamVersion: null, schemaVersion: 1, idempotencyKey: null,
+});
+
+describe('projectionPartitions', () => {
+  it('one partition keeps the projection\'s own name and reads everything', () => {
+    expect(projectionPartitions('p', undefined, undefined)).toEqual({ names: ['p'], accepts: [undefined] });
+  });
+
+  it('names partitions <name>#n and puts each key in exactly one: murmur3(key) mod n', () => {
+    const { names, accepts } = projectionPartitions('order-summary', 8, 'streamId');
+    expect(names).toEqual(Array.from({ length: 8 }, (_, i) => `order-summary#${i}`));
+    for (const key of ['order-1', 'order-2', 'order-77', '']) {
+      const owners = accepts.map((a, i) => (a!(message(key, null)) ? i : -1)).filter((i) => i >= 0);
+      expect(owners).toEqual([shardOf(key, 8)]);
+    }
+  });
+
+  it('keys by userId or by a function of the message', () => {
+    const byUser = projectionPartitions('p', 4, 'userId');
+    expect(byUser.accepts[shardOf('alice', 4)]!(message('s-1', 'alice'))).toBe(true);
+    const byFn = projectionPartitions('p', 4, (m) => String((m.body as { k?: string }).k ?? 'x'));
+    expect(byFn.accepts[shardOf('x', 4)]!(message(null, null))).toBe(true);
+  });
+
+  it('refuses counts and keys that cannot work, saying what to use', () => {
+    expect(() => projectionPartitions('p', 0, undefined)).toThrow(InvalidProjectionError);
+    expect(() => projectionPartitions('p', 2.5, undefined)).toThrow(/whole number from 1 to 1024/);
+    expect(() => projectionPartitions('p', 2, 'tenant' as never)).toThrow(/'streamId', 'userId' or a function/);
+  });
+});

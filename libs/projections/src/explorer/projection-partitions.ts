@@ -1,0 +1,41 @@
+import { shardOf, type StoredMessage } from '@ordinal/log';
+import { InvalidProjectionError } from '../errors/index.js';
+import type { PartitionKey } from '../projection-options.js';
+
+/** Most partitions one projection may have. */
+const MAX_PARTITIONS = 1024;
+
+/** The partition names and membership tests of a projection (one unpartitioned "partition" by default). */
+export interface ProjectionPartitions {
+  names: string[];
+  /** Per partition: whether a message belongs to it (undefined when unpartitioned). */
+  accepts: (((message: StoredMessage) => boolean) | undefined)[];
+}
+
+function keyOf(partitionBy: PartitionKey): (message: StoredMessage) => string {
+  if (partitionBy === 'streamId') return (m) => m.streamId ?? '';
+  if (partitionBy === 'userId') return (m) => m.userId ?? '';
+  return (m) => String(partitionBy(m) ?? '');
+}
+
+/**
+ * Splits a projection into `<name>#<n>` partitions: a message belongs to partition
+ * `shardOf(key, count)` (murmur3 of the key, floor-mod the count, as the log shards users).
+ * Throws InvalidProjectionError for a count or key that cannot work.
+ */
+export function projectionPartitions(name: string, partitions: number | undefined, partitionBy: PartitionKey | undefined): ProjectionPartitions {
+  const count = partitions ?? 1;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS) {
+    throw new InvalidProjectionError(`Projection '${name}' has partitions: ${String(partitions)}; use a whole number from 1 to ${MAX_PARTITIONS}`);
+  }
+  const by = partitionBy ?? 'streamId';
+  if (by !== 'streamId' && by !== 'userId' && typeof by !== 'function') {
+    throw new InvalidProjectionError(`Projection '${name}' has partitionBy: ${JSON.stringify(by)}; use 'streamId', 'userId' or a function of the message returning its key`);
+  }
+  if (count === 1) return { names: [name], accepts: [undefined] };
+  const key = keyOf(by);
+  return {
+    names: Array.from({ length: count }, (_, i) => `${name}#${i}`),
+    accepts: Array.from({ length: count }, (_, i) => (message: StoredMessage) => shardOf(key(message), count) === i),
+  };
+}

@@ -1,0 +1,68 @@
+import { Logger } from '@nestjs/common';
+import { execute } from '@ordinal/log/internal';
+import type { DataSource } from 'typeorm';
+import { ConsumerRequestFailedError, WaitTimeoutError } from '../errors/index.js';
+import { completeRequest, insertRequest, pendingRequests, readRequest, type RequestRow } from '../sql/index.js';
+
+/** What a request may ask of a consumer's owner. */
+export type ConsumerCommand = 'rebuild' | 'replay-parked' | 'resume';
+
+/**
+ * Operations for a consumer another process owns: the requester writes a row in
+ * `consumer_requests` and polls it; every process looks for requests addressed to the
+ * consumers it owns (one query per poll, only while it owns something), runs them and
+ * records the result or error.
+ */
+export class ConsumerRequests {
+  private readonly logger = new Logger(ConsumerRequests.name);
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pollMs: number,
+  ) {}
+
+  /** Asks the owner of `consumer` to run `command`; resolves with its result. */
+  async request(consumer: string, command: ConsumerCommand, timeoutMs: number): Promise<unknown> {
+    const [{ id }] = await execute<{ id: string }>(this.dataSource.manager, insertRequest(consumer, command));
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [row] = await execute<RequestRow>(this.dataSource.manager, readRequest(id));
+      if (row?.done_at) {
+        if (row.error) throw new ConsumerRequestFailedError(consumer, command, row.error);
+        return row.result;
+      }
+      if (Date.now() > deadline) throw new WaitTimeoutError(consumer, 0, timeoutMs);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100, this.pollMs)));
+    }
+  }
+
+  /** Serves requests for the consumers `owned()` returns, with `run`. */
+  serve(owned: () => string[], run: (consumer: string, command: ConsumerCommand) => Promise<unknown>): void {
+    const poll = async () => {
+      const names = owned();
+      if (names.length > 0) {
+        const rows = await execute<RequestRow>(this.dataSource.manager, pendingRequests(names)).catch(() => [] as RequestRow[]);
+        for (const row of rows) {
+          let result: unknown = null;
+          let error: string | null = null;
+          try {
+            result = await run(row.consumer, row.command as ConsumerCommand);
+          } catch (e) {
+            error = (e as Error).message;
+          }
+          this.logger.log(`'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error})` : ''}`);
+          await execute(this.dataSource.manager, completeRequest(row.id, result, error)).catch(() => undefined);
+        }
+      }
+      if (!this.closed) this.timer = setTimeout(() => void poll(), this.pollMs);
+    };
+    this.timer = setTimeout(() => void poll(), this.pollMs);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

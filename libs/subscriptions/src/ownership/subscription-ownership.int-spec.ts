@@ -1,0 +1,86 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { LogWriter } from '@ordinal/log';
+import { ConsumerOwnership } from '@ordinal/log/internal';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { startProjectionsApp } from '../../../../test/support/projections-app.js';
+import { waitFor } from '../../../../test/support/test-server.js';
+import { SubscriptionsService } from '../subscriptions.service.js';
+
+const TAKEOVER_MS = 3000;
+
+describe('One owner per subscription across applications on one database (lease rows, fenced commits)', () => {
+  let db: TestDatabase;
+  const apps: INestApplicationContext[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((a) => a.close().catch(() => undefined)));
+    await db?.drop();
+  });
+
+  const start = async () => {
+    const app = await startProjectionsApp(db.url, { log: { takeoverMs: TAKEOVER_MS } });
+    apps.push(app);
+    return app;
+  };
+  const append = (app: INestApplicationContext, count: number) =>
+    app.get(LogWriter).append({ messages: Array.from({ length: count }, (_, n) => ({ messageType: 'Counted', body: { n } })) });
+  const checkpoint = async (name: string) => Number((await db.query<{ position: string }>('SELECT position FROM checkpoints WHERE name = $1', [name]))[0]?.position ?? 0);
+
+  it('runs a subscription in one application only; a graceful stop hands it over at once, from the checkpoint', async () => {
+    // Given two applications subscribing under one name
+    const [a, b] = [await start(), await start()];
+    const seen = { a: [] as number[], b: [] as number[] };
+    a.get(SubscriptionsService).subscribe({ name: 'shared', stream: { types: ['Counted'] }, handle: (m) => void seen.a.push(m.id) });
+    b.get(SubscriptionsService).subscribe({ name: 'shared', stream: { types: ['Counted'] }, handle: (m) => void seen.b.push(m.id) });
+    // When messages arrive
+    const first = await append(a, 20);
+    const last = (first.entries.at(-1) as { message: { id: number } }).message.id;
+    await waitFor(async () => (await checkpoint('shared')) >= last, 10_000, 'the first 20 applied');
+    // Then exactly one of them applied them, and the other stands by
+    const states = [a, b].map((app) => app.get(SubscriptionsService).get('shared').status().state);
+    expect(states.sort()).toEqual(['running', 'standby']);
+    const [owner, other] = seen.a.length > 0 ? [a, b] : [b, a];
+    expect(seen.a.length === 0 || seen.b.length === 0).toBe(true);
+    // When the owner stops gracefully, it gives its lease up (no waiting for an expiry) and the other continues from the checkpoint
+    await owner.close();
+    apps.splice(apps.indexOf(owner), 1);
+    const [released] = await db.query<{ owner: string | null }>(`SELECT owner FROM consumer_leases WHERE name = 'shared'`);
+    expect([null, other.get(ConsumerOwnership).owner]).toContain(released.owner);
+    const handedAt = Date.now();
+    const more = await append(other, 5);
+    const end = (more.entries.at(-1) as { message: { id: number } }).message.id;
+    await waitFor(async () => (await checkpoint('shared')) >= end, 10_000, 'the other to take over');
+    expect(Date.now() - handedAt).toBeLessThan(TAKEOVER_MS * 3);
+    const all = [...seen.a, ...seen.b];
+    expect(new Set(all).size).toBe(all.length);
+    await other.close();
+    apps.splice(apps.indexOf(other), 1);
+  });
+
+  it('a batch whose lease was taken over meanwhile cannot commit; its process finds out and stands by', async () => {
+    // Given an application whose handler is held in the middle of a batch
+    const app = await start();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered = false;
+    const subscription = app.get(SubscriptionsService).subscribe({
+      name: 'fenced',
+      stream: { types: ['Fenced'] },
+      handle: async () => {
+        entered = true;
+        await held;
+      },
+    });
+    await app.get(LogWriter).append({ messages: [{ messageType: 'Fenced', body: {} }] });
+    await waitFor(async () => entered, 10_000, 'the handler to be entered');
+    // When another owner claims the lease (as after an expiry) while the batch is in flight
+    await db.query(`UPDATE consumer_leases SET owner = 'someone-else', epoch = epoch + 1, expires_at = now() + interval '1 hour' WHERE name = 'fenced'`);
+    release();
+    // Then the batch rolls back (the checkpoint did not move), and the subscription stands by
+    await waitFor(async () => subscription.status().state === 'standby', 10_000, 'standby after losing the lease');
+    expect(await checkpoint('fenced')).toBe(0);
+  });
+});

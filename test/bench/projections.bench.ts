@@ -1,0 +1,202 @@
+/**
+ * Partitioned projections across processes. Prints JSON.
+ *
+ * Throughput: a projection in 8 partitions (keyed by userId) whose handler does about 1 ms of
+ * I/O per event (a 1 ms timer, then an INSERT into the read model in the batch's transaction
+ * and a side effect on a connection of its own), run by 1 and then 3 worker processes (each
+ * with a pool of BENCH_POOL connections, as a service replica would have). The workers start
+ * on an empty log and share the partitions out; then BENCH_EVENTS events are written at once
+ * and the time until every partition has applied them gives events/s.
+ *
+ * Takeover: with 3 workers and events flowing, BENCH_KILLS times: kill -9 the owner of one
+ * partition and time until every partition is owned again by a live process (lease rows
+ * polled every 20 ms); a replacement worker is started and the partitions rebalanced before
+ * the next kill. ORDINAL_TAKEOVER_MS (default 5000) is the bound.
+ */
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import pg from 'pg';
+import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
+import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 8000);
+const PARTITIONS = 8;
+const POOL = Number(process.env.BENCH_POOL ?? 3);
+const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+const KILLS = Number(process.env.BENCH_KILLS ?? 10);
+const TAKEOVER_MS = Number(process.env.ORDINAL_TAKEOVER_MS ?? 5000);
+const WORKER = fileURLToPath(new URL('./support/projection-worker.js', import.meta.url));
+
+interface Worker {
+  child: ChildProcess;
+  pid: number;
+}
+
+function spawnWorker(url: string): Promise<Worker> {
+  const child = spawn(process.execPath, [WORKER], {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, TAKEOVER_MS: String(TAKEOVER_MS), PROJECTION: 'bench', PARTITIONS: String(PARTITIONS), PARTITION_BY: 'userId', BATCH_SIZE: String(BATCH), HANDLER_DELAY_MS: '1', DB_POOL: String(POOL) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker ready')) resolve({ child, pid: child.pid! });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
+  });
+}
+
+const kill = (w: Worker, signal: NodeJS.Signals) =>
+  new Promise<void>((resolve) => {
+    if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
+    w.child.once('exit', () => resolve());
+    w.child.kill(signal);
+  });
+
+async function poll<T>(check: () => Promise<T | null>, timeoutMs: number, what: string, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Live owner pid of every partition (null where none). */
+async function owners(client: pg.Client): Promise<(number | null)[]> {
+  const { rows } = await client.query<{ owner: string | null; live: boolean }>(`SELECT owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE group_name = 'bench' ORDER BY name`);
+  return rows.map((r) => (r.live && r.owner ? Number(r.owner.split(':')[1]) : null));
+}
+
+const balancedOver = (pids: number[]) => async (client: pg.Client) => {
+  const list = await owners(client);
+  if (list.length !== PARTITIONS || list.some((p) => p === null || !pids.includes(p))) return null;
+  const counts = pids.map((pid) => list.filter((p) => p === pid).length);
+  return Math.max(...counts) - Math.min(...counts) <= 1 ? list : null;
+};
+
+async function setUp(): Promise<{ db: BenchDatabase; client: pg.Client; app: Awaited<ReturnType<typeof writerApp>> }> {
+  const db = await createBenchDatabase();
+  const app = await writerApp(db.url);
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  await client.query('CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)');
+  await client.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
+  return { db, client, app };
+}
+
+async function writerApp(url: string) {
+  @Module({ imports: [OrdinalModule.forRoot({ url, typeorm: { extra: { max: 4 } }, log: { duplicateWindow: 0 }, cqrs: false })] })
+  class WriterModule {}
+  const app = await NestFactory.createApplicationContext(WriterModule, { logger: ['error'] });
+  await app.init();
+  return app;
+}
+
+async function append(writer: LogWriter, count: number, offset = 0): Promise<number> {
+  let last = 0;
+  for (let done = 0; done < count; done += 1000) {
+    const n = Math.min(1000, count - done);
+    const result = await writer.append({ messages: Array.from({ length: n }, (_, i) => ({ messageType: 'Tick', userId: `user-${(offset + done + i) % 101}`, body: { i } })) });
+    last = (result.entries.at(-1) as { message: { id: number } }).message.id;
+  }
+  return last;
+}
+
+async function throughput(processes: number) {
+  const { db, client, app } = await setUp();
+  const workers: Worker[] = [];
+  try {
+    for (let i = 0; i < processes; i++) workers.push(await spawnWorker(db.url));
+    await poll(() => balancedOver(workers.map((w) => w.pid))(client), 60_000, 'balanced partitions', 50);
+    const started = performance.now();
+    const last = await append(app.get(LogWriter), EVENTS);
+    await poll(async () => {
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM checkpoints WHERE name LIKE 'bench#%' AND position >= $1`, [last]);
+      return Number(rows[0].n) === PARTITIONS ? true : null;
+    }, 600_000, 'every partition to apply the events', 10);
+    const seconds = (performance.now() - started) / 1000;
+    const { rows } = await client.query<{ n: string; d: string }>('SELECT count(*) AS n, count(DISTINCT index) AS d FROM applied');
+    return { processes, events: EVENTS, seconds: Math.round(seconds * 100) / 100, eventsPerSecond: Math.round(EVENTS / seconds), appliedOnce: rows[0].n === rows[0].d && Number(rows[0].d) === EVENTS };
+  } finally {
+    await Promise.all(workers.map((w) => kill(w, 'SIGKILL')));
+    await client.end();
+    await app.close();
+    await db.drop();
+  }
+}
+
+async function takeover() {
+  const { db, client, app } = await setUp();
+  const workers: Worker[] = [];
+  const times: number[] = [];
+  let flowing = true;
+  const writer = app.get(LogWriter);
+  const flow = (async () => {
+    for (let i = 0; flowing; i++) {
+      await append(writer, 20, i * 20);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    for (let i = 0; i < 3; i++) workers.push(await spawnWorker(db.url));
+    for (let k = 0; k < KILLS; k++) {
+      await poll(() => balancedOver(workers.map((w) => w.pid))(client), 60_000, 'balanced partitions', 50);
+      const [first] = await owners(client);
+      const victim = workers.find((w) => w.pid === first)!;
+      const killedAt = performance.now();
+      await kill(victim, 'SIGKILL');
+      workers.splice(workers.indexOf(victim), 1);
+      await poll(async () => {
+        const list = await owners(client);
+        return list.length === PARTITIONS && list.every((p) => p !== null && p !== victim.pid) ? true : null;
+      }, 60_000, 'the takeover');
+      times.push(Math.round(performance.now() - killedAt));
+      workers.push(await spawnWorker(db.url));
+    }
+  } finally {
+    flowing = false;
+    await flow.catch(() => undefined);
+    await Promise.all(workers.map((w) => kill(w, 'SIGKILL')));
+    await client.end();
+    await app.close();
+    await db.drop();
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return { kills: KILLS, takeoverMsBound: TAKEOVER_MS, ms: times, p50: pct(50), p99: pct(99), withinBound: sorted.every((t) => t < TAKEOVER_MS) };
+}
+
+async function main(): Promise<void> {
+  const one = await throughput(1);
+  const three = await throughput(3);
+  const kills = await takeover();
+  const speedup = Math.round((three.eventsPerSecond / one.eventsPerSecond) * 100) / 100;
+  console.log(
+    JSON.stringify(
+      {
+        benchmark: 'projections',
+        setup: { partitions: PARTITIONS, partitionBy: 'userId', handlerIoMs: 1, batchSize: BATCH, poolPerProcess: POOL },
+        throughput: { oneProcess: one, threeProcesses: three, speedup, goalMet: speedup >= 2.5 },
+        takeoverAfterKill9: kills,
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
