@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource, type QueryRunner } from 'typeorm';
+import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { execute } from '../sql/index.js';
@@ -93,8 +93,14 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     this.runner = null;
   }
 
-  /** The connection heartbeats and claims run on (taken from the pool once, replaced after an error). */
-  private connection(): QueryRunner {
+  /**
+   * The connection heartbeats and claims run on (taken from the pool once, replaced after an
+   * error). A pool of one connection (the embedded database) cannot spare one: there they
+   * take their turn on it like every other query.
+   */
+  private connection(): QueryRunner | EntityManager {
+    const max = (this.dataSource.options as { extra?: { max?: number } }).extra?.max;
+    if (max !== undefined && max <= 1) return this.dataSource.manager;
     this.runner ??= this.dataSource.createQueryRunner();
     return this.runner;
   }

@@ -148,6 +148,51 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     expect((await take(feed, 1))[0]).toMatchObject({ id: h.position, late: true });
   });
 
+  it('a slow feed that has not reached an abandoned position yet when its row arrives gets it late once it passes it', async () => {
+    // Given a live feed, a router that hears of nothing by itself (a minute's poll, raw writes without NOTIFY)
+    const { router, writer, reader } = await start({ gapTimeoutMs: 100, exactRelease: false, livePollMs: 60_000 });
+    const feed = open(router, 1);
+    await feed.headAtOpen;
+    await waitFor(() => !router.stats().busy, 5000, 'the router to settle');
+    // And, unknown to the router, a committed row, a held position above it that gets abandoned, and a row above that
+    const below = await hold();
+    await below.commit();
+    const h = await hold();
+    const aboveRaw = await hold();
+    await aboveRaw.commit();
+    await waitFor(async () => (await reader.safeHead()) >= aboveRaw.position, 5000, 'the hole to be abandoned');
+    // When an own commit makes the router read all of it at once, and the feed takes only the first message
+    await writer.append({ messages: [{ messageType: 'Own', body: {} }] });
+    expect((await take(feed, 1))[0].id).toBe(below.position);
+    // And the held row commits while the feed is still below it
+    await h.commit();
+    await waitFor(() => router.stats().lateDeliveries === 1, 5000, 'the late arrival to reach the feed');
+    // Then the feed yields it marked late right after it passes its position, and only once
+    const rest = await take(feed, 3);
+    expect(rest.map((m) => [m.id, m.late ?? false])).toEqual([
+      [aboveRaw.position, false],
+      [h.position, true],
+      [rest[2].id, false],
+    ]);
+    expect(rest[2].messageType).toBe('Own');
+  });
+
+  it('a feed resuming from a bookmark above an abandoned position gets its late arrival (watchAbandonedBelow)', async () => {
+    // Given a hole abandoned below a message
+    const { router, writer, reader } = await start({ gapTimeoutMs: 100, exactRelease: false });
+    const h = await hold();
+    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] })).entries;
+    const aboveId = above.status === 'created' ? above.message.id : -1;
+    await waitFor(async () => (await reader.safeHead()) >= aboveId, 5000, 'the hole to be abandoned');
+    // When a consumer resumes after it, watching what it passed before, and the held row commits
+    const feed = router.open({ fromIndex: aboveId + 1, watchAbandonedBelow: true });
+    feeds.push(feed);
+    await feed.headAtOpen;
+    await h.commit();
+    // Then it gets the row, marked late
+    expect((await take(feed, 1))[0]).toMatchObject({ id: h.position, late: true });
+  });
+
   it('a new process starts at the watermark the first one reached: no hole is held again, the head never goes back', async () => {
     // Given a process whose watermark passed a rolled-back hole and an abandoned one
     const first = await start({ gapTimeoutMs: 300 });

@@ -44,6 +44,8 @@ export class RouterFeed implements LogFeed {
   private readonly toIndex: number;
   private readonly accepts: ((message: StoredMessage) => boolean) | null;
   private readonly late: FeedMessage[] = [];
+  /** Positions this feed passed without a row (or, resuming, below its start) and waits on. */
+  private readonly watched = new Set<number>();
 
   constructor(
     private readonly source: FeedSource,
@@ -71,9 +73,12 @@ export class RouterFeed implements LogFeed {
     this.source.unwatch(this);
   }
 
-  /** A row committed at a position this feed passed: yields it marked late; false when it does not match the feed. */
+  /**
+   * A row committed at a position this feed watches: it is yielded marked late, once the feed
+   * has passed that position; false when the feed does not watch it or its filter refuses it.
+   */
   offerLate(message: StoredMessage): boolean {
-    if (this.closed || message.id < this.start || message.id > this.pos || message.id > this.toIndex) return false;
+    if (this.closed || !this.watched.delete(message.id)) return false;
     if (this.accepts !== null && !this.accepts(message)) return false;
     this.late.push({ ...message, late: true });
     this.mailbox?.poke();
@@ -114,7 +119,8 @@ export class RouterFeed implements LogFeed {
     if (this.closed) return this.pos;
     if (first && this.options.watchAbandonedBelow && this.pos > 0) {
       const open = await this.source.openSkipped(this.pos);
-      if (open.positions.length > 0) this.source.watch(this, open.positions, open.xmax);
+      if (this.closed) return this.pos;
+      this.watch(open.positions, open.xmax);
     }
     this.mailbox = this.source.attach(this.options.mailboxLimit ?? this.source.mailboxLimit, this.accepts);
     if (this.mailbox === null) {
@@ -137,12 +143,22 @@ export class RouterFeed implements LogFeed {
     return this.done || this.closed;
   }
 
+  /** Late arrivals at positions the feed has passed by now (a slow feed may not have reached one yet). */
   private *takeLate(): Generator<FeedMessage> {
-    while (this.late.length > 0 && !this.closed) yield this.late.shift()!;
+    for (let i = 0; i < this.late.length && !this.closed; ) {
+      if (this.late[i].id > this.pos) i++;
+      else yield this.late.splice(i, 1)[0];
+    }
+  }
+
+  private watch(positions: number[], xmax: string): void {
+    if (positions.length === 0) return;
+    for (const position of positions) this.watched.add(position);
+    this.source.watch(this, positions, xmax);
   }
 
   private passed(read: CoveredRead): void {
-    if (read.skipped.length > 0) this.source.watch(this, read.skipped, read.xmax);
+    this.watch(read.skipped, read.xmax);
   }
 
   private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
@@ -158,6 +174,8 @@ export class RouterFeed implements LogFeed {
       next = result.to < upTo ? read(result.to) : null;
       for (const message of result.messages) {
         if (this.closed) return;
+        // Read the ordinary way after all (a replay after an overflow): not late any more.
+        if (this.watched.size > 0) this.watched.delete(message.id);
         this.pos = message.id;
         if (this.accepts === null || this.accepts(message)) yield message;
       }
@@ -182,8 +200,7 @@ export class RouterFeed implements LogFeed {
       if (item !== undefined) {
         if ('passed' in item) {
           // Positions the router read past inside abandoned holes; ours if we had not passed them yet.
-          const mine = item.passed.filter((p) => p > this.pos && p <= this.toIndex);
-          if (mine.length > 0) this.source.watch(this, mine, item.xmax);
+          this.watch(item.passed.filter((p) => p > this.pos && p <= this.toIndex), item.xmax);
           continue;
         }
         if (item.id <= this.pos) continue;

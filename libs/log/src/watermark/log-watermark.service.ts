@@ -55,8 +55,12 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     this.rescanTimer.unref();
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     if (this.rescanTimer) clearInterval(this.rescanTimer);
+    // The next process starts where this one got to (the periodic write may be a second behind).
+    if (this.options.ordering === 'concurrent' && this.position > (this.persisted ?? 0)) {
+      await execute(this.dataSource.manager, persistWatermark(this.position)).catch(() => undefined);
+    }
   }
 
   /** The highest position below which nothing can appear any more. */
@@ -161,6 +165,12 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       this.barrier = { position: toPosition(row.drawn), hole };
     }
     if (await this.writersEnded(this.barrier.hole)) {
+      // The shortcut passes holes without recording them one by one: write its position down
+      // first, so a process that starts later does not hold them again.
+      if (this.barrier.position > this.position) {
+        await execute(this.dataSource.manager, persistWatermark(this.barrier.position));
+        this.persisted = Math.max(this.persisted ?? 0, this.barrier.position);
+      }
       this.position = Math.max(this.position, this.barrier.position);
       this.barrier = null;
     }
