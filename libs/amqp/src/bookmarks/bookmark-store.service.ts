@@ -11,9 +11,14 @@ export class BookmarkStore {
 
   /** The saved bookmark of `name` (0 for a new interface, whose row is created now). */
   async read(name: string): Promise<number> {
+    return (await this.readSaved(name)).position;
+  }
+
+  /** The saved bookmark of `name` and when it was written. */
+  async readSaved(name: string): Promise<{ position: number; savedAt: Date }> {
     return this.guard(async () => {
-      const [row] = await execute<{ position: string }>(this.dataSource.manager, readBookmark(name));
-      return toPosition(row.position);
+      const [row] = await execute<{ position: string; updated_at: Date }>(this.dataSource.manager, readBookmark(name));
+      return { position: toPosition(row.position), savedAt: row.updated_at };
     });
   }
 

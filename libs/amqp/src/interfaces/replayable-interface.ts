@@ -71,14 +71,14 @@ export class ReplayableInterface extends PushInterface {
     const args = baseArguments(this.options.quorumQueues);
     await this.saving;
     await this.rewinding;
-    const start = await this.bookmarks.read(name);
+    const { position: start, savedAt } = await this.bookmarks.readSaved(name);
     const tracker = new BookmarkTracker(start, this.config.ackBatch, randomUUID());
     this.tracker = tracker;
     this.position = start;
     this.catchUp = null;
     const channel = await connection.createConfirmChannel();
     let ackChannel: Channel | null = null;
-    const feed = this.router.open({ fromIndex: start + 1, watchAbandonedBelow: true });
+    const feed = this.router.open({ fromIndex: start + 1, watchAbandonedBelow: { arrivedSince: savedAt } });
     const window = new ConfirmWindow(channel, this.options.confirmWindow);
     const stop = () => {
       feed.close();

@@ -7,11 +7,11 @@ export function readBookmark(name: string): SqlQuery {
     text: `WITH created AS (
              INSERT INTO ${AMQP_TABLES.bookmarks} (name, position) VALUES ($1, 0)
              ON CONFLICT (name) DO NOTHING
-             RETURNING position
+             RETURNING position, updated_at
            )
-           SELECT position::text AS position FROM created
+           SELECT position::text AS position, updated_at FROM created
            UNION ALL
-           SELECT position::text FROM ${AMQP_TABLES.bookmarks} WHERE name = $1`,
+           SELECT position::text, updated_at FROM ${AMQP_TABLES.bookmarks} WHERE name = $1`,
     values: [name],
   };
 }

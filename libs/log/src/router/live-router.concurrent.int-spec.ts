@@ -10,6 +10,7 @@ import type { LogModuleOptions } from '../log-options.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { LiveRouter } from './live-router.service.js';
+import { LogWatermark } from '../watermark/log-watermark.service.js';
 import type { LogFeed } from './log-feed.js';
 
 /** A log in concurrent mode in its own Nest context on the suite's database. */
@@ -185,11 +186,29 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     const aboveId = above.status === 'created' ? above.message.id : -1;
     await waitFor(async () => (await reader.safeHead()) >= aboveId, 5000, 'the hole to be abandoned');
     // When a consumer resumes after it, watching what it passed before, and the held row commits
-    const feed = router.open({ fromIndex: aboveId + 1, watchAbandonedBelow: true });
+    const feed = router.open({ fromIndex: aboveId + 1, watchAbandonedBelow: {} });
     feeds.push(feed);
     await feed.headAtOpen;
     await h.commit();
     // Then it gets the row, marked late
+    expect((await take(feed, 1))[0]).toMatchObject({ id: h.position, late: true });
+  });
+
+  it('a consumer resuming from a bookmark gets an arrival another process found while it was away (arrived since its bookmark was saved)', async () => {
+    // Given a hole abandoned below a message, and a consumer that saved its bookmark above it and stopped
+    const { router, writer, reader, context } = await start({ gapTimeoutMs: 100, exactRelease: false, lateRescanMs: 60_000 });
+    const h = await hold();
+    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] })).entries;
+    const aboveId = above.status === 'created' ? above.message.id : -1;
+    await waitFor(async () => (await reader.safeHead()) >= aboveId, 5000, 'the hole to be abandoned');
+    const bookmarkSavedAt = new Date();
+    // When the row commits and a watermark re-scan (any process's) claims it as arrived
+    await h.commit();
+    const watermark = context.get(LogWatermark);
+    await waitFor(async () => (await watermark.rescanLate()).includes(h.position), 5000, 'the re-scan to claim the arrival');
+    // Then the consumer, resuming after its bookmark, still gets it, marked late
+    const feed = router.open({ fromIndex: aboveId + 1, watchAbandonedBelow: { arrivedSince: bookmarkSavedAt } });
+    feeds.push(feed);
     expect((await take(feed, 1))[0]).toMatchObject({ id: h.position, late: true });
   });
 

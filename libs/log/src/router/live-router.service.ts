@@ -117,9 +117,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       detach: (mailbox) => this.mailboxes.delete(mailbox),
       safeHead: () => this.reader.safeHead(),
       read: (after, limit, types, upTo) => this.reader.readUpTo(after, limit, { types }, upTo),
-      openSkipped: async (upTo) => {
+      openSkipped: async (upTo, arrivedSince) => {
         if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
-        const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(upTo));
+        const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(upTo, arrivedSince));
         return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
       },
       watch: (feed, positions, xmax) => this.watch(feed, positions, xmax),
@@ -311,6 +311,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       this.lateTimer = setInterval(() => this.checkLate(), this.options.lateRescanMs);
       this.lateTimer.unref();
     }
+    // Look at once too: a consumer resuming from its bookmark may watch rows that arrived already.
+    this.checkLate();
   }
 
   private unwatch(feed: RouterFeed): void {

@@ -13,10 +13,11 @@ export interface FeedOptions {
   /** Most live messages buffered for this feed before it detaches to database catch-up (R3). */
   mailboxLimit?: number;
   /**
-   * Also watch the abandoned positions below `fromIndex` that have not arrived yet (a consumer
-   * resuming from a bookmark it moved past them). @default false
+   * Also watch the abandoned positions below `fromIndex` (a consumer resuming from a bookmark
+   * it moved past them): those not arrived yet, and those that arrived since `arrivedSince`
+   * (when the consumer last saved its bookmark). Absent: watch none.
    */
-  watchAbandonedBelow?: boolean;
+  watchAbandonedBelow?: { arrivedSince?: Date | null };
 }
 
 /**

@@ -17,7 +17,7 @@ export interface FeedSource {
   /** A covered read after `after` up to `upTo` (at most a safe head read before). */
   read(after: number, limit: number, types: string[] | undefined, upTo: number): Promise<CoveredRead>;
   /** Abandoned positions at or below `upTo` whose row has not arrived (a feed resuming from a bookmark). */
-  openSkipped(upTo: number): Promise<{ positions: number[]; xmax: string }>;
+  openSkipped(upTo: number, arrivedSince: Date | null): Promise<{ positions: number[]; xmax: string }>;
   /** Watches positions this feed passed inside abandoned holes; an arrival comes back as `offerLate`. */
   watch(feed: RouterFeed, positions: number[], xmax: string): void;
   unwatch(feed: RouterFeed): void;
@@ -118,7 +118,7 @@ export class RouterFeed implements LogFeed {
     await this.source.ready;
     if (this.closed) return this.pos;
     if (first && this.options.watchAbandonedBelow && this.pos > 0) {
-      const open = await this.source.openSkipped(this.pos);
+      const open = await this.source.openSkipped(this.pos, this.options.watchAbandonedBelow.arrivedSince ?? null);
       if (this.closed) return this.pos;
       this.watch(open.positions, open.xmax);
     }

@@ -16,12 +16,18 @@ export function readSkippedBetween(from: number, to: number): SqlQuery {
   };
 }
 
-/** After a restart: abandoned positions at or below a reader's position that have not arrived yet. */
-export function readOpenSkipped(upTo: number): SqlQuery {
+/**
+ * After a restart: abandoned positions at or below a reader's position that have not arrived
+ * yet, or arrived since `arrivedSince` (when the reader last wrote its position down: an
+ * arrival found by some other process while this reader was away is still its to deliver;
+ * one it delivered before it stopped may come again, at least once).
+ */
+export function readOpenSkipped(upTo: number, arrivedSince: Date | null = null): SqlQuery {
   return {
     text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
-           FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly AND position <= $1 ORDER BY ${TABLES.skipped}.position`,
-    values: [upTo],
+           FROM ${TABLES.skipped} WHERE (arrived_at IS NULL OR arrived_at >= $2) AND NOT released_exactly AND position <= $1
+           ORDER BY ${TABLES.skipped}.position`,
+    values: [upTo, arrivedSince ?? new Date(8.64e15)],
   };
 }
 

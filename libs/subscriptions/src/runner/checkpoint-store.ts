@@ -9,10 +9,12 @@ export interface Checkpoint {
   liveFrom: number;
   state: string;
   lastError: string | null;
+  /** When the row was last written (the position, a late delivery, a failure). */
+  updatedAt: Date;
 }
 
 function toCheckpoint(row: CheckpointRow): Checkpoint {
-  return { position: toPosition(row.position), liveFrom: toPosition(row.live_from), state: row.state, lastError: row.last_error };
+  return { position: toPosition(row.position), liveFrom: toPosition(row.live_from), state: row.state, lastError: row.last_error, updatedAt: row.updated_at };
 }
 
 /** The checkpoint operations of one subscription (SQL in sql/checkpoint.sql.ts). */
@@ -55,8 +57,8 @@ export class CheckpointStore {
   }
 
   /** Abandoned positions at or below `position` not arrived yet (restored after a restart). */
-  async openSkipped(position: number): Promise<{ positions: number[]; xmax: string }> {
-    const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(position));
+  async openSkipped(position: number, arrivedSince: Date): Promise<{ positions: number[]; xmax: string }> {
+    const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(position, arrivedSince));
     return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
   }
 }

@@ -244,7 +244,7 @@ export class Subscription implements OwnedConsumer {
     this.liveFrom = checkpoint.liveFrom;
     this.late.clear();
     if (this.source.watermarked) {
-      const open = await this.checkpoints.openSkipped(this.position);
+      const open = await this.checkpoints.openSkipped(this.position, checkpoint.updatedAt);
       this.late.add(open.positions, open.xmax);
     }
     this.initialised = true;
