@@ -150,7 +150,9 @@ describe('the ordinal command, as a process against a real server', () => {
     expect(table.stdout).toMatch(new RegExp(`Head +${h} `));
     expect(table.stdout).toMatch(/Held hole +none/);
     expect(table.stdout).toMatch(/NAME +KIND +STREAM +POSITION +LAG +STATE +OWNER/);
-    expect(table.stdout).toMatch(/audit +subscription +\$all +\d+ +\d+ +running/);
+    // (the audit subscription runs in the server: its owner is that process, by pid and host)
+    expect(table.stdout).toMatch(/audit +subscription +\$all +\d+ +\d+ +running +\d+@\S+ \(\d+ ms ago\)/);
+    expect(table.stdout).not.toContain('[object Object]');
     expect(table.stdout).toMatch(new RegExp(`${billing} +replayable`));
     const json = await runCli(['status', '--json'], { ...env, ORDINAL_TOKEN: 'reader-secret' });
     expect(json.code).toBe(0);

@@ -48,7 +48,7 @@ export const statusCommand: Command = {
         ? '  (none)\n'
         : table(
             ['NAME', 'KIND', 'STREAM', 'POSITION', 'LAG', 'STATE', 'OWNER', 'LAST ERROR'],
-            status.projections.map((p) => [p.name, p.kind, p.stream, p.position, p.lag, p.state, p.owner ?? p.ownerId ?? null, p.lastError]),
+            status.projections.map((p) => [p.name, p.kind, p.stream, p.position, p.lag, p.state, ownerText(p.owner), p.lastError]),
           ),
     );
     term.out('\nInterfaces\n');
@@ -62,3 +62,12 @@ export const statusCommand: Command = {
     );
   },
 };
+
+/** A consumer's owner as `pid@host (heartbeat age)`, or null when no process owns it. */
+function ownerText(owner: unknown): string | null {
+  if (owner === null || owner === undefined) return null;
+  if (typeof owner !== 'object') return String(owner);
+  const o = owner as { id?: string; pid?: number | null; host?: string | null; heartbeatAgeMs?: number | null; self?: boolean };
+  const who = o.pid !== null && o.pid !== undefined ? `${o.pid}@${o.host ?? '?'}` : (o.id ?? '?');
+  return o.heartbeatAgeMs !== null && o.heartbeatAgeMs !== undefined ? `${who} (${Math.round(o.heartbeatAgeMs)} ms ago)` : who;
+}
