@@ -14,14 +14,20 @@ export interface ServerProcess {
   exited: Promise<number | string | null>;
   /** Resolves once a line matching `pattern` was printed. */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  stop(): Promise<number | string | null>;
+  /** SIGTERM (graceful), or the given signal; resolves on exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | string | null>;
 }
 
 export function spawnServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, [SERVER_MAIN], {
+  // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
+  return spawnScript(SERVER_MAIN, { ORDINAL_LOG_FORMAT: 'text', AMQP_URL: '', ...env });
+}
+
+/** A built script of the repo in its own process, its output collected (servers, workers). */
+export function spawnScript(script: string, env: Record<string, string>, outputTimeoutMs = 20_000): ServerProcess {
+  const child = spawn(process.execPath, [script], {
     cwd: root,
-    // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
-    env: { PATH: process.env.PATH ?? '', ORDINAL_LOG_FORMAT: 'text', AMQP_URL: '', ...env },
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
@@ -37,7 +43,7 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
     child,
     output: () => text,
     exited,
-    waitForOutput(pattern, timeoutMs = 20_000) {
+    waitForOutput(pattern, timeoutMs = outputTimeoutMs) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = pattern.exec(text);
@@ -55,8 +61,12 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
         check();
       });
     },
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) {
+        // A stopped (SIGSTOP) process must run again to handle the signal.
+        if (signal !== 'SIGKILL') child.kill('SIGCONT');
+        child.kill(signal);
+      }
       return exited;
     },
   };
