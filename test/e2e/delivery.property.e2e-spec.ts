@@ -174,13 +174,17 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       await first.stop();
     });
     afterAll(async () => {
-      for (const r of live.readers) r.close();
-      for (const t of live.held) await t.rollback().catch(() => undefined);
-      await live.collector?.stop();
-      await live.server?.stop();
-      await broker?.close();
-      await db?.drop();
-      rmSync(configDir, { recursive: true, force: true });
+      // Each step on its own: one that fails must not leave the database behind.
+      try {
+        for (const r of live.readers) r.close();
+        for (const t of live.held) await t.rollback().catch(() => undefined);
+        await live.collector?.stop().catch(() => undefined);
+        await live.server?.stop().catch(() => undefined);
+        await broker?.close().catch(() => undefined);
+      } finally {
+        await db?.drop();
+        rmSync(configDir, { recursive: true, force: true });
+      }
     });
 
     /** One run of the scenario; throws with every violation found. */

@@ -50,7 +50,17 @@ export async function createTestDatabase(prefix = 'ordinal_test'): Promise<TestD
       return onMaintenance(async (c) => (await c.query(text, values)).rows);
     },
     async drop() {
-      await onMaintenance((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      // A process of the suite's that is still reconnecting can slip in between FORCE's
+      // terminate and the drop ("being accessed by other users"): try again a few times.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await onMaintenance((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+          return;
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
     },
   };
 }
