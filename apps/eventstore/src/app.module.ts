@@ -9,6 +9,7 @@ import { ORDINAL_CONFIG } from './config/config.constants.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
 import { IngestController } from './ingest/ingest.controller.js';
+import { ImportController } from './ingest/import.controller.js';
 import { EventsController } from './events/events.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
@@ -46,7 +47,7 @@ export class AppModule {
         // AMQP input and push interfaces only when AMQP_URL is set (development defaults it).
         ...(config.amqpUrl ? [AmqpModule.forRoot(amqpOptionsFrom(config))] : []),
       ],
-      controllers: [IngestController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController, InterfaceRewindController, DeadLettersController, ConsoleController],
+      controllers: [IngestController, ImportController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController, InterfaceRewindController, DeadLettersController, ConsoleController],
       providers: [
         { provide: ORDINAL_CONFIG, useValue: config },
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -7,7 +7,7 @@ import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
 import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
-import { registerBodyTimeout } from './validation/body-timeout.hook.js';
+import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
 import { MetricsService } from './metrics/metrics.service.js';
 
@@ -45,6 +45,8 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   registerHttpMetrics(fastify, app.get(MetricsService).registry);
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
+  // The bulk import reads its body as a stream, line by line (never buffered whole).
+  fastify.addContentTypeParser(NDJSON, (_request, payload, done) => done(null, payload));
   fastify.addContentTypeParser('*', (request, _payload, done) => {
     const type = request.headers['content-type'];
     const error = new Error(`Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`);

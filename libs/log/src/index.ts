@@ -5,6 +5,7 @@ export type { LogModuleOptions, Ordering } from './log-options.js';
 export { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 export * from './log.module.js';
 export * from './writer/log-writer.service.js';
+export * from './import/log-importer.service.js';
 export * from './reader/log-reader.service.js';
 export * from './watermark/log-watermark.service.js';
 export * from './router/log-feed.js';

@@ -21,3 +21,4 @@ export { runMigrations, type MigrationClass, type RunMigrationsOptions } from '.
 export { LOG_MIGRATIONS } from './migrations/index.js';
 export { MigrationSet } from './schema/migration-set.js';
 export { ConsumerOwnership, Lease, ownershipTimings, planGroup, OWNERSHIP_TABLES, OWNERSHIP_MIGRATIONS, type OwnedConsumer, type OwnershipTimings, type GroupPlan, type GroupView } from './ownership/index.js';
+export { parseImportLine, MESSAGE_FIELD_RULES } from './import/import-line.js';

@@ -7,6 +7,7 @@ import { LogReader } from './reader/log-reader.service.js';
 import { LogLifecycle } from './log-lifecycle.service.js';
 import { LiveRouter } from './router/live-router.service.js';
 import { LogWatermark } from './watermark/log-watermark.service.js';
+import { LogImporter } from './import/log-importer.service.js';
 import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
 
 /**
@@ -22,10 +23,11 @@ import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
     LogLifecycle,
     LiveRouter,
     LogWatermark,
+    LogImporter,
     ConsumerOwnership,
   ],
   // The resolved options are exported too: subscriptions and the server read the ordering and gap settings.
   // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through ./internal.
-  exports: [LogWriter, LogReader, LogLifecycle, LiveRouter, LogWatermark, ConsumerOwnership, LOG_MODULE_OPTIONS],
+  exports: [LogWriter, LogImporter, LogReader, LogLifecycle, LiveRouter, LogWatermark, ConsumerOwnership, LOG_MODULE_OPTIONS],
 })
 export class LogModule extends LogConfigurableModule {}

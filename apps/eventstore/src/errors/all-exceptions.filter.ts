@@ -1,6 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DatabaseUnavailableError, OrdinalError, VersionConflictError } from '@ordinal/log';
+import { DatabaseUnavailableError, ImportLineError, OrdinalError, VersionConflictError } from '@ordinal/log';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
 import { isDatabaseOutage, isRefusedData } from './database-errors.js';
@@ -11,6 +11,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   writer_overloaded: 503,
   writer_closed: 503,
   invalid_message: 400,
+  idempotency_key_reused: 422,
   version_conflict: 409,
   snapshot_version_exceeds_stream: 409,
   invalid_stream_id: 400,
@@ -57,6 +58,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const headers: Record<string, string> = status === 503 ? { 'retry-after': '2' } : {};
       const extra: Record<string, unknown> = { code: exception.code };
       if (exception instanceof DatabaseUnavailableError && exception.outcomeUnknown) extra.outcomeUnknown = true;
+      if (exception instanceof ImportLineError) extra.line = exception.line;
       return { body: errorBody(status, exception.message, extra), headers };
     }
     if (exception instanceof HttpException) {

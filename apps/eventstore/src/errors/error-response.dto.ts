@@ -31,4 +31,7 @@ export class ErrorResponseDto {
 
   @ApiPropertyOptional({ description: '503: the connection dropped while committing; the message may be stored (retry with an idempotency key)' })
   outcomeUnknown?: boolean;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 17, description: 'Bulk import: the 1-based line of the input that was refused (nothing of the import was stored)' })
+  line?: number;
 }

@@ -1,0 +1,204 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import { DataSource } from 'typeorm';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import type { ResolvedLogOptions } from '../log-options.js';
+import { DatabaseUnavailableError, ImportLineError, InvalidMessageError, OrdinalError } from '../errors/index.js';
+import { copyImportRows, execute, finishImport, importRowText, lockForImport, readByIdempotencyKeys } from '../sql/index.js';
+import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { listenerClientConfig } from '../router/listener-config.js';
+import { isConnectionError, driverError } from '../writer/pg-errors.js';
+import type { PreparedMessage } from '../writer/pending-append.js';
+import { parseImportLine } from './import-line.js';
+import { LineRefused, ndjsonLines } from './ndjson-lines.js';
+import { sameMessage, type KeyedMessage } from './same-message.js';
+
+/** What one import did. `first..last` is its contiguous range (null when nothing was stored). */
+export interface ImportResult {
+  /** Non-blank lines read. */
+  lines: number;
+  imported: number;
+  /** Lines skipped because their idempotency key was already stored (or came earlier in the file) for the same message. */
+  repeats: number;
+  first: number | null;
+  last: number | null;
+}
+
+export interface ImportOptions {
+  /** Longest line accepted, in bytes. @default 1048576 */
+  maxLineBytes?: number;
+}
+
+/**
+ * Bulk import: NDJSON lines, one message each, checked as every entry path checks a message,
+ * streamed into the log with one `COPY` in one transaction. The import takes one contiguous
+ * range of indices under the log's rules (see `lockForImport`), so other writers wait while
+ * it runs; a bad line (or a lost connection) rolls all of it back. The duplicate window does
+ * not apply (bulk data legitimately repeats bodies); idempotency keys do: a line whose key is
+ * stored for the same message is skipped as a repeat, one stored for another message refuses
+ * the import. Readers learn of it by the NOTIFY its commit sends, as of any commit.
+ */
+@Injectable()
+export class LogImporter {
+  private readonly logger = new Logger(LogImporter.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+  ) {}
+
+  /** Imports every line of `source`; resolves once committed, rejects with nothing stored. */
+  async import(source: AsyncIterable<Buffer | string>, options: ImportOptions = {}): Promise<ImportResult> {
+    const client = new pg.Client({ ...listenerClientConfig(this.dataSource), application_name: 'ordinal-import' });
+    let lost: Error | null = null;
+    client.on('error', (error) => (lost ??= error));
+    await client.connect().catch((error: unknown) => {
+      throw new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); nothing was imported, retry later`, false, { cause: error });
+    });
+    let commitSent = false;
+    try {
+      await client.query('BEGIN');
+      let base = 0;
+      for (const statement of lockForImport(this.options.ordering)) {
+        const { rows } = await client.query<{ base?: string }>(statement.text, statement.values);
+        if (rows[0]?.base !== undefined) base = toPosition(rows[0].base);
+      }
+      const result = await this.copy(client, source, base, options.maxLineBytes ?? 1024 * 1024);
+      if (result.imported > 0) {
+        const finish = finishImport(this.options.ordering, result.last!);
+        await client.query(finish.text, finish.values);
+      }
+      commitSent = true;
+      await client.query('COMMIT');
+      if (result.imported > 0) this.logger.log(`Imported ${result.imported} messages at ${result.first}..${result.last} (${result.repeats} repeats skipped)`);
+      return result;
+    } catch (error) {
+      if (!commitSent) await client.query('ROLLBACK').catch(() => undefined);
+      throw this.toLibraryError(error, commitSent, lost);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** Streams the checked rows into COPY; on a refused line, aborts it and reads the rest of the input away. */
+  private async copy(client: pg.Client, source: AsyncIterable<Buffer | string>, base: number, maxLineBytes: number): Promise<ImportResult> {
+    const stream = client.query(copyFrom(copyImportRows()));
+    const copyDone = finished(stream);
+    copyDone.catch(() => undefined);
+    const seen = new Map<string, KeyedMessage>();
+    const result: ImportResult = { lines: 0, imported: 0, repeats: 0, first: null, last: null };
+    let index = base;
+    // One iterator, not closed when the lines stop early, so what is left can be read away.
+    const iterator = source[Symbol.asyncIterator]();
+    const lines = ndjsonLines({ [Symbol.asyncIterator]: () => ({ next: () => iterator.next() }) }, maxLineBytes);
+    try {
+      for await (const chunk of lines) {
+        const prepared: PreparedMessage[] = new Array(chunk.length);
+        for (let i = 0; i < chunk.length; i++) {
+          try {
+            prepared[i] = parseImportLine(chunk[i].text);
+          } catch (error) {
+            if (error instanceof InvalidMessageError) throw new ImportLineError(chunk[i].number, 'invalid_message', error.message);
+            throw error;
+          }
+        }
+        const skip = await this.repeats(chunk.map((l) => l.number), prepared, seen);
+        let text = '';
+        for (let i = 0; i < prepared.length; i++) {
+          if (skip.has(i)) continue;
+          const p = prepared[i];
+          index += 1;
+          text += importRowText({
+            index,
+            messageType: p.message.messageType,
+            userId: p.message.userId ?? null,
+            bodyJson: p.bodyJson,
+            metadataJson: p.metadataJson,
+            contentHash: p.hash,
+            idempotencyKey: p.message.idempotencyKey ?? null,
+          });
+        }
+        result.lines += chunk.length;
+        result.repeats += skip.size;
+        if (text.length > 0 && !stream.write(text)) await Promise.race([once(stream, 'drain'), copyDone]);
+      }
+    } catch (error) {
+      const refused = error instanceof LineRefused ? new ImportLineError(error.line, 'invalid_message', error.message) : error;
+      stream.destroy(refused instanceof Error ? refused : new Error(String(refused)));
+      await copyDone.catch(() => undefined);
+      if (refused instanceof ImportLineError) {
+        // Read the rest away so the client, still sending, gets the answer.
+        while (!(await iterator.next()).done);
+      }
+      throw refused;
+    }
+    stream.end();
+    await copyDone;
+    result.imported = index - base;
+    if (result.imported > 0) {
+      result.first = base + 1;
+      result.last = index;
+    }
+    return result;
+  }
+
+  /**
+   * The positions in `prepared` to skip as idempotency-key repeats: keys stored before the
+   * import (looked up on another connection; writers wait for the import, so what is stored
+   * cannot change meanwhile) or earlier in this import. A key used for another message
+   * refuses the line.
+   */
+  private async repeats(numbers: number[], prepared: PreparedMessage[], seen: Map<string, KeyedMessage>): Promise<Set<number>> {
+    const skip = new Set<number>();
+    const fresh: string[] = [];
+    for (const p of prepared) {
+      const key = p.message.idempotencyKey;
+      if (key && !seen.has(key)) fresh.push(key);
+    }
+    if (fresh.length === 0 && seen.size === 0) return skip;
+    const stored = new Map<string, KeyedMessage>();
+    if (fresh.length > 0) {
+      const rows = await execute<MessageRow>(this.dataSource.manager, readByIdempotencyKeys([...new Set(fresh)]));
+      for (const row of rows) {
+        const m = toStoredMessage(row);
+        stored.set(m.idempotencyKey!, { id: m.id, messageType: m.messageType, userId: m.userId, contentHash: m.contentHash, metadata: m.metadata });
+      }
+    }
+    prepared.forEach((p, i) => {
+      const key = p.message.idempotencyKey;
+      if (!key) return;
+      const earlier = seen.get(key) ?? stored.get(key);
+      const mine: KeyedMessage = { id: null, messageType: p.message.messageType, userId: p.message.userId ?? null, contentHash: p.hash, metadata: p.message.metadata ?? null };
+      if (!earlier) {
+        seen.set(key, mine);
+        return;
+      }
+      seen.set(key, earlier);
+      if (!sameMessage(earlier, mine)) {
+        const where = earlier.id === null ? 'earlier in this import' : `at index ${earlier.id}`;
+        throw new ImportLineError(numbers[i], 'idempotency_key_reused', `idempotency key '${key}' was used for a different message (${where}); send a new key for a new message`);
+      }
+      skip.add(i);
+    });
+    return skip;
+  }
+
+  private toLibraryError(error: unknown, commitSent: boolean, lost: Error | null): unknown {
+    if (error instanceof OrdinalError) return error;
+    if (lost || isConnectionError(error)) {
+      const why = driverError(lost ?? error).message;
+      return commitSent
+        ? new DatabaseUnavailableError(`The database did not confirm the import's commit (${why}); it may be stored: check the head before importing again`, true, { cause: error })
+        : new DatabaseUnavailableError(`The database is unavailable (${why}); nothing was imported, retry later`, false, { cause: error });
+    }
+    const code = (error as { code?: string }).code;
+    if (typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'))) {
+      return new InvalidMessageError(`The database refused the import: ${driverError(error).message}; nothing was stored`, { cause: error });
+    }
+    this.logger.error(`Import failed: ${driverError(error).message}`);
+    return new OrdinalError('import_failed', `The import failed: ${driverError(error).message}; nothing was stored`, { cause: error });
+  }
+}
