@@ -118,6 +118,29 @@ describe('the ordinal command, as a process against a real server', () => {
     expect(await head()).toBe(before + 2500);
   });
 
+  it('publish --file without --batch streams the file to the bulk import: one contiguous range, or nothing with the line named', async () => {
+    // Given a file of 3,000 messages
+    const dir = tempDir('ordinal-cli-bulk-');
+    const file = join(dir, 'events.ndjson');
+    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ messageType: 'Bulk', userId: `u-${i % 5}`, content: { n: i } }));
+    writeFileSync(file, lines.join('\n') + '\n');
+    const before = await head();
+    // When it is imported
+    const r = await runCli(['publish', '--file', file], env);
+    // Then all are stored in one range, and the progress went to stderr
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Imported 3000 messages from ${file}: 3000 stored, 0 idempotent repeats, indices ${before + 1}..${before + 3000}`);
+    expect(r.stderr).toMatch(/Sending \[#+\] \d+\/\d+ 100%/);
+    expect(await head()).toBe(before + 3000);
+    // And a line the JSON rules refuse (an integer JSON cannot carry exactly) imports nothing and names the line
+    lines[1700] = '{"messageType":"Bulk","content":{"n":9007199254740993}}';
+    writeFileSync(file, lines.join('\n') + '\n');
+    const bad = await runCli(['publish', '--file', file], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`${file}:1701 content.n is the number 9007199254740993`);
+    expect(await head()).toBe(before + 3000);
+  });
+
   it('tail prints history and live messages, filtered by type, readable or as JSON, and stops at --until', async () => {
     const from = (await head()) + 1;
     // Given a tail started before the messages exist

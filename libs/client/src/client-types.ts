@@ -61,3 +61,14 @@ export type StreamEvent =
   | { event: 'late-message'; message: OrdinalMessage }
   | { event: 'heartbeat'; headIndex?: number }
   | { event: 'stream-ended'; endIndex: number; lastIndex: number | null };
+
+/** What a bulk import stored: `first..last`, contiguous (null when nothing was). */
+export interface ImportResult {
+  /** Non-blank lines read. */
+  lines: number;
+  imported: number;
+  /** Lines skipped as idempotency-key repeats of stored messages. */
+  repeats: number;
+  first: number | null;
+  last: number | null;
+}

@@ -1,4 +1,4 @@
-import type { LogPage, OrdinalMessage, PublishMessage, PublishResult, ReadOptions, StreamEvent } from './client-types.js';
+import type { ImportResult, LogPage, OrdinalMessage, PublishMessage, PublishResult, ReadOptions, StreamEvent } from './client-types.js';
 import { openEventStream, type StreamOptions } from './event-stream.js';
 import { OrdinalHttpError } from './ordinal-http.error.js';
 import { PullConsumer, type ConsumeOptions } from './pull-consumer.js';
@@ -43,6 +43,30 @@ export class OrdinalClient {
       if (status === 'duplicate') return { status: 'duplicate', contentHash: rest.contentHash as string };
       return { status: status as 'created' | 'repeat', message: rest as unknown as OrdinalMessage };
     });
+  }
+
+  /**
+   * Bulk import (`POST /api/events/import`, admin scope): NDJSON, one
+   * `{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?}` a line, stored
+   * in one transaction as one contiguous range, or not at all (a 400 naming the line). A
+   * stream is sent as it is read, never buffered whole.
+   */
+  async importNdjson(body: string | Uint8Array | ReadableStream<Uint8Array>): Promise<ImportResult> {
+    const response = await this.fetchImpl(this.baseUrl + '/api/events/import', {
+      method: 'POST',
+      headers: { ...this.headers, 'content-type': 'application/x-ndjson' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    const text = await response.text();
+    let parsed: any = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep the text */
+    }
+    if (!response.ok) throw new OrdinalHttpError(response.status, parsed, `POST /api/events/import failed (${response.status}): ${parsed?.message ?? response.statusText}`);
+    return parsed as ImportResult;
   }
 
   /** One page of the log from `fromIndex`; continue from `nextIndex`. */

@@ -1,4 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { OrdinalHttpError } from '@ordinal/client';
 import type { PublishMessage, PublishResult } from '@ordinal/client';
 import type { Command, CommandContext } from '../command.js';
 import { CliError, UsageError } from '../cli-error.js';
@@ -8,7 +11,7 @@ import { index, json } from './args.js';
 export const publishCommand: Command = {
   name: 'publish',
   usage: 'publish <type> <json> [--user U] [--key K] [--metadata JSON] [--json]  |  publish --file events.ndjson [--batch N]',
-  summary: 'Publishes one message and prints its stored index, or imports a file of messages (one JSON object a line) in batches, with a progress bar on stderr.',
+  summary: 'Publishes one message and prints its stored index, or imports a file of messages (one JSON object a line), with a progress bar on stderr.',
   details: [
     'Flags:',
     '  --user U         the userId (sharding key)',
@@ -16,7 +19,8 @@ export const publishCommand: Command = {
     '  --metadata JSON  a JSON object stored beside the body',
     '  --json           print the stored message, not only its index',
     '  --file PATH      import PATH: each line {"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?}',
-    '  --batch N        messages per request when importing (1-1000, default 1000; each batch is stored atomically)',
+    '                   streamed to POST /api/events/import (admin scope): one transaction, one contiguous range, all or nothing',
+    '  --batch N        import through POST /api/events/messages instead, N (1-1000) a request, each batch atomic (write scope)',
     '',
     'Examples:',
     `  ordinal publish OrderPlaced '{"orderId":"o-1"}' --user customer-1`,
@@ -64,7 +68,8 @@ export function parseNdjson(text: string, path: string): PublishMessage[] {
 
 async function importFile(context: CommandContext, path: string): Promise<number> {
   if (context.positionals.length > 0) throw new UsageError('publish --file takes no type or body: each line of the file is a message');
-  const batch = context.values.batch === undefined ? 1000 : index('--batch', context.values.batch as string, 1);
+  if (context.values.batch === undefined) return streamFile(context, path);
+  const batch = index('--batch', context.values.batch as string, 1);
   if (batch > 1000) throw new UsageError('--batch is at most 1000 (the server stores a batch atomically, up to 1,000)');
   let text: string;
   try {
@@ -100,5 +105,51 @@ async function importFile(context: CommandContext, path: string): Promise<number
   bar.done();
   const range = first === null ? '' : `, indices ${first}..${last}`;
   context.term.out(`Imported ${messages.length} messages from ${path}: ${counts.created} stored, ${counts.repeat} idempotent repeats, ${counts.duplicate} duplicates${counts.key_reused > 0 ? `, ${counts.key_reused} refused (idempotency key reused with another message)` : ''}${range}\n`);
+  return 0;
+}
+
+/**
+ * Streams the file to the bulk import route as it is read (a progress bar by bytes sent):
+ * the server checks every line and stores all of them in one transaction, or none.
+ */
+async function streamFile(context: CommandContext, path: string): Promise<number> {
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch (error) {
+    throw new CliError(`Cannot read ${path}: ${(error as Error).message}`);
+  }
+  const bar = new ProgressBar(context.term, 'Sending', size);
+  let sent = 0;
+  bar.update(0);
+  const counting = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sent += chunk.length;
+      bar.update(sent);
+      done(null, chunk);
+    },
+  });
+  const file = createReadStream(path, { highWaterMark: 256 * 1024 });
+  let unreadable: Error | null = null;
+  file.once('error', (error) => {
+    unreadable = error;
+    counting.destroy(error);
+  });
+  const body = Readable.toWeb(file.pipe(counting)) as ReadableStream<Uint8Array>;
+  let result;
+  try {
+    result = await context.client().importNdjson(body);
+  } catch (error) {
+    bar.done();
+    if (unreadable) throw new CliError(`Cannot read ${path}: ${(unreadable as Error).message}`);
+    const line = error instanceof OrdinalHttpError ? (error.body as { line?: unknown; message?: string } | undefined) : undefined;
+    if (line && typeof line.line === 'number' && typeof line.message === 'string') {
+      throw new CliError(`${path}:${line.line} ${line.message.replace(/^Line \d+: /, '')}`);
+    }
+    throw error;
+  }
+  bar.done();
+  const range = result.first === null ? '' : `, indices ${result.first}..${result.last}`;
+  context.term.out(`Imported ${result.lines} messages from ${path}: ${result.imported} stored, ${result.repeats} idempotent repeats${range}\n`);
   return 0;
 }
