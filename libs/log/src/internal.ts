@@ -15,7 +15,7 @@ export * from './content-hash.js';
 export * from './jsonb-text.js';
 export { JSON_LIMITS, jsonValueProblem, toStorableJson, jsonbKeyOrder, type JsonProblem, type StorableJson } from './writer/json-rules.js';
 export { inexactNumberIn } from './writer/exact-numbers.js';
-export { execute, readOpenSkipped, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
+export { execute, readOpenSkipped, copyImportRows, importRowText, IMPORT_COLUMN_NAMES, type ImportRow, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
 export { LateTracker } from './late/late-tracker.js';
 export { runMigrations, type MigrationClass, type RunMigrationsOptions } from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';

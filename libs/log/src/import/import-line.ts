@@ -1,6 +1,6 @@
 import { InvalidMessageError } from '../errors/index.js';
 import { inexactNumberIn } from '../writer/exact-numbers.js';
-import { prepareMessage, type PreparedMessage } from '../writer/pending-append.js';
+import { prepareImported, type ImportedMessage } from '../writer/pending-append.js';
 
 /** The fields of a message on every entry path: type pattern and text lengths (docs/ingestion.md). */
 export const MESSAGE_FIELD_RULES = {
@@ -18,7 +18,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * messages (same fields, same limits, exact numbers, the log's JSON rules, RFC 8785 hash) and
  * serialised. Throws InvalidMessageError saying what is wrong (without the line number).
  */
-export function parseImportLine(text: string): PreparedMessage {
+export function parseImportLine(text: string): ImportedMessage {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -47,7 +47,7 @@ export function parseImportLine(text: string): PreparedMessage {
   }
   const inexact = inexactNumberIn(text, '');
   if (inexact) throw new InvalidMessageError(`${inexact.path} ${inexact.reason}`);
-  return prepareMessage({
+  return prepareImported({
     messageType,
     userId: (userId as string | null | undefined) ?? null,
     body: content,

@@ -11,7 +11,7 @@ import { copyImportRows, execute, finishImport, importRowText, lockForImport, re
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { listenerClientConfig } from '../router/listener-config.js';
 import { isConnectionError, driverError } from '../writer/pg-errors.js';
-import type { PreparedMessage } from '../writer/pending-append.js';
+import type { ImportedMessage as PreparedMessage } from '../writer/pending-append.js';
 import { parseImportLine } from './import-line.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';
 import { sameMessage, type KeyedMessage } from './same-message.js';

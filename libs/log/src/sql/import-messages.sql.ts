@@ -29,9 +29,12 @@ const IMPORT_COLUMNS: readonly { name: string; value(row: ImportRow): string | n
   { name: 'idempotency_key', value: (r) => r.idempotencyKey },
 ];
 
-/** `COPY … FROM STDIN` in text format for the import's columns. */
-export function copyImportRows(): string {
-  return `COPY ${TABLES.messages} (${IMPORT_COLUMNS.map((c) => c.name).join(', ')}) FROM STDIN`;
+/** The import's columns, in COPY order. */
+export const IMPORT_COLUMN_NAMES: readonly string[] = IMPORT_COLUMNS.map((c) => c.name);
+
+/** `COPY … FROM STDIN` in text format for the import's columns (into `table`, the log's by default). */
+export function copyImportRows(table: string = TABLES.messages): string {
+  return `COPY ${table} (${IMPORT_COLUMN_NAMES.join(', ')}) FROM STDIN`;
 }
 
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };

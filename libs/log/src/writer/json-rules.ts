@@ -204,3 +204,71 @@ function build(value: unknown, depth: number): StorableJson {
       throw new Refused(`is not a JSON value (${typeof value})`);
   }
 }
+
+/**
+ * Checks a value as `toStorableJson` does and returns only its canonical text (RFC 8785),
+ * without building the jsonb-ordered copy: for bulk import, which stores the text and never
+ * hands the value to a live reader. The same rules and the same text, about twice as fast.
+ */
+export function toCanonicalJson(value: unknown, path: string): string | JsonProblem {
+  try {
+    return canonicalOf(value, 1);
+  } catch (error) {
+    if (error instanceof Refused) return { path: error.pathFrom(path), reason: error.reason };
+    throw error;
+  }
+}
+
+function canonicalOf(value: unknown, depth: number): string {
+  switch (typeof value) {
+    case 'string':
+      if (!isStorableText(value)) throw new Refused(STRING_REASON);
+      return JSON.stringify(value);
+    case 'number': {
+      const problem = numberProblem(value);
+      if (problem) throw new Refused(problem);
+      return JSON.stringify(value);
+    }
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (depth > JSON_LIMITS.maxDepth) throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') return canonicalOf((toJSON as () => unknown).call(value), depth);
+      if (Array.isArray(value)) {
+        let text = '[';
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
+          try {
+            text += (i > 0 ? ',' : '') + canonicalOf(item, depth + 1);
+          } catch (error) {
+            if (error instanceof Refused) error.segments.push(String(i));
+            throw error;
+          }
+        }
+        return `${text}]`;
+      }
+      const source = value as Record<string, unknown>;
+      // RFC 8785 orders by UTF-16 code units: the default sort of strings.
+      const keys = Object.keys(source).sort();
+      let text = '{';
+      let first = true;
+      for (const key of keys) {
+        const v = source[key];
+        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+        try {
+          if (!isStorableText(key)) throw new Refused(`(this key) ${STRING_REASON}`);
+          text += `${first ? '' : ','}${JSON.stringify(key)}:${canonicalOf(v, depth + 1)}`;
+        } catch (error) {
+          if (error instanceof Refused) error.segments.push(key);
+          throw error;
+        }
+        first = false;
+      }
+      return `${text}}`;
+    }
+    default:
+      throw new Refused(`is not a JSON value (${typeof value})`);
+  }
+}

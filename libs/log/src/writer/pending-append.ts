@@ -2,7 +2,7 @@ import type { AppendRequest, AppendResult, NewMessage } from '../message.js';
 import { contentHash } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
 import { isStorableText } from '../jsonb-text.js';
-import { toStorableJson, type StorableJson } from './json-rules.js';
+import { toCanonicalJson, toStorableJson, type StorableJson } from './json-rules.js';
 
 /** A message with its JSON and hash computed once, when it is queued. */
 export interface PreparedMessage {
@@ -37,15 +37,44 @@ function storable(value: unknown, path: string, messageType: string): StorableJs
   return result;
 }
 
+/** A message checked and serialised for bulk import: its text and hash, no jsonb-ordered copy. */
+export interface ImportedMessage {
+  message: NewMessage;
+  bodyJson: string;
+  metadataJson: string | null;
+  hash: string;
+}
+
+function canonical(value: unknown, path: string, messageType: string): string {
+  const result = toCanonicalJson(value, path);
+  if (typeof result !== 'string') throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
+  return result;
+}
+
+/**
+ * `prepareMessage`'s checks and canonical text (the same rules, the same hash) for a message
+ * nobody reads back from memory: `message` keeps the values as given.
+ */
+export function prepareImported(message: NewMessage): ImportedMessage {
+  checkFields(message);
+  const bodyJson = canonical(message.body, 'content', message.messageType);
+  const metadataJson = message.metadata === undefined || message.metadata === null ? null : canonical(message.metadata, 'metadata', message.messageType);
+  return { message, bodyJson, metadataJson, hash: contentHash(bodyJson) };
+}
+
+function checkFields(message: NewMessage): void {
+  const typeProblem = textProblem('messageType', message.messageType, true);
+  const problem = typeProblem ?? textProblem('userId', message.userId, false) ?? textProblem('idempotencyKey', message.idempotencyKey, false);
+  if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
+  if (message.body === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
+}
+
 /**
  * Checks and serialises a message once; throws InvalidMessageError (naming the field path) for
  * anything the log could not give back exactly as sent.
  */
 export function prepareMessage(message: NewMessage): PreparedMessage {
-  const typeProblem = textProblem('messageType', message.messageType, true);
-  const problem = typeProblem ?? textProblem('userId', message.userId, false) ?? textProblem('idempotencyKey', message.idempotencyKey, false);
-  if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
-  if (message.body === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
+  checkFields(message);
   const body = storable(message.body, 'content', message.messageType);
   const metadata = message.metadata === undefined || message.metadata === null ? null : storable(message.metadata, 'metadata', message.messageType);
   return {
