@@ -18,6 +18,20 @@ export function readFinalPositionsAfter(position: number, limit: number): SqlQue
   };
 }
 
+/**
+ * How many positions in [from, to] are final: committed rows plus recorded positions without
+ * a row (a late arrival is both; it counts once). Equal to the range's length means the
+ * watermark may pass all of it. Two index scans, however long the range.
+ */
+export function countFinalBetween(from: number, to: number): SqlQuery {
+  return {
+    text: `SELECT ((SELECT count(*) FROM ${TABLES.messages} WHERE index BETWEEN $1 AND $2)
+                 + (SELECT count(*) FROM ${TABLES.skipped} s WHERE s.position BETWEEN $1 AND $2
+                      AND NOT EXISTS (SELECT 1 FROM ${TABLES.messages} m WHERE m.index = s.position)))::text AS final`,
+    values: [from, to],
+  };
+}
+
 /** The watermark a process reached and wrote down: every position at or below it is final. */
 export function readPersistedWatermark(): SqlQuery {
   return { text: `SELECT position::text AS position FROM ${TABLES.watermark} WHERE id = 1`, values: [] };

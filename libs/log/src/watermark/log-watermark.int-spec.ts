@@ -69,6 +69,25 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
 
   const headNow = async () => Number((await db.query<{ m: string }>('SELECT coalesce(max(index), 0) AS m FROM messages'))[0].m);
 
+  it('moves over a long committed run in counted ranges and still stops at the one open position inside it', async () => {
+    // Given a watermark at 0, a run of 40,000 committed positions with one still being written at 23,457 and one recorded as skipped at 30,001
+    const w = watermark({ gapTimeoutMs: 60_000 });
+    expect(await w.safeHead()).toBe(0);
+    const a = await writer();
+    await a.begin();
+    await db.query("SELECT setval('messages_index_seq', 23456)");
+    const [pa] = await a.insert('order');
+    expect(pa).toBe(23_457);
+    await db.query(`INSERT INTO messages (index, message_type, body, content_hash) SELECT g, 'T', '{}'::jsonb, 'h' FROM generate_series(1, 40000) g WHERE g NOT IN (23457, 30001)`);
+    await db.query("SELECT setval('messages_index_seq', 40000)");
+    await db.query('INSERT INTO log_skipped (position, held_ms) VALUES (30001, 0)');
+    // Then the watermark stops right below the open position
+    expect(await w.safeHead()).toBe(23_456);
+    // And once it commits, passes the recorded position to the end of the run
+    await a.commit();
+    expect(await w.safeHead()).toBe(40_000);
+  });
+
   it('holds at a lower position still being written, then delivers past it once it commits', async () => {
     // Given a running watermark, A drew a lower position and is still open, while B (another category) committed a higher one
     const w = watermark({ gapTimeoutMs: 60_000 });

@@ -3,13 +3,16 @@ import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import {
-  claimLateArrivals, countRunning, execute, persistWatermark, readDrawnPosition, readFinalPositionsAfter, readHead, readLogWriters,
+  claimLateArrivals, countFinalBetween, countRunning, execute, persistWatermark, readDrawnPosition, readFinalPositionsAfter, readHead, readLogWriters,
   readPersistedWatermark, readPositionsBetween, recordSkipped, snapshotPassed,
 } from '../sql/index.js';
 import { toPosition } from '../row-mapper.js';
 import type { Hole, HoleWriter, WatermarkCounters } from './hole.js';
 
 const SCAN = 1000;
+/** First and largest range the scan counts at once past a full page (a bulk import, a long catch-up). */
+const GALLOP_FROM = 8 * SCAN;
+const GALLOP_MAX = 1_048_576;
 /** The watermark is written down at most this often (a start hint: a stale one costs a scan). */
 const PERSIST_MS = 1000;
 
@@ -141,11 +144,26 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       }
       if (this.hole && this.hole.to <= this.position) this.hole = null;
       if (next === null) {
-        if (rows.length === SCAN) continue;
-        return this.position;
+        if (rows.length < SCAN) return this.position;
+        await this.gallop();
+        continue;
       }
       // Positions position+1 .. next-1 are missing while `next` is committed.
       if (!(await this.settleHole(this.position + 1, next - 1))) return this.position;
+    }
+  }
+
+  /**
+   * After a full page with no hole, a long run is likely (a bulk import commits a million
+   * positions at once): move over ranges of doubling length while every position in them is
+   * final, counted in the database, instead of reading them a page at a time. The first range
+   * that is not wholly final is left to the page scan, which finds the hole exactly.
+   */
+  private async gallop(): Promise<void> {
+    for (let step = GALLOP_FROM; ; step = Math.min(step * 2, GALLOP_MAX)) {
+      const [row] = await execute<{ final: string }>(this.dataSource.manager, countFinalBetween(this.position + 1, this.position + step));
+      if (toPosition(row.final) !== step) return;
+      this.position += step;
     }
   }
 
