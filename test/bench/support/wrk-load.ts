@@ -40,3 +40,25 @@ export function runWrk(options: { url: string; clients: number; seconds: number;
     p99Ms: Number((p99Us / 1000).toFixed(2)),
   };
 }
+
+/** `clients` keep-alive connections GETting `url` for `seconds`: requests a second and latency. */
+export function runWrkGet(options: { url: string; clients: number; seconds: number; headers: Record<string, string> }): LoadResult {
+  const dir = mkdtempSync(join(tmpdir(), 'ordinal-wrk-'));
+  const script = join(dir, 'get.lua');
+  const headerLines = Object.entries(options.headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join('\n');
+  writeFileSync(
+    script,
+    `${headerLines}\n` +
+      `local non2xx = 0\nresponse = function(status, headers, body)\n  if status >= 300 then non2xx = non2xx + 1 end\nend\n` +
+      `done = function(summary, latency, requests)\n  io.write(string.format("RESULT %d %d %d %d %d\\n", summary.requests, summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.duration, latency:percentile(50), latency:percentile(99)))\nend\n`,
+  );
+  const run = spawnSync(WRK, ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url], { encoding: 'utf8' });
+  const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(run.stdout ?? '');
+  if (!m) throw new Error(`wrk failed: ${run.stderr || run.stdout}`);
+  const [requests, errors, durationUs, p50Us, p99Us] = m.slice(1).map(Number);
+  const seconds = durationUs / 1e6;
+  const ok = requests - errors;
+  return { clients: options.clients, messages: ok, failures: errors, seconds: Number(seconds.toFixed(3)), msgPerSec: Math.round(ok / seconds), p50Ms: Number((p50Us / 1000).toFixed(2)), p99Ms: Number((p99Us / 1000).toFixed(2)) };
+}

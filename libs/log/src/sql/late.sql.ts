@@ -23,10 +23,14 @@ export function readSkippedBetween(from: number, to: number): SqlQuery {
  * one it delivered before it stopped may come again, at least once).
  */
 export function readOpenSkipped(upTo: number, arrivedSince: Date | null = null): SqlQuery {
+  // Two branches, each on its partial index (open: log_skipped_open_ix; arrived:
+  // log_skipped_arrived_ix), so the rows of exactly released holes, however many, are never read.
   return {
-    text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
-           FROM ${TABLES.skipped} WHERE (arrived_at IS NULL OR arrived_at >= $2) AND NOT released_exactly AND position <= $1
-           ORDER BY ${TABLES.skipped}.position`,
+    text: `SELECT s.position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax FROM (
+             SELECT position FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly AND position <= $1
+             UNION ALL
+             SELECT position FROM ${TABLES.skipped} WHERE arrived_at IS NOT NULL AND arrived_at >= $2 AND NOT released_exactly AND position <= $1
+           ) s ORDER BY s.position`,
     values: [upTo, arrivedSince ?? new Date(8.64e15)],
   };
 }
