@@ -41,8 +41,7 @@ export class ImportController {
       throw new UnsupportedMediaTypeException({ message: `Send the lines with Content-Type: ${NDJSON} (one JSON message a line)`, code: 'unsupported_media_type' });
     }
     const result = await this.importer.import(body, { maxLineBytes: this.config.bodyLimitBytes });
-    if (result.lines === 0) reply.status(200);
-    else if (result.imported === 0) reply.status(200);
+    if (result.imported === 0) reply.status(200);
     return result;
   }
 }
