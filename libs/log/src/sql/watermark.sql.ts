@@ -6,11 +6,18 @@ import type { SqlQuery } from './sql-query.js';
  * `log_skipped` (abandoned or released by any process), merged from two index scans. A
  * position may come twice (a late arrival is in both). Sorted by the bigint, never by text
  * ('10' < '9').
+ *
+ * The rows are bounded by the sequence: every committed row's position was drawn (or set, by a
+ * bulk import, before its commit) at or below its current value. Without the bound the index
+ * scan walks every entry of an open bulk import above the head — a million uncommitted tuples,
+ * each checked in the heap — at every call while the import runs.
  */
 export function readFinalPositionsAfter(position: number, limit: number): SqlQuery {
   return {
     text: `SELECT p::text AS index FROM (
-             (SELECT index AS p FROM ${TABLES.messages} WHERE index > $1 ORDER BY index LIMIT $2)
+             (SELECT index AS p FROM ${TABLES.messages}
+              WHERE index > $1 AND index <= (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${SEQUENCE})
+              ORDER BY index LIMIT $2)
              UNION ALL
              (SELECT position AS p FROM ${TABLES.skipped} WHERE position > $1 ORDER BY position LIMIT $2)
            ) f ORDER BY f.p LIMIT $2`,
