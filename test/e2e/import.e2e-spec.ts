@@ -116,6 +116,39 @@ describe.each(['gapless', 'concurrent'] as const)('bulk import, %s mode', (order
     expect(dupes.body).toMatchObject({ imported: 2 });
   });
 
+  it('answers 503 with nothing stored when its database connection dies mid-import, and the next import works', async () => {
+    // Given an import that has sent its first lines and waits to send the rest
+    const before = { head: await head(), count: await count() };
+    let release!: () => void;
+    const rest = new Promise<void>((resolve) => (release = resolve));
+    const encoder = new TextEncoder();
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === 1) await rest;
+        if (sent === 2) return controller.close();
+        controller.enqueue(encoder.encode(Array.from({ length: 500 }, (_, i) => line(sent * 500 + i)).join('\n') + '\n'));
+        sent++;
+      },
+    });
+    const answer = fetch(`${server.baseUrl}/api/events/import`, { method: 'POST', headers: NDJSON, body, duplex: 'half' } as RequestInit);
+    const importer = async () => (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'ordinal-import'`, [db.name]))[0]?.pid;
+    const deadline = Date.now() + 10_000;
+    while (!(await importer()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // When its connection is killed, then the rest of the body arrives
+    await db.admin('SELECT pg_terminate_backend($1)', [await importer()]);
+    release();
+    const res = await answer;
+    // Then the answer is a 503 saying nothing was imported, and nothing was
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ code: 'database_unavailable', message: expect.stringContaining('nothing was imported') });
+    expect({ head: await head(), count: await count() }).toEqual(before);
+    // And the next import goes through
+    const next = await importLines(server.baseUrl, [line(1), line(2)]);
+    expect(next.status).toBe(201);
+    expect(next.body.first).toBe(before.head + 1);
+  });
+
   it('answers 415 for a body that is not NDJSON and 403 without the admin scope', async () => {
     const json = await http(server.baseUrl, 'POST', '/api/events/import', { messageType: 'A', content: {} });
     expect(json.status).toBe(415);
