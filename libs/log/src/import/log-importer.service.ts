@@ -154,11 +154,14 @@ export class LogImporter {
   private async repeats(numbers: number[], prepared: PreparedMessage[], seen: Map<string, KeyedMessage>): Promise<Set<number>> {
     const skip = new Set<number>();
     const fresh: string[] = [];
+    let keyed = false;
     for (const p of prepared) {
       const key = p.message.idempotencyKey;
-      if (key && !seen.has(key)) fresh.push(key);
+      if (!key) continue;
+      keyed = true;
+      if (!seen.has(key)) fresh.push(key);
     }
-    if (fresh.length === 0 && seen.size === 0) return skip;
+    if (!keyed) return skip;
     const stored = new Map<string, KeyedMessage>();
     if (fresh.length > 0) {
       const rows = await execute<MessageRow>(this.dataSource.manager, readByIdempotencyKeys([...new Set(fresh)]));
