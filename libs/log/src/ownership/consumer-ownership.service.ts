@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { execute } from '../sql/index.js';
@@ -49,7 +49,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private again = false;
   private closed = false;
   private failing = false;
-  private runner: QueryRunner | null = null;
+  private own: Promise<DataSource> | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -89,20 +89,35 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     await this.ticking;
     await Promise.all([...this.groups.keys()].map((g) => this.leave(g)));
     await execute(this.dataSource.manager, removeProcess(this.owner)).catch(() => undefined);
-    await this.runner?.release().catch(() => undefined);
-    this.runner = null;
+    const own = this.own;
+    this.own = null;
+    await own?.then((ds) => ds.destroy()).catch(() => undefined);
   }
 
   /**
-   * The connection heartbeats and claims run on (taken from the pool once, replaced after an
-   * error). A pool of one connection (the embedded database) cannot spare one: there they
-   * take their turn on it like every other query.
+   * Where heartbeats and claims run: a connection of their own, outside the application's
+   * pool (a DataSource of one connection with the same connection options, made at the first
+   * tick and made again after an error), so a renewal never queues behind batches holding the
+   * whole pool and the pool stays whole for the consumers (holding one of a pool of 3 took a
+   * third of a replica's batches away). A pool of one connection (the embedded database)
+   * gets no extra connection: there they take their turn on it like every other query.
    */
-  private connection(): QueryRunner | EntityManager {
+  private async connection(): Promise<EntityManager> {
     const max = (this.dataSource.options as { extra?: { max?: number } }).extra?.max;
     if (max !== undefined && max <= 1) return this.dataSource.manager;
-    this.runner ??= this.dataSource.createQueryRunner();
-    return this.runner;
+    this.own ??= (async () => {
+      const options = this.dataSource.options as DataSourceOptions & { extra?: Record<string, unknown> };
+      const extra = { ...(options.extra ?? {}), max: 1, application_name: `${String(options.extra?.application_name ?? 'ordinal')}-ownership` };
+      const own = new DataSource({ ...options, extra, entities: [], migrations: [], subscribers: [], migrationsRun: false, synchronize: false, logging: false } as DataSourceOptions);
+      return own.initialize();
+    })();
+    const own = this.own;
+    try {
+      return (await own).manager;
+    } catch (error) {
+      if (this.own === own) this.own = null;
+      throw error;
+    }
   }
 
   /** Ticks now (or right after the tick in flight). */
@@ -135,9 +150,9 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     } catch (error) {
       if (!this.failing) this.logger.warn(`Consumer ownership: heartbeat failed (${(error as Error).message}); consumers stop once their leases run out`);
       this.failing = true;
-      const broken = this.runner;
-      this.runner = null;
-      await broken?.release().catch(() => undefined);
+      const broken = this.own;
+      this.own = null;
+      await broken?.then((ds) => ds.destroy()).catch(() => undefined);
     }
   }
 
@@ -151,7 +166,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     const held = this.entries().filter((e) => e.lease);
     const sentAt = performance.now();
     const rows = await execute<{ name: string }>(
-      this.connection(),
+      await this.connection(),
       heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name)),
     );
     const renewed = new Set(rows.map((r) => r.name));
@@ -165,12 +180,12 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private async rebalance(): Promise<void> {
     for (const [name, group] of this.groups) {
       if (group.registered) continue;
-      await execute(this.connection(), registerConsumers([...group.entries.keys()], group.kind, name));
+      await execute(await this.connection(), registerConsumers([...group.entries.keys()], group.kind, name));
       group.registered = true;
     }
     const names = [...this.groups.keys()];
-    const leases = await execute<LeaseStateRow>(this.connection(), readLeases(names));
-    const members = await execute<{ owner: string; groups: string[] }>(this.connection(), readMembers(names));
+    const leases = await execute<LeaseStateRow>(await this.connection(), readLeases(names));
+    const members = await execute<{ owner: string; groups: string[] }>(await this.connection(), readMembers(names));
     for (const [name, group] of this.groups) {
       const owners = new Map(leases.filter((l) => l.group_name === name && l.live && l.owner).map((l) => [l.name, l.owner!]));
       const plan = planGroup({
@@ -186,7 +201,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       const claimable = plan.claim.filter((c) => !group.entries.get(c)?.stopping && !group.entries.get(c)?.lease);
       if (claimable.length === 0) continue;
       const sentAt = performance.now();
-      const claimed = await execute<{ name: string; epoch: string }>(this.connection(), claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
+      const claimed = await execute<{ name: string; epoch: string }>(await this.connection(), claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
       for (const row of claimed) {
         const entry = group.entries.get(row.name);
         if (!entry || this.closed || this.groups.get(name) !== group) continue;
