@@ -20,4 +20,4 @@ export { LateTracker } from './late/late-tracker.js';
 export { runMigrations, type MigrationClass, type RunMigrationsOptions } from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';
 export { MigrationSet } from './schema/migration-set.js';
-export { ConsumerOwnership, Lease, ownershipTimings, planGroup, OWNERSHIP_TABLES, OWNERSHIP_MIGRATIONS, type OwnedConsumer, type OwnershipTimings, type GroupPlan, type GroupView } from './ownership/index.js';
+export { ConsumerOwnership, Lease, ownershipTimings, planGroup, OWNERSHIP_TABLES, OWNERSHIP_MIGRATIONS, type OwnedConsumer, type OwnershipTimings, type ConsumerLeaseRow, type GroupPlan, type GroupView } from './ownership/index.js';

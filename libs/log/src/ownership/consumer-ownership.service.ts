@@ -9,7 +9,10 @@ import { Lease } from './lease.js';
 import type { OwnedConsumer } from './owned-consumer.js';
 import { ownershipTimings, type OwnershipTimings } from './ownership-options.js';
 import { planGroup } from './ownership-plan.js';
-import { claimLeases, heartbeat, readLeases, readMembers, registerConsumers, releaseLease, removeProcess, type LeaseStateRow } from './sql/index.js';
+import { claimLeases, forgetDeadProcesses, heartbeat, readLeases, readConsumerLeases, readMembers, registerConsumers, releaseLease, removeProcess, type ConsumerLeaseRow, type LeaseStateRow } from './sql/index.js';
+
+/** Ticks between two clean-ups of dead processes' rows. */
+const CLEANUP_EVERY_TICKS = 10;
 
 interface Entry {
   consumer: OwnedConsumer;
@@ -50,6 +53,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private closed = false;
   private failing = false;
   private own: Promise<DataSource> | null = null;
+  private ticks = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -72,6 +76,11 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     if (!entry) return;
     this.groups.delete(group);
     await Promise.all([...entry.entries.values()].map((e) => this.handOver(e)));
+  }
+
+  /** Every lease of `kind` any process registered, with its owner process and its last recorded progress. */
+  consumers(kind: string): Promise<ConsumerLeaseRow[]> {
+    return execute<ConsumerLeaseRow>(this.dataSource.manager, readConsumerLeases(kind));
   }
 
   /** The lease this process holds on `name`, if any. */
@@ -145,6 +154,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     try {
       await this.renew();
       if (this.groups.size > 0) await this.rebalance();
+      if (this.ticks++ % CLEANUP_EVERY_TICKS === 0) await this.cleanUp();
       if (this.failing) this.logger.log('Consumer ownership: the database answers again');
       this.failing = false;
     } catch (error) {
@@ -164,10 +174,16 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private async renew(): Promise<void> {
     for (const entry of this.entries()) if (entry.lease && !entry.lease.isHeld()) this.lost(entry, 'its lease ran out before it could be renewed');
     const held = this.entries().filter((e) => e.lease);
+    const progress: Record<string, unknown> = {};
+    for (const entry of held) {
+      const value = entry.consumer.progress?.();
+      if (value !== undefined && value !== null) progress[entry.consumer.name] = value;
+    }
+    const connection = await this.connection();
     const sentAt = performance.now();
     const rows = await execute<{ name: string }>(
-      await this.connection(),
-      heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name)),
+      connection,
+      heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name), progress),
     );
     const renewed = new Set(rows.map((r) => r.name));
     for (const entry of held) {
@@ -200,16 +216,28 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       }
       const claimable = plan.claim.filter((c) => !group.entries.get(c)?.stopping && !group.entries.get(c)?.lease);
       if (claimable.length === 0) continue;
+      const connection = await this.connection();
       const sentAt = performance.now();
-      const claimed = await execute<{ name: string; epoch: string }>(await this.connection(), claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
+      const claimed = await execute<{ name: string; epoch: string; progress: unknown; progress_age_ms: number | null }>(connection, claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
       for (const row of claimed) {
         const entry = group.entries.get(row.name);
         if (!entry || this.closed || this.groups.get(name) !== group) continue;
-        entry.lease = new Lease(row.name, this.owner, Number(row.epoch), sentAt, this.timings.ttlMs);
+        const previous = row.progress === null || row.progress === undefined ? null : { progress: row.progress, ageMs: row.progress_age_ms ?? Number.POSITIVE_INFINITY };
+        entry.lease = new Lease(row.name, this.owner, Number(row.epoch), sentAt, this.timings.ttlMs, previous);
         this.logger.log(`Consumer ownership: this process now runs '${row.name}' (epoch ${row.epoch})`);
         entry.consumer.acquired(entry.lease);
       }
     }
+  }
+
+  /**
+   * Forgets processes without a heartbeat for `forgetAfterMs` (their rows, and the owner
+   * named on the leases they left expired as long): one statement every few ticks, by
+   * whichever processes are alive.
+   */
+  private async cleanUp(): Promise<void> {
+    const rows = await execute<{ name: string; processes: number }>(await this.connection(), forgetDeadProcesses(this.timings.forgetAfterMs));
+    if (rows.length > 0) this.logger.log(`Consumer ownership: forgot the owner of ${rows.length} lease(s) left by processes without a heartbeat for ${this.timings.forgetAfterMs} ms`);
   }
 
   /** The lease is gone: stop the consumer (its batch in flight cannot commit anyway). */
@@ -234,7 +262,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       if (lease && lease === entry.lease) {
         entry.lease = null;
         lease.revoke();
-        await execute(this.dataSource.manager, releaseLease(lease.name, this.owner, lease.epoch)).catch(() => undefined);
+        await execute(this.dataSource.manager, releaseLease(lease.name, this.owner, lease.epoch, entry.consumer.progress?.() ?? null)).catch(() => undefined);
       }
     })();
     entry.stopping = done.finally(() => {
