@@ -77,7 +77,8 @@ export class RealtimeInterface extends PushInterface {
   }
 
   override progress(): unknown {
-    return { status: this.status(), published: this.published };
+    // Before its first run (the broker down, say) it passes on where the previous owner left off.
+    return { status: this.status(), published: this.published ?? this.resumeFrom?.position ?? null };
   }
 
   status(): InterfaceStatus {
