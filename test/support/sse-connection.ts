@@ -5,6 +5,8 @@ export interface SseEvent {
   event: string;
   id?: string;
   data: any;
+  /** When the event's last line arrived (Date.now()), for latency figures. */
+  receivedAt?: number;
 }
 
 /**
@@ -92,7 +94,7 @@ export class SseConnection {
     while ((end = this.buffer.indexOf('\n\n')) >= 0) {
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);
-      const event: SseEvent = { event: 'message', data: undefined };
+      const event: SseEvent = { event: 'message', data: undefined, receivedAt: Date.now() };
       const data: string[] = [];
       for (const line of block.split('\n')) {
         if (line.startsWith('event: ')) event.event = line.slice(7);

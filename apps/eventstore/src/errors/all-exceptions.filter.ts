@@ -1,9 +1,9 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DatabaseUnavailableError, OrdinalError, VersionConflictError } from '@ordinal/log';
+import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError, VersionConflictError } from '@ordinal/log';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
-import { isDatabaseOutage, isRefusedData } from './database-errors.js';
+import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-errors.js';
 
 /** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
 const STATUS_BY_CODE: Record<string, number> = {
@@ -19,6 +19,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   subscription_not_found: 404,
   consumer_not_running: 409,
   consumer_request_failed: 503,
+  // A replica reader (or a primary whose database turned out to be a standby): send the write elsewhere.
+  read_only_replica: 421,
 };
 
 /**
@@ -77,6 +79,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (isDatabaseOutage(exception)) {
       return { body: errorBody(503, 'The database is unavailable; retry later', { code: 'database_unavailable' }), headers: { 'retry-after': '2' } };
+    }
+    if (isReadOnlyDatabase(exception)) {
+      const error = new ReadOnlyReplicaError();
+      return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
     }
     if (isRefusedData(exception)) {
       return { body: errorBody(400, `The database refused the data: ${(exception as Error).message}`, { code: 'invalid_message' }), headers: {} };

@@ -1,4 +1,4 @@
-import { isConnectionError, isDataError } from '@ordinal/log/internal';
+import { isConnectionError, isDataError, isReadOnlyError } from '@ordinal/log/internal';
 
 /**
  * SQLSTATEs that mean "the database will not serve us right now" beyond the libraries'
@@ -30,4 +30,9 @@ export function isDatabaseOutage(error: unknown): boolean {
 /** A raw driver error that says the data itself was refused (SQLSTATE class 22): the request's fault, a 400. */
 export function isRefusedData(error: unknown): boolean {
   return isDataError(error);
+}
+
+/** A raw driver error that says the database is a read-only standby (a write on a replica reader): 421. */
+export function isReadOnlyDatabase(error: unknown): boolean {
+  return isReadOnlyError(error);
 }
