@@ -192,9 +192,41 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       expect(version.body.version).toBe(1);
       const one = await http(reader.baseUrl, 'GET', `/api/events/${created.body.firstIndex}`);
       expect(one.status).toBe(200);
+      const health = await http(reader.baseUrl, 'GET', '/health');
+      expect(health.status).toBe(200);
       // And nothing was written on the primary by the refused requests
       const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE message_type = 'Nope'`);
       expect(n).toBe(0);
+    });
+  });
+
+  describe('concurrent mode, a hole the primary gives up', () => {
+    it('passes it after the primary abandons it, and delivers a late arrival inside it as late-message', async () => {
+      // Given a primary that abandons holes after 300 ms, and a replica reader with a live stream
+      const db = await database();
+      const primary = await start(db.url, { ORDINAL_ORDERING: 'concurrent', ORDINAL_GAP_TIMEOUT_MS: '300' });
+      await replica!.caughtUp();
+      const reader = await start(replica!.url(db.name), { ORDINAL_ORDERING: 'concurrent', ORDINAL_ROLE: 'replica-reader' });
+      const from = (await head(reader)) + 1;
+      const stream = await connect(reader, `/api/events/stream?startIndex=${from}`);
+      await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
+
+      // When a writer on the primary holds a position past the gap timeout, with a message above it
+      const writer = await HeldTransaction.begin(db.url);
+      held.push(writer);
+      const hole = await writer.drawPosition('replica-late', 'Late', { n: 1 });
+      const above = await publish(primary, 'AboveAbandoned', { n: 2 });
+
+      // Then the replica reader passes the hole once the primary has abandoned it (recorded, replicated)
+      await stream.waitFor(() => stream.indices().includes(above), 10_000, `index ${above} past the abandoned hole`);
+      expect(stream.indices()).not.toContain(hole);
+      const [record] = await replica!.query<{ released_exactly: boolean }>(db.name, 'SELECT released_exactly FROM log_skipped WHERE position = $1', [hole]);
+      expect(record?.released_exactly).toBe(false);
+
+      // And when the writer commits after all, the replica reader's stream gets it as a late arrival
+      await writer.commit();
+      await stream.waitFor(() => stream.events.some((e) => e.event === 'late-message' && e.data.message.id === hole), 10_000, `late arrival ${hole}`);
+      expect(stream.indices()).not.toContain(hole);
     });
   });
 

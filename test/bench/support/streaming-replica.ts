@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -144,8 +144,15 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
       'the replica to stream from the primary',
     );
   } catch (error) {
+    // Say why: the replica's own log is removed with its folder.
+    let log = '';
+    try {
+      log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
+    } catch {
+      // no log yet (pg_basebackup failed)
+    }
     await stop();
-    throw error;
+    throw new Error(`${(error as Error).message}${log ? `\nreplica log (last lines):\n${log}` : ''}`, { cause: error });
   }
   const url = (database: string) => `postgres://${primary.username || 'postgres'}@127.0.0.1:${port}/${database}`;
   const query = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
