@@ -77,12 +77,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const e = exception as { message?: string; code?: string };
       return { body: errorBody(fastifyStatus, e.message ?? 'Bad request', e.code ? { code: e.code } : {}), headers: {} };
     }
+    // Before the outage codes: "cannot … during recovery" can come with SQLSTATE 55000.
+    if (isReadOnlyDatabase(exception)) {
+      const error = new ReadOnlyReplicaError('The database refused the write: it is read-only (a replica reader, or a standby); nothing was stored, send writes to a primary instance');
+      return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
+    }
     if (isDatabaseOutage(exception)) {
       return { body: errorBody(503, 'The database is unavailable; retry later', { code: 'database_unavailable' }), headers: { 'retry-after': '2' } };
-    }
-    if (isReadOnlyDatabase(exception)) {
-      const error = new ReadOnlyReplicaError();
-      return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
     }
     if (isRefusedData(exception)) {
       return { body: errorBody(400, `The database refused the data: ${(exception as Error).message}`, { code: 'invalid_message' }), headers: {} };
