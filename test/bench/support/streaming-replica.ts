@@ -86,7 +86,7 @@ async function allowLocalReplication(client: pg.Client): Promise<void> {
     ).rows[0].n > 0;
   const [{ hba_file: file }] = (await client.query<{ hba_file: string }>('SHOW hba_file')).rows;
   if (!(await allowed())) {
-    appendFileSync(file, '\n# added by test/support/streaming-replica.ts (replica-reader tests)\nhost replication all 127.0.0.1/32 trust\n');
+    appendFileSync(file, '\n# added by test/bench/support/streaming-replica.ts (replica-reader suite, bench:replica)\nhost replication all 127.0.0.1/32 trust\n');
   }
   await client.query('SELECT pg_reload_conf()');
 }
