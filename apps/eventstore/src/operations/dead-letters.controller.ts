@@ -28,7 +28,7 @@ export class DeadLettersController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Re-drive the dead letters to the input queue', description: 'Every dead letter present now goes back to the input queue. Needs the `admin` scope.' })
   @ApiOkResponse({ type: RedriveResponseDto })
-  @ApiErrors(404, 421, 503)
+  @ApiErrors(404, 503)
   async redrive() {
     return this.offAs404(() => this.deadLetters.redrive());
   }
