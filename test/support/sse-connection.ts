@@ -5,8 +5,6 @@ export interface SseEvent {
   event: string;
   id?: string;
   data: any;
-  /** When the event's last line arrived (Date.now()), for latency figures. */
-  receivedAt?: number;
 }
 
 /**
@@ -15,6 +13,8 @@ export interface SseEvent {
  */
 export class SseConnection {
   readonly events: SseEvent[] = [];
+  /** When each event arrived (kept beside the events, which suites compare whole). */
+  private readonly arrivals = new WeakMap<SseEvent, number>();
   ended = false;
   private buffer = '';
   private readonly waiters = new Set<() => void>();
@@ -43,6 +43,13 @@ export class SseConnection {
 
   get status(): number {
     return this.response.statusCode ?? 0;
+  }
+
+  /** When `event` arrived (Date.now()), for latency figures. */
+  arrivedAt(event: SseEvent): number {
+    const at = this.arrivals.get(event);
+    if (at === undefined) throw new Error('not an event of this connection');
+    return at;
   }
 
   /** Indices of the `message` events received so far. */
@@ -94,7 +101,8 @@ export class SseConnection {
     while ((end = this.buffer.indexOf('\n\n')) >= 0) {
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);
-      const event: SseEvent = { event: 'message', data: undefined, receivedAt: Date.now() };
+      const event: SseEvent = { event: 'message', data: undefined };
+      this.arrivals.set(event, Date.now());
       const data: string[] = [];
       for (const line of block.split('\n')) {
         if (line.startsWith('event: ')) event.event = line.slice(7);
