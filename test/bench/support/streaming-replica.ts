@@ -113,15 +113,23 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-replica-'));
   const data = join(dir, 'data');
-  const name = `ordinal_test_replica_${port}`;
+  // The pid says whose it is: a slot whose process is gone was left by a killed run.
+  const name = `${SLOT_PREFIX}${process.pid}_${port}`;
   const ownerIds = owner ? await ids(owner) : null;
   if (ownerIds) chownSync(dir, ownerIds.uid, ownerIds.gid);
   const stop = async () => {
     await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
+    // A slot left behind would keep the primary's WAL forever.
+    await dropSlot(name);
   };
   try {
-    await tool(join(bin, 'pg_basebackup'), ['-h', primary.hostname, '-p', primary.port || '5432', '-U', primary.username || 'postgres', '-D', data, '-X', 'stream', '-R', '-c', 'fast']);
+    // A physical replication slot (created by pg_basebackup, named in the replica's settings by -R)
+    // keeps the primary's WAL from the backup on: busy neighbours on the primary could otherwise
+    // recycle a segment before the replica starts streaming ("requested WAL segment … has
+    // already been removed").
+    await dropStaleSlots();
+    await tool(join(bin, 'pg_basebackup'), ['-h', primary.hostname, '-p', primary.port || '5432', '-U', primary.username || 'postgres', '-D', data, '-X', 'stream', '-R', '-c', 'fast', '-C', '-S', name]);
     const conf = [
       `port = ${port}`,
       `listen_addresses = '127.0.0.1'`,
@@ -178,6 +186,43 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
     },
     stop,
   };
+}
+
+const SLOT_PREFIX = 'ordinal_test_replica_';
+
+/** Drops this replica's slot once its WAL receiver has gone (the walsender exits a moment after the replica stops). */
+async function dropSlot(slot: string): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const left = await onPrimary(async (c) => {
+      const { rows } = await c.query<{ active: boolean }>('SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+      if (rows.length === 0) return false;
+      if (!rows[0].active) await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
+      return true;
+    }).catch(() => true);
+    if (!left) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Slots of earlier runs on this machine that were killed before they could clean up (their process is gone). */
+async function dropStaleSlots(): Promise<void> {
+  await onPrimary(async (c) => {
+    const { rows } = await c.query<{ slot_name: string }>(`SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE $1 AND NOT active`, [`${SLOT_PREFIX}%`]);
+    for (const { slot_name: slot } of rows) {
+      const pid = Number(slot.slice(SLOT_PREFIX.length).split('_')[0]);
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
+      await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
+    }
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function ids(user: string): Promise<{ uid: number; gid: number }> {
