@@ -50,9 +50,40 @@ describe('replica readers on a streaming replica (issue 15)', () => {
   const visibleOnReplica = async (db: TestDatabase, index: number) =>
     (await replica!.query(db.name, 'SELECT 1 FROM messages WHERE index = $1', [index])).length > 0;
 
+  /** A database on the primary, a primary server on it and a replica reader on its replica. */
+  interface Pair {
+    db: TestDatabase;
+    primary: OrdinalProcess;
+    reader: OrdinalProcess;
+  }
+  const pairs = {} as Record<'concurrent' | 'abandoning' | 'gapless', Pair>;
+  const settings = {
+    // The gap timeout is far above the tests' holds: a hole is released only by its writer ending.
+    concurrent: { ORDINAL_ORDERING: 'concurrent', ORDINAL_GAP_TIMEOUT_MS: '30000' },
+    // A primary that gives holes up after 300 ms.
+    abandoning: { ORDINAL_ORDERING: 'concurrent', ORDINAL_GAP_TIMEOUT_MS: '300' },
+    gapless: {},
+  } satisfies Record<keyof typeof pairs, Record<string, string>>;
+
+  // Every server starts here, side by side (a start is seconds of CPU on a busy machine); a
+  // database created after the base backup reaches the replica through the WAL like any other.
   beforeAll(async () => {
-    replica = await startStreamingReplica();
-  }, 90_000);
+    const made = startStreamingReplica().then((r) => (replica = r));
+    const primaries = await Promise.all(
+      (Object.keys(settings) as (keyof typeof settings)[]).map(async (name) => {
+        const db = await database();
+        return { name, db, primary: await start(db.url, settings[name]) };
+      }),
+    );
+    await made;
+    await replica!.caughtUp();
+    await Promise.all(
+      primaries.map(async ({ name, db, primary }) => {
+        const reader = await start(replica!.url(db.name), { ...settings[name], ORDINAL_ROLE: 'replica-reader' });
+        pairs[name] = { db, primary, reader };
+      }),
+    );
+  }, 120_000);
   afterAll(async () => {
     for (const c of connections) c.close();
     for (const t of held) await t.rollback().catch(() => undefined);
@@ -67,13 +98,9 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     let primary: OrdinalProcess;
     let reader: OrdinalProcess;
 
-    beforeAll(async () => {
-      db = await database();
-      // The gap timeout is far above the test's hold: the hole is released only by its writer ending.
-      primary = await start(db.url, { ORDINAL_ORDERING: 'concurrent', ORDINAL_GAP_TIMEOUT_MS: '30000' });
-      await replica!.caughtUp();
-      reader = await start(replica!.url(db.name), { ORDINAL_ORDERING: 'concurrent', ORDINAL_ROLE: 'replica-reader', ORDINAL_GAP_TIMEOUT_MS: '30000' });
-    }, 60_000);
+    beforeAll(() => {
+      ({ db, primary, reader } = pairs.concurrent);
+    });
 
     it('does not pass a hole the primary is still filling; the message after it arrives after it commits, in order', async () => {
       // Given a message seen by the replica reader, and an SSE stream on the replica reader from it
@@ -205,10 +232,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
   describe('concurrent mode, a hole the primary gives up', () => {
     it('passes it after the primary abandons it, and delivers a late arrival inside it as late-message', async () => {
       // Given a primary that abandons holes after 300 ms, and a replica reader with a live stream
-      const db = await database();
-      const primary = await start(db.url, { ORDINAL_ORDERING: 'concurrent', ORDINAL_GAP_TIMEOUT_MS: '300' });
-      await replica!.caughtUp();
-      const reader = await start(replica!.url(db.name), { ORDINAL_ORDERING: 'concurrent', ORDINAL_ROLE: 'replica-reader' });
+      const { db, primary, reader } = pairs.abandoning;
       const from = (await head(reader)) + 1;
       const stream = await connect(reader, `/api/events/stream?startIndex=${from}`);
       await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
@@ -235,10 +259,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
   describe('gapless mode', () => {
     it('delivers every committed message in index order under parallel writers (replay order is commit order)', async () => {
       // Given a gapless primary and a replica reader on its replica
-      const db = await database();
-      const primary = await start(db.url, {});
-      await replica!.caughtUp();
-      const reader = await start(replica!.url(db.name), { ORDINAL_ROLE: 'replica-reader' });
+      const { db, primary, reader } = pairs.gapless;
       const from = (await head(reader)) + 1;
       const stream = await connect(reader, `/api/events/stream?startIndex=${from}`);
 
