@@ -7,7 +7,7 @@ export { TABLES, SEQUENCE, LOCKS, LOG_CHANNEL } from './log.constants.js';
 export { LOG_MODULE_OPTIONS, LOG_RAW_OPTIONS } from './log.module-definition.js';
 export { resolveLogOptions, type ResolvedLogOptions } from './log-options.js';
 export { DuplicateWindow } from './writer/duplicate-window.js';
-export { isConnectionError, isDataError } from './writer/pg-errors.js';
+export { isConnectionError, isDataError, isReadOnlyError } from './writer/pg-errors.js';
 export type { Hole, HoleWriter, WatermarkCounters } from './watermark/hole.js';
 export { compileFilter } from './router/feed-filter.js';
 export * from './row-mapper.js';

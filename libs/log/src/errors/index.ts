@@ -6,3 +6,4 @@ export * from './writer-closed.error.js';
 export * from './version-conflict.error.js';
 export * from './migration-failed.error.js';
 export * from './ownership-lost.error.js';
+export * from './read-only-replica.error.js';

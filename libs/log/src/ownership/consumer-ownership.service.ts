@@ -5,6 +5,7 @@ import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm'
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { execute } from '../sql/index.js';
+import { ReadOnlyReplicaError } from '../errors/index.js';
 import { Lease } from './lease.js';
 import type { OwnedConsumer } from './owned-consumer.js';
 import { ownershipTimings, type OwnershipTimings } from './ownership-options.js';
@@ -54,17 +55,25 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private failing = false;
   private own: Promise<DataSource> | null = null;
   private ticks = 0;
+  private readonly replica: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) options: ResolvedLogOptions,
   ) {
+    this.replica = options.role === 'replica-reader';
     // Its tables come with the log's migrations (LogLifecycle runs them in one run at start).
     this.timings = ownershipTimings(options.takeoverMs);
   }
 
   /** Runs a group's consumers (one, or a projection's partitions) wherever their share falls. */
   join(group: string, kind: string, consumers: OwnedConsumer[]): void {
+    // Leases and checkpoints are rows: a replica reader cannot write them, so it runs no consumer.
+    if (this.replica) {
+      throw new ReadOnlyReplicaError(
+        `${kind} '${group}' cannot run on a replica reader (role 'replica-reader'): leases and checkpoints are writes. Run projections, subscriptions and interfaces on a primary instance`,
+      );
+    }
     if (this.closed) return;
     this.groups.set(group, { kind, registered: false, entries: new Map(consumers.map((c) => [c.name, { consumer: c, lease: null, stopping: null, releasing: false }])) });
     this.kick();
