@@ -143,7 +143,7 @@ describe('OrdinalModule', () => {
       [],
     );
     // Then the lease timings derive from the given bound, and the health indicator reads the resolved subscriptions options
-    expect(app!.get(ConsumerOwnership).timings).toEqual({ takeoverMs: 2500, ttlMs: 1500, tickMs: 500 });
+    expect(app!.get(ConsumerOwnership).timings).toEqual({ takeoverMs: 2500, ttlMs: 1500, tickMs: 500, forgetAfterMs: 25000 });
     expect(app!.get<ResolvedSubscriptionsOptions>(SUBSCRIPTIONS_OPTIONS).stuckAfterMs).toBe(1234);
     expect(await app!.get(ConsumersHealthIndicator).isHealthy('projections')).toEqual({ projections: { status: 'up', stuck: [] } });
     // And the ownership tables were created in the one migration run, each migration once

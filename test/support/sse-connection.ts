@@ -13,6 +13,8 @@ export interface SseEvent {
  */
 export class SseConnection {
   readonly events: SseEvent[] = [];
+  /** When each event arrived (kept beside the events, which suites compare whole). */
+  private readonly arrivals = new WeakMap<SseEvent, number>();
   ended = false;
   private buffer = '';
   private readonly waiters = new Set<() => void>();
@@ -41,6 +43,13 @@ export class SseConnection {
 
   get status(): number {
     return this.response.statusCode ?? 0;
+  }
+
+  /** When `event` arrived (Date.now()), for latency figures. */
+  arrivedAt(event: SseEvent): number {
+    const at = this.arrivals.get(event);
+    if (at === undefined) throw new Error('not an event of this connection');
+    return at;
   }
 
   /** Indices of the `message` events received so far. */
@@ -93,6 +102,7 @@ export class SseConnection {
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);
       const event: SseEvent = { event: 'message', data: undefined };
+      this.arrivals.set(event, Date.now());
       const data: string[] = [];
       for (const line of block.split('\n')) {
         if (line.startsWith('event: ')) event.event = line.slice(7);

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const { config, embedded } = services;
   const logger = createLogger(config);
   for (const note of services.notes) logger.log(note, 'Bootstrap');
-  const { created } = await prepareDatabase(config.databaseUrl, config.createDatabase);
+  const { created } = await prepareDatabase(config.databaseUrl, config.createDatabase, config.role);
   if (created) logger.log(`Created database for ${new URL(config.databaseUrl).pathname.slice(1)}`, 'Bootstrap');
   const app = await createApp(config, { logger });
   if (embedded) {
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   }
   await listen(app, config.port, config.host);
   const log = new Logger('Bootstrap');
-  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}); console: http://localhost:${config.port}/console`);
+  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: http://localhost:${config.port}/console`);
   if (config.env === 'development') {
     log.log(`Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`);
   }

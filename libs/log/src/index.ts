@@ -1,7 +1,7 @@
 // The public door of @ordinal/log. What only sibling libraries use is in ./internal.ts.
 export * from './errors/index.js';
 export * from './message.js';
-export type { LogModuleOptions, Ordering } from './log-options.js';
+export type { LogModuleOptions, LogRole, Ordering } from './log-options.js';
 export { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 export * from './log.module.js';
 export * from './writer/log-writer.service.js';

@@ -8,7 +8,8 @@ import { LOG_MIGRATIONS } from './migrations/index.js';
 import { OWNERSHIP_MIGRATIONS } from './ownership/migrations/index.js';
 import { runMigrations, type MigrationClass } from './schema/run-migrations.js';
 import { MigrationSet } from './schema/migration-set.js';
-import { alignPositions, execute, latestHashes } from './sql/index.js';
+import { alignPositions, execute, latestHashes, readAppliedMigrations } from './sql/index.js';
+import { MigrationFailedError } from './errors/index.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 import type { StoredMessage } from './message.js';
@@ -44,6 +45,7 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
 
   async onModuleInit(): Promise<void> {
     const options = this.options;
+    if (options.role === 'replica-reader') return this.checkReplicaSchema();
     if (options.migrate) {
       const applied = await runMigrations(this.dataSource, this.migrations(), { lockTimeoutMs: options.migrationLockTimeoutMs });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
@@ -56,6 +58,27 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     }
   }
 
+  /**
+   * A replica reader runs no migrations (the primary does, and they replicate): it checks that
+   * every migration it knows has been applied, so an instance newer than its primary's schema
+   * fails at start with what to do rather than on its first read.
+   */
+  private async checkReplicaSchema(): Promise<void> {
+    const known = this.migrations().map((m) => new m().name ?? m.name);
+    let applied: Set<string>;
+    try {
+      const rows = await execute<{ name: string }>(this.dataSource.manager, readAppliedMigrations());
+      applied = new Set(rows.map((r) => r.name));
+    } catch (error) {
+      throw new MigrationFailedError(`The replica's database has no Ordinal schema yet (${(error as Error).message}); start a primary instance on the primary database first: it runs the migrations, and they replicate`, { cause: error });
+    }
+    const missing = known.filter((name) => !applied.has(name));
+    if (missing.length > 0) {
+      throw new MigrationFailedError(`The replica's schema lacks migrations ${missing.join(', ')}; upgrade and start a primary instance first (replica readers never migrate)`);
+    }
+    this.logger.log(`Replica reader: schema has all ${known.length} migrations; no migrations, StartMarker or appends from this process`);
+  }
+
   /** The log's migrations (consumer ownership's among them), then `options.migrations`, then those of every `MigrationSet` provider (each class once). */
   private migrations(): MigrationClass[] {
     const contributed = this.discovery.getProviders().flatMap((wrapper) => (wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : []));
@@ -63,7 +86,7 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.options.startMarker) return this.resolveStarted(null);
+    if (!this.options.startMarker || this.options.role === 'replica-reader') return this.resolveStarted(null);
     const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as ListeningServer | undefined;
     if (server && typeof server.once === 'function' && !server.listening) {
       const listener = (): void => {

@@ -3,10 +3,20 @@ import type { MigrationInterface } from 'typeorm';
 /** How positions are assigned: `gapless` (one writer at a time, no holes) or `concurrent` (parallel writers; readers wait at holes). */
 export type Ordering = 'gapless' | 'concurrent';
 
+/**
+ * What a process does with its database: `primary` reads and writes (the default);
+ * `replica-reader` serves reads from a PostgreSQL streaming replica (or any database it must
+ * not write to): no migrations, no appends, no consumers, and in concurrent mode a watermark
+ * that follows the primary's instead of releasing holes itself (docs/scaling.md).
+ */
+export type LogRole = 'primary' | 'replica-reader';
+
 /** Options of `LogModule.forRoot`. Every default lives in `resolveLogOptions`. */
 export interface LogModuleOptions {
   /** @default 'gapless' */
   ordering?: Ordering;
+  /** `replica-reader`: read-only, for a streaming replica; see `LogRole`. @default 'primary' */
+  role?: LogRole;
   /** Messages remembered by the duplicate window; 0 turns it off. @default 2000 */
   duplicateWindow?: number;
   /** Most messages one flush writes. @default 2000 */
@@ -56,6 +66,7 @@ export type ResolvedLogOptions = Required<Omit<LogModuleOptions, 'startMarkerBod
 export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOptions {
   return {
     ordering: options.ordering ?? 'gapless',
+    role: options.role ?? 'primary',
     duplicateWindow: options.duplicateWindow ?? 2000,
     maxBatchMessages: options.maxBatchMessages ?? 2000,
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,

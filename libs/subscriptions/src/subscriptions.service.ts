@@ -10,6 +10,9 @@ import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
 import { ParkedStore, type ParkedMessage } from './runner/parked-store.js';
 import type { ParkedReplay } from './runner/parked-replay.js';
 import { lockCheckpoints } from './sql/index.js';
+import { SourceReader } from './source/source-reader.js';
+import { SharedSource } from './source/shared-source.js';
+import { describeStream } from './source/subscription-stream.js';
 import { ConsumerDirectory } from './directory/consumer-directory.js';
 import { ConsumerRequests, type ConsumerCommand } from './directory/consumer-requests.js';
 import { buildReports, type LocalView } from './directory/build-reports.js';
@@ -70,7 +73,10 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     for (const name of [group, ...members.map((m) => m.name)]) {
       if (this.subscriptions.has(name) || this.groups.has(name)) throw new DuplicateSubscriptionError(name);
     }
-    const list = members.map((options) => new Subscription(options, this.deps));
+    // Partitions share one read of their stream in this process (each keeps its own keys).
+    const sameStream = members.every((m) => describeStream(m.stream) === describeStream(members[0].stream));
+    const shared = members.length > 1 && sameStream ? new SharedSource(new SourceReader(members[0].stream, this.reader, this.deps.concurrent), members.length * 3) : undefined;
+    const list = members.map((options) => new Subscription(options, this.deps, shared));
     for (const subscription of list) {
       this.subscriptions.set(subscription.name, subscription);
       subscription.manage();

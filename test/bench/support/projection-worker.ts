@@ -6,6 +6,8 @@
  * - PROJECTION (name, default `counter`), PARTITIONS (default 1), PARTITION_BY (`streamId`,
  *   `userId`), BATCH_SIZE (default 50), HANDLER_DELAY_MS (I/O per event, default 0)
  * - DB_POOL (connections of its pool, default 6)
+ * - SIDE_EFFECT_ROWS (`0`: the live side effect is the handler's I/O alone, no `side_effects`
+ *   row; the benchmark's setting, so that its handler does 1 ms of I/O and one read-model write)
  * - ON_ERROR (`park` or `skip`: one retry, then that), POISON_FILE (while this file exists, an
  *   event with `poison: true` in its body fails)
  *
@@ -41,7 +43,7 @@ class CounterProjection {
     if (body.poison && env.POISON_FILE && existsSync(env.POISON_FILE)) throw new Error(`poison at ${ctx.index}`);
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     await ctx.manager.query('INSERT INTO applied (index, pid, key) VALUES ($1, $2, $3)', [ctx.index, process.pid, ctx.message.streamId ?? ctx.message.userId]);
-    if (!ctx.isReplay) await sideEffects.query('INSERT INTO side_effects (index, pid) VALUES ($1, $2)', [ctx.index, process.pid]);
+    if (!ctx.isReplay && env.SIDE_EFFECT_ROWS !== '0') await sideEffects.query('INSERT INTO side_effects (index, pid) VALUES ($1, $2)', [ctx.index, process.pid]);
   }
 
   /** A rebuild empties the read model (in the rebuild's transaction). */
@@ -65,6 +67,12 @@ class CounterProjection {
 class WorkerModule {}
 
 const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['log', 'warn', 'error'] });
-app.enableShutdownHooks();
 await app.init();
+// SIGTERM: a graceful stop, then a normal exit (so `node --cpu-prof` writes its profile).
+process.once('SIGTERM', () => {
+  void app
+    .close()
+    .then(() => sideEffects.end())
+    .finally(() => process.exit(0));
+});
 console.log(`worker ready ${process.pid}`);

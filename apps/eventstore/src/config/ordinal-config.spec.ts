@@ -24,6 +24,8 @@ describe('loadConfig', () => {
     [{ ORDINAL_TOKENS: 'a:b:fly' }, /unknown scopes: fly/],
     [{ PORT: 'eighty' }, /PORT must be an integer/],
     [{ ORDINAL_ORDERING: 'random' }, /ORDINAL_ORDERING must be one of gapless, concurrent/],
+    [{ ORDINAL_ROLE: 'replica' }, /ORDINAL_ROLE must be one of primary, replica-reader/],
+    [{ ORDINAL_ROLE: 'replica-reader' }, /ORDINAL_ROLE=replica-reader needs DATABASE_URL/],
     [{ ORDINAL_ENV: 'production', DATABASE_URL: 'postgres://x/y' }, /needs ORDINAL_TOKENS/],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -35,6 +37,21 @@ describe('loadConfig', () => {
     expect(config.tokens.map((t) => t.secret)).toEqual(['s3cret']);
     expect(config.amqpUrl).toBeNull();
     expect(config.createDatabase).toBe(false);
+  });
+
+  it('a replica reader (ORDINAL_ROLE=replica-reader) reads only: no StartMarker, no AMQP, no database creation, a 200 ms live poll', () => {
+    const config = loadConfig({ ORDINAL_ROLE: 'replica-reader', DATABASE_URL: 'postgres://replica/db', AMQP_URL: 'amqp://broker' });
+    expect(config.role).toBe('replica-reader');
+    expect(config.amqpUrl).toBeNull();
+    expect(config.createDatabase).toBe(false);
+    expect(config.livePollMs).toBe(200);
+    const options = ordinalOptionsFrom(config);
+    expect(options.startMarker).toBe(false);
+    expect(options.log?.role).toBe('replica-reader');
+    // An explicit poll wins; a primary keeps its defaults.
+    expect(loadConfig({ ORDINAL_ROLE: 'replica-reader', DATABASE_URL: 'postgres://replica/db', ORDINAL_LIVE_POLL_MS: '50' }).livePollMs).toBe(50);
+    const primary = loadConfig({});
+    expect({ role: primary.role, livePollMs: primary.livePollMs, startMarker: ordinalOptionsFrom(primary).startMarker }).toEqual({ role: 'primary', livePollMs: 1000, startMarker: true });
   });
 
   it('carries the ownership settings into the OrdinalModule options (ORDINAL_TAKEOVER_MS, ORDINAL_STUCK_AFTER_MS)', () => {

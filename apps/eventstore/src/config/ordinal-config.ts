@@ -1,4 +1,4 @@
-import type { Ordering } from '@ordinal/log';
+import type { LogRole, Ordering } from '@ordinal/log';
 import { InterfaceConfigError, loadInterfacesFile, type ResolvedInterfaceConfig } from '@ordinal/amqp';
 import { parseTokens, type ApiToken } from '../auth/api-token.js';
 
@@ -18,6 +18,12 @@ export interface OrdinalConfig {
   dbPoolSize: number;
   tokens: ApiToken[];
   ordering: Ordering;
+  /**
+   * `primary` (reads and writes) or `replica-reader`: serves reads from a PostgreSQL streaming
+   * replica named by DATABASE_URL; writes are refused with 421, no migrations, no AMQP, no
+   * consumers (ORDINAL_ROLE; docs/scaling.md). @default 'primary'
+   */
+  role: LogRole;
   duplicateWindow: number;
   bodyLimitBytes: number;
   /** A request whose body has not fully arrived this long after it began gets 408 and is closed (ms, ORDINAL_BODY_TIMEOUT_MS). @default 10000 */
@@ -34,7 +40,10 @@ export interface OrdinalConfig {
   heartbeatMs: number;
   /** Live messages buffered per stream before it falls back to database catch-up (ORDINAL_STREAM_MAILBOX). @default 10000 */
   streamMailbox: number;
-  /** The live router's safety-net poll (ms, ORDINAL_LIVE_POLL_MS). @default 1000 */
+  /**
+   * The live router's safety-net poll (ms, ORDINAL_LIVE_POLL_MS). On a replica reader it is
+   * the only way new messages are seen (a standby forwards no NOTIFY). @default 1000, 200 for a replica reader
+   */
   livePollMs: number;
   /** Concurrent mode: a hole in the log is abandoned after this long (ms, ORDINAL_GAP_TIMEOUT_MS; <= 0 abandons at once). @default 5000 */
   gapTimeoutMs: number;
@@ -98,6 +107,7 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  const role = oneOf(env, 'ORDINAL_ROLE', ['primary', 'replica-reader'] as const, 'primary');
   if (production) {
     if (tokens.length === 0) throw new ConfigError('ORDINAL_ENV=production needs ORDINAL_TOKENS (name:secret:scope+scope;...)');
     if (tokens.some((t) => t.secret === DEV_TOKEN)) throw new ConfigError('ORDINAL_ENV=production refuses the development token; configure your own secrets in ORDINAL_TOKENS');
@@ -105,26 +115,33 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
   } else if (!tokens.some((t) => t.secret === DEV_TOKEN)) {
     tokens.push({ name: 'development', secret: DEV_TOKEN, scopes: new Set(['read', 'write', 'admin']) });
   }
+  if (role === 'replica-reader' && !env.DATABASE_URL) {
+    throw new ConfigError('ORDINAL_ROLE=replica-reader needs DATABASE_URL naming the streaming replica it reads (docs/scaling.md)');
+  }
   return {
     env: mode,
     host: env.HOST || '0.0.0.0',
     port: int(env, 'PORT', 8083, 0),
     databaseUrl: env.DATABASE_URL || DEV_DATABASE_URL,
-    createDatabase: !production,
+    // A replica reader's database comes from the primary; it never creates one.
+    createDatabase: !production && role === 'primary',
     dbPoolSize: int(env, 'ORDINAL_DB_POOL_SIZE', 10, 2),
     tokens,
     ordering: oneOf(env, 'ORDINAL_ORDERING', ['gapless', 'concurrent'] as const, 'gapless'),
+    role,
     duplicateWindow: int(env, 'ORDINAL_DUPLICATE_WINDOW', 2000),
     bodyLimitBytes: int(env, 'ORDINAL_BODY_LIMIT', 1024 * 1024, 1),
     bodyTimeoutMs: int(env, 'ORDINAL_BODY_TIMEOUT_MS', 10_000, 10),
     streamTicketTtlMs: int(env, 'ORDINAL_STREAM_TICKET_TTL_MS', 30_000, 10),
     maxBatchMessages: int(env, 'ORDINAL_MAX_BATCH', 1000, 1),
     logFormat: oneOf(env, 'ORDINAL_LOG_FORMAT', ['text', 'json'] as const, production ? 'json' : 'text'),
-    amqpUrl: env.AMQP_URL === undefined ? (production ? null : DEV_AMQP_URL) : env.AMQP_URL || null,
+    // AMQP input writes and push interfaces hold leases: neither runs on a replica reader.
+    amqpUrl: role === 'replica-reader' ? null : env.AMQP_URL === undefined ? (production ? null : DEV_AMQP_URL) : env.AMQP_URL || null,
     amqp: loadAmqpConfig(env),
     heartbeatMs: int(env, 'ORDINAL_HEARTBEAT_MS', 5000, 10),
     streamMailbox: int(env, 'ORDINAL_STREAM_MAILBOX', 10_000, 1),
-    livePollMs: int(env, 'ORDINAL_LIVE_POLL_MS', 1000, 10),
+    // A standby forwards no NOTIFY: a replica reader sees new messages only by polling.
+    livePollMs: int(env, 'ORDINAL_LIVE_POLL_MS', role === 'replica-reader' ? 200 : 1000, 10),
     gapTimeoutMs: int(env, 'ORDINAL_GAP_TIMEOUT_MS', 5000, Number.MIN_SAFE_INTEGER),
     exactRelease: oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
     lateRescanMs: int(env, 'ORDINAL_LATE_RESCAN_MS', 2000, 10),

@@ -11,9 +11,10 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       extra: { max: config.dbPoolSize, connectionTimeoutMillis: 5000, query_timeout: config.queryTimeoutMs, application_name: 'ordinal' },
     },
     // The server's log says when it started; it is written once the HTTP server listens.
-    startMarker: true,
+    startMarker: config.role === 'primary',
     log: {
       ordering: config.ordering,
+      role: config.role,
       duplicateWindow: config.duplicateWindow,
       // A REST batch is stored by one flush, so a flush holds at least the largest batch.
       maxBatchMessages: Math.max(2000, config.maxBatchMessages),

@@ -1,9 +1,9 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DatabaseUnavailableError, ImportLineError, OrdinalError, VersionConflictError } from '@ordinal/log';
+import { DatabaseUnavailableError, ImportLineError, OrdinalError, ReadOnlyReplicaError, VersionConflictError } from '@ordinal/log';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
-import { isDatabaseOutage, isRefusedData } from './database-errors.js';
+import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-errors.js';
 
 /** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
 const STATUS_BY_CODE: Record<string, number> = {
@@ -20,6 +20,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   subscription_not_found: 404,
   consumer_not_running: 409,
   consumer_request_failed: 503,
+  // A replica reader (or a primary whose database turned out to be a standby): send the write elsewhere.
+  read_only_replica: 421,
 };
 
 /**
@@ -76,6 +78,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
       const e = exception as { message?: string; code?: string };
       return { body: errorBody(fastifyStatus, e.message ?? 'Bad request', e.code ? { code: e.code } : {}), headers: {} };
+    }
+    // Before the outage codes: "cannot … during recovery" can come with SQLSTATE 55000.
+    if (isReadOnlyDatabase(exception)) {
+      const error = new ReadOnlyReplicaError('The database refused the write: it is read-only (a replica reader, or a standby); nothing was stored, send writes to a primary instance');
+      return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
     }
     if (isDatabaseOutage(exception)) {
       return { body: errorBody(503, 'The database is unavailable; retry later', { code: 'database_unavailable' }), headers: { 'retry-after': '2' } };

@@ -12,6 +12,7 @@ const WHEN: Record<number, string> = {
   409: 'Version conflict',
   413: 'Body over ORDINAL_BODY_LIMIT',
   415: 'A body that is not application/json',
+  421: 'This server is a replica reader (ORDINAL_ROLE=replica-reader): it does not write; send the request to a primary instance',
   422: 'Idempotency key reused with a different message',
   503: 'The database is unavailable or the write queue is full; retry after `Retry-After` seconds',
 };

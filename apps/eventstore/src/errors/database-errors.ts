@@ -1,4 +1,4 @@
-import { isConnectionError, isDataError } from '@ordinal/log/internal';
+import { isConnectionError, isDataError, isReadOnlyError } from '@ordinal/log/internal';
 
 /**
  * SQLSTATEs that mean "the database will not serve us right now" beyond the libraries'
@@ -24,10 +24,17 @@ export function isDatabaseOutage(error: unknown): boolean {
   const code = sqlState(error);
   if (code && REFUSAL_CODES.has(code)) return true;
   if (isConnectionError(error)) return true;
+  // A hot standby cancelled the read to replay the primary's WAL (a replica reader): retry it.
+  if (String((error as { message?: unknown })?.message ?? '').includes('conflict with recovery')) return true;
   return String((error as { message?: unknown })?.message ?? '').includes('Query read timeout');
 }
 
 /** A raw driver error that says the data itself was refused (SQLSTATE class 22): the request's fault, a 400. */
 export function isRefusedData(error: unknown): boolean {
   return isDataError(error);
+}
+
+/** A raw driver error that says the database is a read-only standby (a write on a replica reader): 421. */
+export function isReadOnlyDatabase(error: unknown): boolean {
+  return isReadOnlyError(error);
 }

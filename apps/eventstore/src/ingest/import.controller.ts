@@ -34,7 +34,7 @@ export class ImportController {
   @ApiBody({ schema: { type: 'string', example: '{"messageType":"OrderPlaced","content":{"orderId":"o-1"}}\n' } })
   @ApiResponse({ status: 201, type: ImportResponseDto, description: 'Stored: `first..last`' })
   @ApiResponse({ status: 200, type: ImportResponseDto, description: 'Nothing new: every line was an idempotency-key repeat' })
-  @ApiErrors(400, 415, 422, 503)
+  @ApiErrors(400, 415, 421, 422, 503)
   async import(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportResponseDto> {
     const body = request.body;
     if (!(body instanceof Readable)) {

@@ -48,7 +48,7 @@ export class IngestController {
   @ApiResponse({ status: 201, type: MessageResponseDto, description: 'Stored; the body is the stored message, `id` its index' })
   @ApiResponse({ status: 200, type: MessageResponseDto, description: 'Idempotency-key repeat of the same request; the original message' })
   @ApiResponse({ status: 202, type: DuplicateResponseDto, description: 'Duplicate inside the duplicate window; nothing stored' })
-  @ApiErrors(400, 408, 413, 415, 422, 503)
+  @ApiErrors(400, 408, 413, 415, 421, 422, 503)
   async publish(
     @Body() dto: PublishMessageDto,
     @Headers('idempotency-key') headerKey: string | undefined,
@@ -79,7 +79,7 @@ export class IngestController {
   @ApiResponse({ status: 200, type: BatchResponseDto, description: 'Only idempotency-key repeats' })
   @ApiResponse({ status: 202, type: BatchResponseDto, description: 'Only window duplicates' })
   @ApiResponse({ status: 422, type: BatchResponseDto, description: 'Nothing stored and an idempotency key reused with another message (entry `key_reused`)' })
-  @ApiErrors(400, 408, 413, 415, 503)
+  @ApiErrors(400, 408, 413, 415, 421, 503)
   async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
     if (dto.messages.length > this.config.maxBatchMessages) {
       throw new BadRequestException(`messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`);

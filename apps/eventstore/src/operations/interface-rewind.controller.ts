@@ -18,7 +18,7 @@ export class InterfaceRewindController {
   @ApiParam({ name: 'name', schema: { type: 'string' } })
   @ApiBody({ schema: { type: 'object', required: ['to'], additionalProperties: false, properties: { to: { type: 'integer', minimum: 0, description: '0 resends the whole log' } } } })
   @ApiOkResponse({ type: RewindResponseDto })
-  @ApiErrors(400, 404, 409, 503)
+  @ApiErrors(400, 404, 409, 421, 503)
   async rewind(@Param('name') name: string, @Body() body: unknown): Promise<{ name: string; bookmark: number }> {
     const to = (body as { to?: unknown } | null)?.to;
     if (typeof to !== 'number' || !Number.isSafeInteger(to) || to < 0) throw new BadRequestException('Send {"to": <index>}: the bookmark to rewind to, an integer >= 0 (0 resends the whole log)');

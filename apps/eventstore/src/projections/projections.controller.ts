@@ -61,7 +61,7 @@ export class ProjectionsController {
   @ApiOperation({ summary: 'Rebuild a projection', description: 'Clears the read model and resets the checkpoint; the replay runs in the background, in whichever process owns it (409 when none does). Needs the `admin` scope.' })
   @ApiParam({ name: 'name', schema: { type: 'string' } })
   @ApiResponse({ status: 202, type: SubscriptionReportDto, description: 'Read model cleared, checkpoint reset; replay runs in the background' })
-  @ApiErrors(404, 409, 503)
+  @ApiErrors(404, 409, 421, 503)
   async rebuild(@Param('name') name: string): Promise<SubscriptionReport> {
     await this.subscriptions.rebuild(name);
     const [report] = await this.subscriptions.report(name);
@@ -84,7 +84,7 @@ export class ProjectionsController {
   @ApiOperation({ summary: 'Replay parked messages', description: 'Applies them again through the upcasters, oldest first, up to the first that fails again, in the process that owns the projection (409 when none does). Needs the `admin` scope.' })
   @ApiParam({ name: 'name', schema: { type: 'string' } })
   @ApiOkResponse({ type: ParkedReplayDto })
-  @ApiErrors(404, 409, 503)
+  @ApiErrors(404, 409, 421, 503)
   async replayParked(@Param('name') name: string): Promise<{ name: string } & ParkedReplay> {
     return { name, ...(await this.subscriptions.replayParked(name)) };
   }

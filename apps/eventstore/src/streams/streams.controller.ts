@@ -32,7 +32,7 @@ export class StreamsController {
   @ApiOperation({ summary: 'Append events to an aggregate stream', description: 'Atomically, if the stream is at `expectedVersion` (else 409 `version_conflict` with `current` and `expected`). Needs the `write` scope.' })
   @STREAM_ID
   @ApiResponse({ status: 201, type: AppendResultDto })
-  @ApiErrors(400, 408, 409, 413, 415, 503)
+  @ApiErrors(400, 408, 409, 413, 415, 421, 503)
   async append(@Param('streamId') raw: string, @Body() dto: AppendEventsDto): Promise<AppendResultDto> {
     const streamId = streamIdParam(raw);
     dto.events.forEach((e, i) => {
@@ -92,7 +92,7 @@ export class StreamsController {
   @ApiOperation({ summary: 'Save a snapshot', description: 'The aggregate state at a version <= the stream\'s (else 409 `snapshot_version_exceeds_stream`). Needs the `write` scope.' })
   @STREAM_ID
   @ApiResponse({ status: 201, type: SnapshotSavedDto })
-  @ApiErrors(400, 408, 409, 413, 415, 503)
+  @ApiErrors(400, 408, 409, 413, 415, 421, 503)
   async saveSnapshot(@Param('streamId') raw: string, @Body() dto: SaveSnapshotDto): Promise<SnapshotSavedDto> {
     const streamId = streamIdParam(raw);
     assertStorableJson(dto.state, 'state');

@@ -56,7 +56,21 @@ export abstract class PushInterface implements OwnedConsumer {
   /** This process owns the interface now: run it. */
   acquired(lease: Lease): void {
     this.lease = lease;
+    this.taken(lease);
     this.start();
+  }
+
+  /** A subclass's hook when this process takes the interface over (before its first run). */
+  protected taken(lease: Lease): void {
+    void lease;
+  }
+
+  /**
+   * Recorded on the lease row with each heartbeat and at hand-over: the status, so that
+   * every server lists the interface with what its owner sees (`GET /api/interfaces`).
+   */
+  progress(): unknown {
+    return { status: this.status() };
   }
 
   /** Another process owns it now (or shutdown): stop and stand by. */

@@ -7,3 +7,4 @@ export * from './version-conflict.error.js';
 export * from './migration-failed.error.js';
 export * from './ownership-lost.error.js';
 export * from './import-line.error.js';
+export * from './read-only-replica.error.js';

@@ -6,11 +6,11 @@ import { finished } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { DatabaseUnavailableError, ImportLineError, InvalidMessageError, OrdinalError } from '../errors/index.js';
+import { DatabaseUnavailableError, ImportLineError, InvalidMessageError, OrdinalError, ReadOnlyReplicaError } from '../errors/index.js';
 import { copyImportRows, execute, finishImport, importRowText, lockForImport, readByIdempotencyKeys } from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { listenerClientConfig } from '../router/listener-config.js';
-import { isConnectionError, driverError } from '../writer/pg-errors.js';
+import { driverError, isConnectionError, isReadOnlyError } from '../writer/pg-errors.js';
 import type { ImportedMessage as PreparedMessage } from '../writer/pending-append.js';
 import { parseImportLine } from './import-line.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';
@@ -52,6 +52,7 @@ export class LogImporter {
 
   /** Imports every line of `source`; resolves once committed, rejects with nothing stored. */
   async import(source: AsyncIterable<Buffer | string>, options: ImportOptions = {}): Promise<ImportResult> {
+    if (this.options.role === 'replica-reader') throw new ReadOnlyReplicaError();
     const client = new pg.Client({ ...listenerClientConfig(this.dataSource), application_name: 'ordinal-import' });
     let lost: Error | null = null;
     client.on('error', (error) => (lost ??= error));
@@ -196,6 +197,9 @@ export class LogImporter {
       return commitSent
         ? new DatabaseUnavailableError(`The database did not confirm the import's commit (${why}); it may be stored: check the head before importing again`, true, { cause: error })
         : new DatabaseUnavailableError(`The database is unavailable (${why}); nothing was imported, retry later`, false, { cause: error });
+    }
+    if (isReadOnlyError(error)) {
+      return new ReadOnlyReplicaError(`The database is read-only (a standby?): ${driverError(error).message}; nothing was imported, send imports to the primary`, { cause: error });
     }
     const code = (error as { code?: string }).code;
     if (typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'))) {

@@ -1,15 +1,19 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { execute } from '../sql/index.js';
+import { ReadOnlyReplicaError } from '../errors/index.js';
 import { Lease } from './lease.js';
 import type { OwnedConsumer } from './owned-consumer.js';
 import { ownershipTimings, type OwnershipTimings } from './ownership-options.js';
 import { planGroup } from './ownership-plan.js';
-import { claimLeases, heartbeat, readLeases, readMembers, registerConsumers, releaseLease, removeProcess, type LeaseStateRow } from './sql/index.js';
+import { claimLeases, forgetDeadProcesses, heartbeat, readLeases, readConsumerLeases, readMembers, registerConsumers, releaseLease, removeProcess, type ConsumerLeaseRow, type LeaseStateRow } from './sql/index.js';
+
+/** Ticks between two clean-ups of dead processes' rows. */
+const CLEANUP_EVERY_TICKS = 10;
 
 interface Entry {
   consumer: OwnedConsumer;
@@ -49,18 +53,27 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private again = false;
   private closed = false;
   private failing = false;
-  private runner: QueryRunner | null = null;
+  private own: Promise<DataSource> | null = null;
+  private ticks = 0;
+  private readonly replica: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) options: ResolvedLogOptions,
   ) {
+    this.replica = options.role === 'replica-reader';
     // Its tables come with the log's migrations (LogLifecycle runs them in one run at start).
     this.timings = ownershipTimings(options.takeoverMs);
   }
 
   /** Runs a group's consumers (one, or a projection's partitions) wherever their share falls. */
   join(group: string, kind: string, consumers: OwnedConsumer[]): void {
+    // Leases and checkpoints are rows: a replica reader cannot write them, so it runs no consumer.
+    if (this.replica) {
+      throw new ReadOnlyReplicaError(
+        `${kind} '${group}' cannot run on a replica reader (role 'replica-reader'): leases and checkpoints are writes. Run projections, subscriptions and interfaces on a primary instance`,
+      );
+    }
     if (this.closed) return;
     this.groups.set(group, { kind, registered: false, entries: new Map(consumers.map((c) => [c.name, { consumer: c, lease: null, stopping: null, releasing: false }])) });
     this.kick();
@@ -72,6 +85,11 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     if (!entry) return;
     this.groups.delete(group);
     await Promise.all([...entry.entries.values()].map((e) => this.handOver(e)));
+  }
+
+  /** Every lease of `kind` any process registered, with its owner process and its last recorded progress. */
+  consumers(kind: string): Promise<ConsumerLeaseRow[]> {
+    return execute<ConsumerLeaseRow>(this.dataSource.manager, readConsumerLeases(kind));
   }
 
   /** The lease this process holds on `name`, if any. */
@@ -89,20 +107,35 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     await this.ticking;
     await Promise.all([...this.groups.keys()].map((g) => this.leave(g)));
     await execute(this.dataSource.manager, removeProcess(this.owner)).catch(() => undefined);
-    await this.runner?.release().catch(() => undefined);
-    this.runner = null;
+    const own = this.own;
+    this.own = null;
+    await own?.then((ds) => ds.destroy()).catch(() => undefined);
   }
 
   /**
-   * The connection heartbeats and claims run on (taken from the pool once, replaced after an
-   * error). A pool of one connection (the embedded database) cannot spare one: there they
-   * take their turn on it like every other query.
+   * Where heartbeats and claims run: a connection of their own, outside the application's
+   * pool (a DataSource of one connection with the same connection options, made at the first
+   * tick and made again after an error), so a renewal never queues behind batches holding the
+   * whole pool and the pool stays whole for the consumers (holding one of a pool of 3 took a
+   * third of a replica's batches away). A pool of one connection (the embedded database)
+   * gets no extra connection: there they take their turn on it like every other query.
    */
-  private connection(): QueryRunner | EntityManager {
+  private async connection(): Promise<EntityManager> {
     const max = (this.dataSource.options as { extra?: { max?: number } }).extra?.max;
     if (max !== undefined && max <= 1) return this.dataSource.manager;
-    this.runner ??= this.dataSource.createQueryRunner();
-    return this.runner;
+    this.own ??= (async () => {
+      const options = this.dataSource.options as DataSourceOptions & { extra?: Record<string, unknown> };
+      const extra = { ...(options.extra ?? {}), max: 1, application_name: `${String(options.extra?.application_name ?? 'ordinal')}-ownership` };
+      const own = new DataSource({ ...options, extra, entities: [], migrations: [], subscribers: [], migrationsRun: false, synchronize: false, logging: false } as DataSourceOptions);
+      return own.initialize();
+    })();
+    const own = this.own;
+    try {
+      return (await own).manager;
+    } catch (error) {
+      if (this.own === own) this.own = null;
+      throw error;
+    }
   }
 
   /** Ticks now (or right after the tick in flight). */
@@ -130,14 +163,15 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     try {
       await this.renew();
       if (this.groups.size > 0) await this.rebalance();
+      if (this.ticks++ % CLEANUP_EVERY_TICKS === 0) await this.cleanUp();
       if (this.failing) this.logger.log('Consumer ownership: the database answers again');
       this.failing = false;
     } catch (error) {
       if (!this.failing) this.logger.warn(`Consumer ownership: heartbeat failed (${(error as Error).message}); consumers stop once their leases run out`);
       this.failing = true;
-      const broken = this.runner;
-      this.runner = null;
-      await broken?.release().catch(() => undefined);
+      const broken = this.own;
+      this.own = null;
+      await broken?.then((ds) => ds.destroy()).catch(() => undefined);
     }
   }
 
@@ -149,10 +183,16 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private async renew(): Promise<void> {
     for (const entry of this.entries()) if (entry.lease && !entry.lease.isHeld()) this.lost(entry, 'its lease ran out before it could be renewed');
     const held = this.entries().filter((e) => e.lease);
+    const progress: Record<string, unknown> = {};
+    for (const entry of held) {
+      const value = entry.consumer.progress?.();
+      if (value !== undefined && value !== null) progress[entry.consumer.name] = value;
+    }
+    const connection = await this.connection();
     const sentAt = performance.now();
     const rows = await execute<{ name: string }>(
-      this.connection(),
-      heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name)),
+      connection,
+      heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name), progress),
     );
     const renewed = new Set(rows.map((r) => r.name));
     for (const entry of held) {
@@ -165,12 +205,12 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private async rebalance(): Promise<void> {
     for (const [name, group] of this.groups) {
       if (group.registered) continue;
-      await execute(this.connection(), registerConsumers([...group.entries.keys()], group.kind, name));
+      await execute(await this.connection(), registerConsumers([...group.entries.keys()], group.kind, name));
       group.registered = true;
     }
     const names = [...this.groups.keys()];
-    const leases = await execute<LeaseStateRow>(this.connection(), readLeases(names));
-    const members = await execute<{ owner: string; groups: string[] }>(this.connection(), readMembers(names));
+    const leases = await execute<LeaseStateRow>(await this.connection(), readLeases(names));
+    const members = await execute<{ owner: string; groups: string[] }>(await this.connection(), readMembers(names));
     for (const [name, group] of this.groups) {
       const owners = new Map(leases.filter((l) => l.group_name === name && l.live && l.owner).map((l) => [l.name, l.owner!]));
       const plan = planGroup({
@@ -185,16 +225,28 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       }
       const claimable = plan.claim.filter((c) => !group.entries.get(c)?.stopping && !group.entries.get(c)?.lease);
       if (claimable.length === 0) continue;
+      const connection = await this.connection();
       const sentAt = performance.now();
-      const claimed = await execute<{ name: string; epoch: string }>(this.connection(), claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
+      const claimed = await execute<{ name: string; epoch: string; progress: unknown; progress_age_ms: number | null }>(connection, claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
       for (const row of claimed) {
         const entry = group.entries.get(row.name);
         if (!entry || this.closed || this.groups.get(name) !== group) continue;
-        entry.lease = new Lease(row.name, this.owner, Number(row.epoch), sentAt, this.timings.ttlMs);
+        const previous = row.progress === null || row.progress === undefined ? null : { progress: row.progress, ageMs: row.progress_age_ms ?? Number.POSITIVE_INFINITY };
+        entry.lease = new Lease(row.name, this.owner, Number(row.epoch), sentAt, this.timings.ttlMs, previous);
         this.logger.log(`Consumer ownership: this process now runs '${row.name}' (epoch ${row.epoch})`);
         entry.consumer.acquired(entry.lease);
       }
     }
+  }
+
+  /**
+   * Forgets processes without a heartbeat for `forgetAfterMs` (their rows, and the owner
+   * named on the leases they left expired as long): one statement every few ticks, by
+   * whichever processes are alive.
+   */
+  private async cleanUp(): Promise<void> {
+    const rows = await execute<{ name: string; processes: number }>(await this.connection(), forgetDeadProcesses(this.timings.forgetAfterMs));
+    if (rows.length > 0) this.logger.log(`Consumer ownership: forgot the owner of ${rows.length} lease(s) left by processes without a heartbeat for ${this.timings.forgetAfterMs} ms`);
   }
 
   /** The lease is gone: stop the consumer (its batch in flight cannot commit anyway). */
@@ -219,7 +271,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       if (lease && lease === entry.lease) {
         entry.lease = null;
         lease.revoke();
-        await execute(this.dataSource.manager, releaseLease(lease.name, this.owner, lease.epoch)).catch(() => undefined);
+        await execute(this.dataSource.manager, releaseLease(lease.name, this.owner, lease.epoch, entry.consumer.progress?.() ?? null)).catch(() => undefined);
       }
     })();
     entry.stopping = done.finally(() => {

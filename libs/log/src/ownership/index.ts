@@ -5,3 +5,4 @@ export * from './ownership-options.js';
 export { planGroup, type GroupPlan, type GroupView } from './ownership-plan.js';
 export { OWNERSHIP_TABLES } from './ownership.constants.js';
 export { OWNERSHIP_MIGRATIONS } from './migrations/index.js';
+export type { ConsumerLeaseRow } from './sql/read-ownership.sql.js';

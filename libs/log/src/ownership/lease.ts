@@ -20,6 +20,8 @@ export class Lease {
     readonly epoch: number,
     sentAt: number,
     private readonly ttlMs: number,
+    /** What the previous owner last recorded of the consumer (OwnedConsumer.progress), null if nothing. */
+    readonly previous: { progress: unknown; ageMs: number } | null = null,
   ) {
     this.validUntil = sentAt + ttlMs;
   }

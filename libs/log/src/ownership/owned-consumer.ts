@@ -12,4 +12,9 @@ export interface OwnedConsumer {
   acquired(lease: Lease): void;
   /** Stop after the batch in flight; resolve once stopped. Called more than once is fine. */
   released(): Promise<void>;
+  /**
+   * What to record on its lease row with each heartbeat and at hand-over (small, JSON): shown
+   * to every process, and handed to the next owner in `Lease.previous`. Optional.
+   */
+  progress?(): unknown;
 }

@@ -6,6 +6,8 @@ export interface OwnershipTimings {
   ttlMs: number;
   /** Heartbeat and rebalance period (ms): 20% of the bound. */
   tickMs: number;
+  /** A process without a heartbeat for this long is forgotten (its row, its name on leases): 10× the bound (50 s by default). */
+  forgetAfterMs: number;
 }
 
 /**
@@ -17,5 +19,5 @@ export interface OwnershipTimings {
  */
 export function ownershipTimings(takeoverMs: number): OwnershipTimings {
   if (!Number.isFinite(takeoverMs) || takeoverMs < 500) throw new RangeError(`takeoverMs must be at least 500, got ${takeoverMs}`);
-  return { takeoverMs, ttlMs: Math.round(takeoverMs * 0.6), tickMs: Math.round(takeoverMs * 0.2) };
+  return { takeoverMs, ttlMs: Math.round(takeoverMs * 0.6), tickMs: Math.round(takeoverMs * 0.2), forgetAfterMs: takeoverMs * 10 };
 }

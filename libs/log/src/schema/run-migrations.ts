@@ -16,11 +16,15 @@ export interface RunMigrationsOptions {
 const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
- * Runs migrations in one transaction under a session advisory lock, so several processes
+ * Runs migrations in one transaction under an advisory lock, so several processes
  * starting at once apply each migration exactly once: the first runs them, the others wait
  * (at most `lockTimeoutMs`), then find nothing pending. Uses a short-lived DataSource of its
  * own so the application's TypeORM settings (its entities, its own migrations) don't mix in.
  * Every run records in the one `ordinal_migrations` table, Ordinal's and the user's alike.
+ * The lock is a transaction lock held by a transaction of its own that stays open for the
+ * run, and its `lock_timeout` is transaction-local: no session state, so it works through
+ * PgBouncer in transaction mode (a session lock, or a session setting, would stay on whatever
+ * server connection the pooler had lent, and an unlock could land on another).
  *
  * @returns the names of the migrations applied now
  */
@@ -41,19 +45,24 @@ export async function runMigrations(dataSource: DataSource, migrations: Migratio
   } as PostgresConnectionOptions);
   await runner.initialize();
   const lock = runner.createQueryRunner();
-  let locked = false;
+  // A pool of one connection is the embedded database (PGlite): one session that all its
+  // connections share, where a transaction left open for the lock would hold the session and
+  // the migrations could not run; no pooler stands in front of it, so a session lock is right.
+  const oneSession = ((connection.extra as { max?: number } | undefined)?.max ?? Number.POSITIVE_INFINITY) <= 1;
+  let sessionLocked = false;
   try {
-    // lock_timeout bounds the wait for the advisory lock; it is this session's only lock wait.
-    await lock.query(`SELECT set_config('lock_timeout', $1, false)`, [`${Math.max(1, Math.floor(lockTimeoutMs))}ms`]);
+    // lock_timeout bounds the wait for the advisory lock; it is this transaction's (or session's) only lock wait.
+    if (!oneSession) await lock.startTransaction();
+    await lock.query(`SELECT set_config('lock_timeout', $1, $2)`, [`${Math.max(1, Math.floor(lockTimeoutMs))}ms`, !oneSession]);
     try {
-      await lock.query('SELECT pg_advisory_lock($1::bigint)', [LOCKS.migrations]);
+      await lock.query(oneSession ? 'SELECT pg_advisory_lock($1::bigint)' : 'SELECT pg_advisory_xact_lock($1::bigint)', [LOCKS.migrations]);
+      sessionLocked = oneSession;
     } catch (error) {
       if ((error as { driverError?: { code?: string }; code?: string }).driverError?.code === LOCK_NOT_AVAILABLE || (error as { code?: string }).code === LOCK_NOT_AVAILABLE) {
         throw new MigrationFailedError(`Another process held the migration lock for more than ${lockTimeoutMs} ms; raise migrationLockTimeoutMs or find the stuck process`, { cause: error });
       }
       throw error;
     }
-    locked = true;
     try {
       const applied = await runner.runMigrations({ transaction: 'all' });
       return applied.map((m) => m.name);
@@ -61,7 +70,9 @@ export async function runMigrations(dataSource: DataSource, migrations: Migratio
       throw new MigrationFailedError(`Migrations failed and were rolled back: ${(error as Error).message}`, { cause: error });
     }
   } finally {
-    if (locked) await lock.query('SELECT pg_advisory_unlock($1::bigint)', [LOCKS.migrations]).catch(() => undefined);
+    // Ending the lock's transaction releases the lock (the embedded database: unlock).
+    if (lock.isTransactionActive) await lock.rollbackTransaction().catch(() => undefined);
+    if (sessionLocked) await lock.query('SELECT pg_advisory_unlock($1::bigint)', [LOCKS.migrations]).catch(() => undefined);
     await lock.release();
     await runner.destroy();
   }

@@ -12,3 +12,4 @@ export * from './align-positions.sql.js';
 export * from './watermark.sql.js';
 export * from './late.sql.js';
 export * from './import-messages.sql.js';
+export * from './read-applied-migrations.sql.js';

@@ -243,4 +243,43 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
       { numRuns: Number(process.env.PROP_RUNS ?? 15), verbose: true },
     );
   }, 180_000);
+  describe('as a replica reader (role replica-reader): follows, never decides', () => {
+    it('does not pass a hole whose writer rolled back until a primary watermark has recorded it', async () => {
+      // Given a follower and a primary watermark on the same log, A holding a lower position below B's commit
+      const follower = watermark({ role: 'replica-reader', gapTimeoutMs: 0 });
+      const primary = watermark({ gapTimeoutMs: 60_000 });
+      // (the primary's start-up shortcut is behind it: from here on it records every hole it passes)
+      expect(await primary.safeHead()).toBe(0);
+      const base = await headNow();
+      const { a, pa, pb } = await holeBelowCommit();
+      expect(await follower.safeHead()).toBe(pa - 1);
+      expect(follower.heldHole?.from).toBe(pa);
+
+      // When A rolls back: nobody can fill the hole any more, and its gap timeout (0) is long gone
+      await a.rollback();
+      // Then the follower still waits: it has no writers to judge and no timer (both the primary's)
+      expect(await follower.safeHead()).toBe(pa - 1);
+
+      // When the primary's watermark passes the hole (exact release, recorded in log_skipped)
+      expect(await primary.safeHead()).toBe(pb);
+      // Then the follower passes it too, and wrote nothing (the only record is the primary's)
+      expect(await follower.safeHead()).toBe(pb);
+      expect(follower.heldHole).toBeNull();
+      const records = await db.query<{ position: string }>('SELECT position::text AS position FROM log_skipped WHERE position > $1', [base]);
+      expect(records.map((r) => Number(r.position))).toEqual([pa]);
+    });
+
+    it('starts from the position the primary wrote down (its start-up shortcut records no holes one by one)', async () => {
+      // Given holes left by rolled-back writers below committed rows, passed by a new primary watermark's shortcut
+      const { a, pb } = await holeBelowCommit();
+      await a.rollback();
+      const primary = watermark();
+      expect(await primary.safeHead()).toBe(pb);
+      const [{ position }] = await db.query<{ position: string }>('SELECT position::text AS position FROM log_watermark');
+      expect(Number(position)).toBe(pb);
+      // Then a new follower starts there and reads nothing past it
+      const follower = watermark({ role: 'replica-reader' });
+      expect(await follower.safeHead()).toBe(pb);
+    });
+  });
 });

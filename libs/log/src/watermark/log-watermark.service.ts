@@ -31,6 +31,13 @@ const PERSIST_MS = 1000;
  * now and then, so a new process (after a restart, or a second replica) starts where the
  * others are, passes the same holes without holding them again, and never reports a lower
  * head than a reader already saw.
+ *
+ * On a replica reader (`role: 'replica-reader'`) the writers' locks are the primary's and
+ * cannot be seen, so it never decides on a hole: it follows. It starts from the position the
+ * primary wrote down, moves over the contiguous run of rows and of positions the primary
+ * recorded in `log_skipped` (a standby replays in the primary's commit order, so what it sees
+ * below a visible position is what the primary had committed), and at a missing position it
+ * waits until the row arrives or the primary's record of it does. It writes nothing.
  */
 @Injectable()
 export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
@@ -53,7 +60,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   }
 
   onModuleInit(): void {
-    if (this.options.ordering !== 'concurrent') return;
+    if (this.options.ordering !== 'concurrent' || this.follower) return;
     this.rescanTimer = setInterval(() => void this.rescanLate(), this.options.lateRescanMs);
     this.rescanTimer.unref();
   }
@@ -61,7 +68,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     if (this.rescanTimer) clearInterval(this.rescanTimer);
     // The next process starts where this one got to (the periodic write may be a second behind).
-    if (this.options.ordering === 'concurrent' && this.position > (this.persisted ?? 0)) {
+    if (this.options.ordering === 'concurrent' && !this.follower && this.position > (this.persisted ?? 0)) {
       await execute(this.dataSource.manager, persistWatermark(this.position)).catch(() => undefined);
     }
   }
@@ -105,7 +112,13 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /** A replica reader follows the primary's decisions on holes instead of making its own. */
+  private get follower(): boolean {
+    return this.options.role === 'replica-reader';
+  }
+
   private async advance(): Promise<number> {
+    if (this.follower) return this.follow();
     if (this.persisted === null) {
       const [row] = await execute<{ position: string }>(this.dataSource.manager, readPersistedWatermark());
       this.persisted = row ? toPosition(row.position) : 0;
@@ -115,6 +128,17 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     const reached = await this.scan();
     this.persist(reached);
     return reached;
+  }
+
+  /**
+   * The replica reader's advance: the primary's written-down position (its start-up barrier
+   * passes holes without recording them one by one, and writes this first), then the
+   * contiguous run after it. Never past a position that is neither a row nor recorded.
+   */
+  private async follow(): Promise<number> {
+    const [row] = await execute<{ position: string }>(this.dataSource.manager, readPersistedWatermark());
+    this.position = Math.max(this.position, row ? toPosition(row.position) : 0);
+    return this.scan();
   }
 
   /** Writes the position down when it moved and the last write is old enough; never awaited. */
@@ -149,6 +173,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
         continue;
       }
       // Positions position+1 .. next-1 are missing while `next` is committed.
+      if (this.follower) return this.holdAsFollower(this.position + 1, next - 1);
       if (!(await this.settleHole(this.position + 1, next - 1))) return this.position;
     }
   }
@@ -192,6 +217,17 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       this.position = Math.max(this.position, this.barrier.position);
       this.barrier = null;
     }
+  }
+
+  /** A replica reader at a hole: it waits (the hole is shown in status), the primary decides. */
+  private holdAsFollower(from: number, to: number): number {
+    if (!this.hole || this.hole.from !== from) {
+      this.hole = { from, to, firstSeenAt: Date.now(), writers: [], xmax: '0', exact: false };
+      this.counters.holesHeld += 1;
+    } else {
+      this.hole.to = to;
+    }
+    return this.position;
   }
 
   /** Decides on the hole [from, to]: returns true if the watermark may move past it now. */

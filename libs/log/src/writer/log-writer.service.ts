@@ -8,13 +8,14 @@ import {
   InvalidMessageError,
   OrdinalError,
   WriterClosedError,
+  ReadOnlyReplicaError,
   WriterOverloadedError,
 } from '../errors/index.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
-import { driverError, isConnectionError, isDataError } from './pg-errors.js';
+import { driverError, isConnectionError, isDataError, isReadOnlyError } from './pg-errors.js';
 
 /**
  * Called with every committed batch after its commit, its messages in index order. In
@@ -63,6 +64,7 @@ export class LogWriter implements OnApplicationShutdown {
 
   /** Queues an append; resolves once its messages are committed (or rejects with why not). */
   append(request: AppendRequest): Promise<AppendResult> {
+    if (this.options.role === 'replica-reader') return Promise.reject(new ReadOnlyReplicaError());
     if (this.closed) return Promise.reject(new WriterClosedError());
     const count = request.messages.length;
     if (count === 0) return Promise.resolve({ entries: [] });
@@ -217,6 +219,9 @@ export class LogWriter implements OnApplicationShutdown {
     }
     if (isConnectionError(error)) {
       return new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });
+    }
+    if (isReadOnlyError(error)) {
+      return new ReadOnlyReplicaError(`The database is read-only (a standby?): ${driverError(error).message}; nothing was stored, send writes to the primary`, { cause: error });
     }
     if (isDataError(error)) {
       return new InvalidMessageError(`The database rejected the message: ${driverError(error).message}`, { cause: error });

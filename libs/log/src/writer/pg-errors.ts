@@ -57,3 +57,12 @@ export function isDataError(error: unknown): boolean {
   const { code } = driverError(error);
   return typeof code === 'string' && code.startsWith('22');
 }
+
+/**
+ * Whether PostgreSQL refused a write because the database is a read-only standby (SQLSTATE
+ * 25006 read_only_sql_transaction, or a function such as `nextval` refused during recovery).
+ */
+export function isReadOnlyError(error: unknown): boolean {
+  const { code, message } = driverError(error);
+  return code === '25006' || message.includes('during recovery');
+}

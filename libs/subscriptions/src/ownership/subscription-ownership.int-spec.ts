@@ -83,4 +83,28 @@ describe('One owner per subscription across applications on one database (lease 
     await waitFor(async () => subscription.status().state === 'standby', 10_000, 'standby after losing the lease');
     expect(await checkpoint('fenced')).toBe(0);
   });
+  it('forgets processes that died long ago (10x the bound): their rows go, their leases lose the dead owner, reports do not list them', async () => {
+    // Given a process that died an hour ago still named on a lease, and one that died a second ago
+    await db.query(`INSERT INTO consumer_processes (owner, pid, host, heartbeat_at, expires_at, groups) VALUES
+      ('ghost:1:long', 1, 'ghost', now() - interval '1 hour', now() - interval '1 hour', '{forgotten}'),
+      ('ghost:2:recent', 2, 'ghost', now() - interval '1 second', now() - interval '1 second', '{recent}')`);
+    await db.query(`INSERT INTO consumer_leases (name, kind, group_name, owner, epoch, expires_at, heartbeat_at) VALUES
+      ('forgotten', 'subscription', 'forgotten', 'ghost:1:long', 3, now() - interval '1 hour', now() - interval '1 hour'),
+      ('recent', 'subscription', 'recent', 'ghost:2:recent', 1, now() - interval '1 second', now() - interval '1 second')`);
+    // When a live process with a consumer ticks
+    const app = await start();
+    app.get(SubscriptionsService).subscribe({ name: 'cleaner', stream: { types: ['Counted'] }, handle: () => undefined });
+    // Then the long-dead process is forgotten, and the lease it held names no owner (its epoch kept)
+    await waitFor(async () => (await db.query('SELECT 1 FROM consumer_processes WHERE owner = $1', ['ghost:1:long'])).length === 0 || null, 10_000, 'the dead process row to go');
+    const [lease] = await db.query<{ owner: string | null; epoch: string }>(`SELECT owner, epoch FROM consumer_leases WHERE name = 'forgotten'`);
+    expect(lease).toEqual({ owner: null, epoch: '3' });
+    // And the one that died a second ago is kept (within the bound, it may only be frozen)
+    expect(await db.query('SELECT owner FROM consumer_processes WHERE owner = $1', ['ghost:2:recent'])).toHaveLength(1);
+    expect((await db.query<{ owner: string }>(`SELECT owner FROM consumer_leases WHERE name = 'recent'`))[0].owner).toBe('ghost:2:recent');
+    // And the report lists no dead process as an owner
+    const reports = await app.get(SubscriptionsService).report();
+    expect(reports.filter((r) => r.owner && r.owner.host === 'ghost')).toEqual([]);
+    await app.close();
+    apps.splice(apps.indexOf(app), 1);
+  });
 });

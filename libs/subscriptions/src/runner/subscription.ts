@@ -6,6 +6,7 @@ import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';
 import type { SubscribeOptions, SubscriptionStatus } from '../subscription-context.js';
 import { SourceReader } from '../source/source-reader.js';
+import type { StreamSource } from '../source/shared-source.js';
 import { describeStream, streamAccepts } from '../source/subscription-stream.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { PositionWaiters } from './position-waiters.js';
@@ -36,7 +37,7 @@ export interface SubscriptionDeps {
  */
 export class Subscription implements OwnedConsumer {
   private readonly logger = new Logger(Subscription.name);
-  private readonly source: SourceReader;
+  private readonly source: StreamSource;
   private readonly checkpoints: CheckpointStore;
   private readonly late = new LateTracker();
   private readonly waiters: PositionWaiters;
@@ -64,8 +65,10 @@ export class Subscription implements OwnedConsumer {
   constructor(
     readonly options: SubscribeOptions,
     private readonly deps: SubscriptionDeps,
+    /** Its group's shared read (partitions of one projection); its own reader otherwise. */
+    source?: StreamSource,
   ) {
-    this.source = new SourceReader(options.stream, deps.reader, deps.concurrent);
+    this.source = source ?? new SourceReader(options.stream, deps.reader, deps.concurrent);
     this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
     this.waiters = new PositionWaiters(options.name);
     this.parked = new ParkedStore(deps.dataSource);

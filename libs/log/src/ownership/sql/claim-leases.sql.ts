@@ -19,7 +19,8 @@ export function claimLeases(names: string[], owner: string, ttlMs: number, limit
                     LIMIT $4
                     FOR UPDATE SKIP LOCKED) free
             WHERE l.name = free.name
-           RETURNING l.name, l.epoch::text AS epoch`,
+           RETURNING l.name, l.epoch::text AS epoch, l.progress,
+                     (extract(epoch FROM clock_timestamp() - l.progress_at) * 1000)::float8 AS progress_age_ms`,
     values: [names, owner, ttlMs, limit],
   };
 }

@@ -1,0 +1,231 @@
+import { execFile } from 'node:child_process';
+import { appendFileSync, chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createServer } from 'node:net';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+/** The primary: the server of DATABASE_URL (the local one by default), as the suites and benchmarks use. */
+const serverUrl = () => process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * A PostgreSQL streaming replica of the suite's server, on this machine: a second cluster on
+ * a free port, made by `pg_basebackup` from the primary and kept up to date by streaming
+ * replication (hot standby, read-only). `stop()` stops it and removes its data folder.
+ * Shared by test/e2e/replica-reader.e2e-spec.ts and `npm run bench:replica`.
+ */
+export interface StreamingReplica {
+  port: number;
+  /** The replica's URL for `database` (the same database as on the primary). */
+  url(database: string): string;
+  /** Waits until the replica has replayed everything the primary had written when called. */
+  caughtUp(timeoutMs?: number): Promise<void>;
+  /** Runs SQL on the replica's copy of `database`. */
+  query<R extends pg.QueryResultRow = Record<string, unknown>>(database: string, text: string, values?: unknown[]): Promise<R[]>;
+  stop(): Promise<void>;
+}
+
+/** The settings a hot standby must have at least as high as its primary's. */
+const AT_LEAST_PRIMARY = ['max_connections', 'max_worker_processes', 'max_wal_senders', 'max_prepared_transactions', 'max_locks_per_transaction'];
+
+async function onPrimary<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(serverUrl());
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root: as root, the cluster's tools run as the owner of the
+ * primary's data (postgres); otherwise as ourselves.
+ */
+function asClusterUser(owner: string | null): (bin: string, args: string[]) => Promise<{ stdout: string; stderr: string }> {
+  return (bin, args) => (owner ? run('runuser', ['-u', owner, '--', bin, ...args]) : run(bin, args));
+}
+
+/**
+ * The primary must accept replication connections from 127.0.0.1: adds `host replication all
+ * 127.0.0.1/32 trust` to its pg_hba.conf once (idempotent; CI runs on a clean machine whose
+ * pg_hba.conf has only `host all all 127.0.0.1/32 trust`, which does not cover replication)
+ * and reloads it.
+ */
+async function allowLocalReplication(client: pg.Client): Promise<void> {
+  const allowed = async () =>
+    (
+      await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_hba_file_rules WHERE 'replication' = ANY(database) AND auth_method = 'trust'
+           AND (address IS NULL OR address = '127.0.0.1' OR type = 'local') AND type IN ('host', 'local') AND error IS NULL`,
+      )
+    ).rows[0].n > 0;
+  const [{ hba_file: file }] = (await client.query<{ hba_file: string }>('SHOW hba_file')).rows;
+  if (!(await allowed())) {
+    appendFileSync(file, '\n# added by test/bench/support/streaming-replica.ts (replica-reader suite, bench:replica)\nhost replication all 127.0.0.1/32 trust\n');
+  }
+  await client.query('SELECT pg_reload_conf()');
+}
+
+/**
+ * Makes and starts the replica, and resolves once it streams. Runs the cluster's tools as the
+ * primary's data owner when run as root (a clean CI machine runs as root), else as ourselves.
+ */
+export async function startStreamingReplica(): Promise<StreamingReplica> {
+  const primary = new URL(serverUrl());
+  const { bin, settings, owner } = await onPrimary(async (client) => {
+    await allowLocalReplication(client);
+    const [{ v }] = (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows;
+    const [{ data_directory: dataDirectory }] = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows;
+    const rows = (await client.query<{ name: string; setting: string }>('SELECT name, setting FROM pg_settings WHERE name = ANY($1)', [AT_LEAST_PRIMARY])).rows;
+    let owner: string | null = null;
+    if (process.getuid?.() === 0) {
+      const uid = statSync(dataDirectory).uid;
+      owner = (await run('id', ['-nu', String(uid)])).stdout.trim();
+    }
+    return { bin: `/usr/lib/postgresql/${Math.floor(Number(v) / 10000)}/bin`, settings: rows, owner };
+  });
+  const tool = asClusterUser(owner);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ordinal-replica-'));
+  const data = join(dir, 'data');
+  // The pid says whose it is: a slot whose process is gone was left by a killed run.
+  const name = `${SLOT_PREFIX}${process.pid}_${port}`;
+  const ownerIds = owner ? await ids(owner) : null;
+  if (ownerIds) chownSync(dir, ownerIds.uid, ownerIds.gid);
+  const stop = async () => {
+    await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+    // A slot left behind would keep the primary's WAL forever.
+    await dropSlot(name);
+  };
+  try {
+    // A physical replication slot (created by pg_basebackup, named in the replica's settings by -R)
+    // keeps the primary's WAL from the backup on: busy neighbours on the primary could otherwise
+    // recycle a segment before the replica starts streaming ("requested WAL segment … has
+    // already been removed").
+    await dropStaleSlots();
+    await tool(join(bin, 'pg_basebackup'), ['-h', primary.hostname, '-p', primary.port || '5432', '-U', primary.username || 'postgres', '-D', data, '-X', 'stream', '-R', '-c', 'fast', '-C', '-S', name]);
+    const conf = [
+      `port = ${port}`,
+      `listen_addresses = '127.0.0.1'`,
+      `unix_socket_directories = '${dir}'`,
+      `cluster_name = '${name}'`,
+      'hot_standby = on',
+      'shared_buffers = 32MB',
+      'fsync = off',
+      ...settings.map((s) => `${s.name} = ${s.setting}`),
+    ];
+    writeFileSync(join(data, 'postgresql.conf'), conf.join('\n') + '\n');
+    writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\n');
+    writeFileSync(join(data, 'pg_ident.conf'), '');
+    if (ownerIds) for (const f of ['postgresql.conf', 'pg_hba.conf', 'pg_ident.conf']) chownSync(join(data, f), ownerIds.uid, ownerIds.gid);
+    await tool(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+    // Streaming: the primary sees the replica's WAL receiver (named after cluster_name).
+    await waitFor(
+      () => onPrimary(async (c) => (await c.query(`SELECT 1 FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'`, [name])).rows.length > 0),
+      20_000,
+      'the replica to stream from the primary',
+    );
+  } catch (error) {
+    // Say why: the replica's own log is removed with its folder.
+    let log = '';
+    try {
+      log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
+    } catch {
+      // no log yet (pg_basebackup failed)
+    }
+    await stop();
+    throw new Error(`${(error as Error).message}${log ? `\nreplica log (last lines):\n${log}` : ''}`, { cause: error });
+  }
+  const url = (database: string) => `postgres://${primary.username || 'postgres'}@127.0.0.1:${port}/${database}`;
+  const query = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
+    const client = new pg.Client({ connectionString: url(database) });
+    await client.connect();
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    port,
+    url,
+    query,
+    async caughtUp(timeoutMs = 10_000) {
+      const lsn = await onPrimary(async (c) => (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+      await waitFor(
+        async () => (await query<{ ok: boolean }>('postgres', 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [lsn]))[0].ok,
+        timeoutMs,
+        `the replica to replay up to ${lsn}`,
+      );
+    },
+    stop,
+  };
+}
+
+const SLOT_PREFIX = 'ordinal_test_replica_';
+
+/** Drops this replica's slot once its WAL receiver has gone (the walsender exits a moment after the replica stops). */
+async function dropSlot(slot: string): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const left = await onPrimary(async (c) => {
+      const { rows } = await c.query<{ active: boolean }>('SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+      if (rows.length === 0) return false;
+      if (!rows[0].active) await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
+      return true;
+    }).catch(() => true);
+    if (!left) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Slots of earlier runs on this machine that were killed before they could clean up (their process is gone). */
+async function dropStaleSlots(): Promise<void> {
+  await onPrimary(async (c) => {
+    const { rows } = await c.query<{ slot_name: string }>(`SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE $1 AND NOT active`, [`${SLOT_PREFIX}%`]);
+    for (const { slot_name: slot } of rows) {
+      const pid = Number(slot.slice(SLOT_PREFIX.length).split('_')[0]);
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
+      await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
+    }
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function ids(user: string): Promise<{ uid: number; gid: number }> {
+  const [uid, gid] = await Promise.all([run('id', ['-u', user]), run('id', ['-g', user])]);
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}

@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from './ordinal-process.js';
+
+/** Where Debian installs it (`apt-get install pgbouncer`; .ci/run does). */
+export const PGBOUNCER_BIN = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
+
+/** A PgBouncer of its own in front of the local PostgreSQL, in transaction mode. */
+export interface PgBouncer {
+  port: number;
+  /** The URL of `database` through the pooler. */
+  url(database: string): string;
+  /** `SHOW <what>` on its admin console (CLIENTS, POOLS, …). */
+  show<T>(what: string): Promise<T[]>;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `/usr/sbin/pgbouncer` with its own ini in a temporary folder: a random port,
+ * `pool_mode = transaction`, trust authentication, every database forwarded to
+ * 127.0.0.1:5432. Throws (it never skips) with what went wrong when it cannot start.
+ */
+export async function startPgBouncer(): Promise<PgBouncer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ordinal-pgbouncer-'));
+  const ini = join(dir, 'pgbouncer.ini');
+  const users = join(dir, 'userlist.txt');
+  writeFileSync(users, '"postgres" ""\n');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      '* = host=127.0.0.1 port=5432',
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${users}`,
+      'admin_users = postgres',
+      'pool_mode = transaction',
+      'max_client_conn = 500',
+      'default_pool_size = 20',
+      'server_reset_query =',
+      'ignore_startup_parameters = extra_float_digits',
+      '',
+    ].join('\n'),
+  );
+  // PgBouncer refuses to run as root: it drops to the postgres user (-u), which must read its files.
+  chmodSync(dir, 0o755);
+  chmodSync(ini, 0o644);
+  chmodSync(users, 0o644);
+  const asRoot = process.getuid?.() === 0;
+  let child: ChildProcess;
+  try {
+    child = spawn(PGBOUNCER_BIN, [...(asRoot ? ['-u', 'postgres'] : []), ini], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    throw new Error(`PgBouncer could not be started (${PGBOUNCER_BIN}): ${(error as Error).message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`);
+  }
+  let text = '';
+  child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (error) => reject(new Error(`PgBouncer could not be started (${PGBOUNCER_BIN}): ${error.message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`)));
+    child.once('exit', (code, signal) => reject(new Error(`PgBouncer exited (${code ?? signal}) before accepting connections:\n${text}`)));
+  });
+  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const ready = (async () => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const client = new pg.Client({ connectionString: url('postgres') });
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`PgBouncer did not accept connections on port ${port} within 15 s: ${(error as Error).message}\n${text}`);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.race([ready, failed]);
+  failed.catch(() => undefined);
+  return {
+    port,
+    url,
+    output: () => text,
+    async show<T>(what: string) {
+      const client = new pg.Client({ connectionString: url('pgbouncer') });
+      await client.connect();
+      try {
+        // The admin console speaks the simple protocol only.
+        return (await client.query({ text: `SHOW ${what}`, queryMode: 'simple' } as pg.QueryConfig)).rows as T[];
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
