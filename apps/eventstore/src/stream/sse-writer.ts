@@ -53,6 +53,21 @@ export class SseWriter {
     const retry = retryMs === undefined ? '' : `retry: ${retryMs}\n`;
     this.pending +=
       id === undefined ? `event: ${event}\n${retry}data: ${JSON.stringify(data)}\n\n` : `event: ${event}\nid: ${id}\n${retry}data: ${JSON.stringify(data)}\n\n`;
+    return this.queued();
+  }
+
+  /**
+   * Writes one `message` or `late-message` event whose data is `{"message":<json>}`, with
+   * `json` already JSON text (rendered by PostgreSQL, or once per live message): nothing is
+   * parsed or serialised here. Returns false when the caller should wait for `drained()`.
+   */
+  sendMessage(event: string, json: string, id?: number): boolean {
+    if (this.closed) return false;
+    this.pending += id === undefined ? `event: ${event}\ndata: {"message":${json}}\n\n` : `event: ${event}\nid: ${id}\ndata: {"message":${json}}\n\n`;
+    return this.queued();
+  }
+
+  private queued(): boolean {
     if (this.pending.length >= CHUNK) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;

@@ -15,6 +15,7 @@ import type { FeedOptions, LogFeed } from './log-feed.js';
 import { Mailbox, type PassedMark } from './mailbox.js';
 import { NotifyListener } from './notify-listener.js';
 import { RouterFeed, type FeedSource } from './router-feed.js';
+import { SharedReads } from './shared-reads.js';
 
 /** Figures of the router, for metrics and tests. */
 export interface LiveRouterStats {
@@ -31,6 +32,8 @@ export interface LiveRouterStats {
   databaseReads: number;
   /** Own committed batches delivered without a read. */
   directDeliveries: number;
+  /** Catch-up pages a feed took from another feed's read of the same range instead of the database. */
+  sharedReads: number;
   /** Positions passed inside abandoned holes that some open feed watches for a late arrival. */
   lateWatched: number;
   /** Late arrivals handed to feeds (one per feed that had passed the position). */
@@ -93,6 +96,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private lateChecking: Promise<void> | null = null;
   private lateAgain = false;
   private readonly stopLate: () => void;
+  private readonly sharedReads = new SharedReads();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -116,7 +120,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       attach: (limit, accepts) => this.attach(limit, accepts),
       detach: (mailbox) => this.mailboxes.delete(mailbox),
       safeHead: () => this.reader.safeHead(),
-      read: (after, limit, types, upTo) => this.reader.readUpTo(after, limit, { types }, upTo),
+      read: (after, limit, types, upTo, rendered) =>
+        this.sharedReads.read(after, limit, types, upTo, rendered, () => this.reader.readUpTo(after, limit, { types }, upTo, rendered)),
       openSkipped: async (upTo, arrivedSince) => {
         if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
         const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(upTo, arrivedSince));
@@ -150,6 +155,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       lateWatched: this.watchers.size,
       listening: this.listener.connected,
       busy: this.pumping,
+      sharedReads: this.sharedReads.shared,
       ...this.counters,
     };
   }
@@ -176,6 +182,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     if (this.graceTimer) clearTimeout(this.graceTimer);
     for (const mailbox of this.mailboxes) mailbox.close();
     this.mailboxes.clear();
+    this.sharedReads.clear();
     this.markReady();
     await this.listener.stop();
     await this.pumpDone;

@@ -18,6 +18,12 @@ export interface FeedOptions {
    * (when the consumer last saved its bookmark). Absent: watch none.
    */
   watchAbandonedBelow?: { arrivedSince?: Date | null };
+  /**
+   * Catch-up reads hand out RenderedMessage (the message's API JSON written by PostgreSQL,
+   * other fields parsed only when asked for): for a consumer that sends the JSON on, an SSE
+   * stream. Live messages are ordinary StoredMessage either way. @default false
+   */
+  rendered?: boolean;
 }
 
 /**

@@ -14,8 +14,11 @@ export interface FeedSource {
   attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
   detach(mailbox: Mailbox): void;
   safeHead(): Promise<number>;
-  /** A covered read after `after` up to `upTo` (at most a safe head read before). */
-  read(after: number, limit: number, types: string[] | undefined, upTo: number): Promise<CoveredRead>;
+  /**
+   * A covered read after `after` up to `upTo` (at most a safe head read before), perhaps
+   * another feed's read of the same page; `rendered`: RenderedMessage rows.
+   */
+  read(after: number, limit: number, types: string[] | undefined, upTo: number, rendered: boolean): Promise<CoveredRead>;
   /** Abandoned positions at or below `upTo` whose row has not arrived (a feed resuming from a bookmark). */
   openSkipped(upTo: number, arrivedSince: Date | null): Promise<{ positions: number[]; xmax: string }>;
   /** Watches positions this feed passed inside abandoned holes; an arrival comes back as `offerLate`. */
@@ -164,7 +167,7 @@ export class RouterFeed implements LogFeed {
   private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
     const batch = this.source.replayBatchSize;
     const read = (after: number) => {
-      const rows = this.source.read(after, batch, this.options.types, upTo);
+      const rows = this.source.read(after, batch, this.options.types, upTo, this.options.rendered ?? false);
       rows.catch(() => undefined);
       return rows;
     };
