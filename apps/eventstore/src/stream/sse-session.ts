@@ -35,7 +35,9 @@ export interface SseSessionOptions {
  * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed. A
  * late arrival (a row that committed inside a hole the stream had passed) comes as
  * `late-message`, same data, without an `id:` line: the client's Last-Event-ID stays.
- * Writes wait for the socket to drain, so a slow client slows only its own feed.
+ * Writes wait for the socket to drain, so a slow client slows only its own feed: once the
+ * socket's buffer is full (SseWriter's limit) the feed is suspended (it leaves the live router
+ * and holds no live messages) and reads on from the database when the socket has drained.
  */
 export class SseSession {
   private readonly logger = new Logger(SseSession.name);
@@ -62,7 +64,11 @@ export class SseSession {
       this.writer.send('connected', { startIndex: params.startIndex, headIndex }, undefined, this.options.retryMs);
       for await (const message of this.feed) {
         const sent = message.late ? this.writer.sendMessage('late-message', messageJson(message)) : this.writer.sendMessage('message', messageJson(message), message.id);
-        if (!sent) await this.writer.drained();
+        if (!sent) {
+          // The client is behind: hold nothing live for it while its socket drains; it resumes from its position.
+          this.feed.suspend();
+          await this.writer.drained();
+        }
         if (this.writer.closed) break;
         if (!message.late) this.lastIndex = message.id;
       }

@@ -76,6 +76,12 @@ export class RouterFeed implements LogFeed {
     this.source.unwatch(this);
   }
 
+  suspend(): void {
+    if (this.closed || this.mailbox === null || this.mailbox.overflowed) return;
+    this.source.detach(this.mailbox);
+    this.mailbox.drop();
+  }
+
   /**
    * A row committed at a position this feed watches: it is yielded marked late, once the feed
    * has passed that position; false when the feed does not watch it or its filter refuses it.
