@@ -19,7 +19,8 @@ import { createBenchDatabase } from './support/bench-database.js';
 import { startChild } from './support/child-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
+/** `BENCH_SERVER_MAIN`: another build's server (e.g. main's, for a before/after figure). */
+const serverMain = process.env.BENCH_SERVER_MAIN ?? join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
 const IDLE = Number(process.env.BENCH_IDLE_STREAMS ?? 1000);
 const STALLED = Number(process.env.BENCH_STALLED_STREAMS ?? 100);
 const PUBLISHED = Number(process.env.BENCH_PUBLISHED ?? 50_000);
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
         {
           benchmark: 'memory',
           date: new Date().toISOString(),
-          machine: { cpus: cpus().length, node: process.version, server: 'child', loadAverage1m: Number(loadavg()[0].toFixed(2)) },
+          machine: { cpus: cpus().length, node: process.version, server: serverMain, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
           idle: { streams: IDLE, rssAtRestMB: MB(atRest), rssWithStreamsMB: MB(withIdle), perStreamKB: Number(((withIdle - atRest) / IDLE / 1e3).toFixed(1)) },
           stalled: {
             streams: STALLED,

@@ -19,7 +19,8 @@ import { fillLog } from './support/fill-log.js';
 import { pagePg } from './support/page-pg.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
+/** `BENCH_SERVER_MAIN`: another build's server (e.g. main's, for a before/after figure). */
+const serverMain = process.env.BENCH_SERVER_MAIN ?? join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
 const STREAMS = 10;
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
         {
           benchmark: 'read',
           date: new Date().toISOString(),
-          machine: { cpus: cpus().length, node: process.version, server: MODE, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
+          machine: { cpus: cpus().length, node: process.version, server: MODE === 'child' ? serverMain : MODE, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
           messages: head,
           runs: RUNS,
           baseline: { what: 'bare pg client paging the messages table (1,000 rows a page, same query)', msgPerSec: baselineRate, ms: Math.round(baseline.ms) },

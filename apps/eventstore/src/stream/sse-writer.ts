@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 
 /** Bytes a stream may have waiting in the socket's buffer before it waits for `drain`. */
-const BUFFER_LIMIT = 256 * 1024;
+const BUFFER_LIMIT = 64 * 1024;
 /** Events are joined into one write of about this many characters (or at the end of the turn). */
-const CHUNK = 64 * 1024;
+const CHUNK = 16 * 1024;
 
 /**
  * Server-Sent Events on a raw Node response. Events of one event-loop turn are joined into

@@ -34,6 +34,8 @@ export interface LiveRouterStats {
   directDeliveries: number;
   /** Catch-up pages a feed took from another feed's read of the same range instead of the database. */
   sharedReads: number;
+  /** Feeds suspended by their consumer (an SSE stream whose socket was full): they left live and caught up from the database. */
+  suspensions: number;
   /** Positions passed inside abandoned holes that some open feed watches for a late arrival. */
   lateWatched: number;
   /** Late arrivals handed to feeds (one per feed that had passed the position). */
@@ -89,7 +91,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private pollTimer: NodeJS.Timeout | null = null;
   private graceTimer: NodeJS.Timeout | null = null;
   private notifiedHead = 0;
-  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0, lateDeliveries: 0 };
+  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0, lateDeliveries: 0, suspensions: 0 };
   private readonly late = new LateTracker();
   private readonly watchers = new Map<number, Set<RouterFeed>>();
   private lateTimer: NodeJS.Timeout | null = null;
@@ -119,6 +121,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       mailboxLimit: this.options.mailboxLimit,
       attach: (limit, accepts) => this.attach(limit, accepts),
       detach: (mailbox) => this.mailboxes.delete(mailbox),
+      suspended: () => this.counters.suspensions++,
       safeHead: () => this.reader.safeHead(),
       read: (after, limit, types, upTo, rendered) =>
         this.sharedReads.read(after, limit, types, upTo, rendered, () => this.reader.readUpTo(after, limit, { types }, upTo, rendered)),

@@ -13,6 +13,8 @@ export interface FeedSource {
   /** Registers a mailbox; null when the router is shut down. */
   attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
   detach(mailbox: Mailbox): void;
+  /** Counts a suspension (metrics). */
+  suspended(): void;
   safeHead(): Promise<number>;
   /**
    * A covered read after `after` up to `upTo` (at most a safe head read before), perhaps
@@ -80,6 +82,7 @@ export class RouterFeed implements LogFeed {
     if (this.closed || this.mailbox === null || this.mailbox.overflowed) return;
     this.source.detach(this.mailbox);
     this.mailbox.drop();
+    this.source.suspended();
   }
 
   /**
