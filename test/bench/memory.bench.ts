@@ -83,7 +83,9 @@ class Reader {
             onConnected();
             if (this.stallAfterConnect) response.pause();
           } else if (event.startsWith('event: message\n')) {
-            const id = Number(/^id: (\d+)$/m.exec(event)![1]);
+            const idLine = /^id: (\d+)$/m.exec(event);
+            if (idLine === null) return onError(new Error(`A message event without an id: ${JSON.stringify(event.slice(0, 200))}`));
+            const id = Number(idLine[1]);
             if (id !== this.lastId + 1 && this.lastId !== 0) onError(new Error(`A stream went from ${this.lastId} to ${id}`));
             this.lastId = id;
             this.messages++;
