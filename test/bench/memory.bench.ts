@@ -149,7 +149,9 @@ async function head(baseUrl: string): Promise<number> {
 
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
-  const server = await startChild(serverMain, { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' }, 18900 + Math.floor(Math.random() * 90), /listening on/);
+  // BENCH_SERVER_NODE_ARGS: node flags for the server, e.g. `--max-old-space-size=96` to show what it holds (not garbage).
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const server = await startChild(serverMain, { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' }, 18900 + Math.floor(Math.random() * 90), /listening on/, nodeArgs);
   const pid = server.child.pid!;
   try {
     const atRest = memoryOf(pid).rss;
@@ -190,7 +192,7 @@ async function main(): Promise<void> {
         {
           benchmark: 'memory',
           date: new Date().toISOString(),
-          machine: { cpus: cpus().length, node: process.version, server: serverMain, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
+          machine: { cpus: cpus().length, node: process.version, server: serverMain, nodeArgs, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
           idle: { streams: IDLE, rssAtRestMB: MB(atRest), rssWithStreamsMB: MB(withIdle), perStreamKB: Number(((withIdle - atRest) / IDLE / 1e3).toFixed(1)) },
           stalled: {
             streams: STALLED,
