@@ -28,6 +28,7 @@ export class SharedReads {
   private readonly order: { key: string; read: SharedRead; at: number }[] = [];
   /** Reads answered from another feed's read. */
   shared = 0;
+  private timer: NodeJS.Timeout | null = null;
 
   /** A covered read after `after` up to `upTo`: another feed's when one covers it, else `read()`. */
   read(after: number, limit: number, types: string[] | undefined, upTo: number, rendered: boolean, read: () => Promise<CoveredRead>): Promise<CoveredRead> {
@@ -62,6 +63,7 @@ export class SharedReads {
       const oldest = this.order.shift()!;
       this.remove(oldest.key, oldest.read);
     }
+    this.schedule();
     return entry.result;
   }
 
@@ -71,6 +73,17 @@ export class SharedReads {
       const oldest = this.order.shift()!;
       this.remove(oldest.key, oldest.read);
     }
+  }
+
+  /** Kept pages go after KEPT_MS even when no feed reads any more (an idle server holds none). */
+  private schedule(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.expire();
+      if (this.order.length > 0) this.schedule();
+    }, KEPT_MS);
+    this.timer.unref();
   }
 
   private remove(key: string, read: SharedRead): void {
@@ -85,6 +98,13 @@ export class SharedReads {
   clear(): void {
     this.reads.clear();
     this.order.length = 0;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Pages kept now (tests, metrics). */
+  get kept(): number {
+    return this.order.length;
   }
 }
 
