@@ -21,6 +21,15 @@ function apiView(m: StoredMessage): Record<string, unknown> {
   return view;
 }
 
+/** Polls until `check` holds, failing after the deadline. */
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('The read path (issue 15): rendered rows, shared catch-up reads, suspended feeds', () => {
   let db: TestDatabase;
   let context: INestApplicationContext;
@@ -106,6 +115,9 @@ describe('The read path (issue 15): rendered rows, shared catch-up reads, suspen
     // Then every feed has all 500 in order, and most pages came from another feed's read
     for (const got of results) expect(got.map((m) => m.id)).toEqual(Array.from({ length: 500 }, (_, i) => from + i));
     expect(router.stats().sharedReads - sharedBefore).toBeGreaterThanOrEqual(9 * 10 * 0.5);
+    // And the kept pages go by themselves once nobody reads (an idle server holds none)
+    expect(router.stats().sharedPagesKept).toBeGreaterThan(0);
+    await waitFor(() => router.stats().sharedPagesKept === 0, 10_000, 'the kept pages to be dropped');
   });
 
   it('cuts a shared read to a feed’s own bound: a feed never passes its toIndex or safe head', async () => {

@@ -34,6 +34,8 @@ export interface LiveRouterStats {
   directDeliveries: number;
   /** Catch-up pages a feed took from another feed's read of the same range instead of the database. */
   sharedReads: number;
+  /** Catch-up pages kept for feeds just behind (dropped 2 s after they were read). */
+  sharedPagesKept: number;
   /** Feeds suspended by their consumer (an SSE stream whose socket was full): they left live and caught up from the database. */
   suspensions: number;
   /** Positions passed inside abandoned holes that some open feed watches for a late arrival. */
@@ -159,6 +161,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       listening: this.listener.connected,
       busy: this.pumping,
       sharedReads: this.sharedReads.shared,
+      sharedPagesKept: this.sharedReads.kept,
       ...this.counters,
     };
   }
