@@ -12,3 +12,4 @@ export * from './router/log-feed.js';
 export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';
 export * from './shard.js';
+export { RenderedMessage, renderedJson } from './row-mapper.js';

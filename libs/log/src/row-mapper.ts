@@ -45,3 +45,77 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
 /** The columns every read selects, in the order MessageRow names them. */
 export const MESSAGE_COLUMNS =
   'index, message_type, user_id, body, metadata, content_hash, created_at, stream_id, stream_version, schema_version, idempotency_key';
+
+/** A row of a rendered read (readRenderedPage): what filters need, and the message as JSON text. */
+export interface RenderedRow {
+  index: string | number;
+  message_type: string;
+  user_id: string | null;
+  json: string;
+}
+
+/** The API's view of a message, as `RENDERED_MESSAGE_JSON` writes it. */
+interface RenderedFields {
+  body: unknown;
+  metadata: Record<string, unknown> | null;
+  contentHash: string;
+  createdAt: string;
+  streamId?: string;
+  streamVersion?: number;
+  schemaVersion?: number;
+  idempotencyKey?: string;
+}
+
+/**
+ * A message read with its JSON already rendered by PostgreSQL (`json`, the message as the
+ * HTTP API shows it). Index, type and user are plain fields (filters use them); the rest is
+ * parsed from `json` the first time something asks, which a Server-Sent Events stream never
+ * does. The lazy fields are getters on the prototype: copy one with `toStoredMessage`-like
+ * code, not with an object spread.
+ */
+export class RenderedMessage implements StoredMessage {
+  readonly id: number;
+  readonly messageType: string;
+  readonly userId: string | null;
+  private fields: RenderedFields | null = null;
+
+  constructor(row: RenderedRow, readonly json: string = row.json) {
+    this.id = toPosition(row.index);
+    this.messageType = row.message_type;
+    this.userId = row.user_id;
+  }
+
+  private get parsed(): RenderedFields {
+    return (this.fields ??= JSON.parse(this.json) as RenderedFields);
+  }
+
+  get body(): unknown {
+    return this.parsed.body;
+  }
+  get metadata(): Record<string, unknown> | null {
+    return this.parsed.metadata;
+  }
+  get contentHash(): string {
+    return this.parsed.contentHash;
+  }
+  get createdAt(): string {
+    return this.parsed.createdAt;
+  }
+  get streamId(): string | null {
+    return this.parsed.streamId ?? null;
+  }
+  get streamVersion(): number | null {
+    return this.parsed.streamVersion ?? null;
+  }
+  get schemaVersion(): number {
+    return this.parsed.schemaVersion ?? 1;
+  }
+  get idempotencyKey(): string | null {
+    return this.parsed.idempotencyKey ?? null;
+  }
+}
+
+/** The JSON PostgreSQL rendered for a message (a rendered read), else undefined. */
+export function renderedJson(message: StoredMessage): string | undefined {
+  return message instanceof RenderedMessage ? message.json : undefined;
+}

@@ -7,8 +7,9 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-export async function startChild(script: string, env: Record<string, string>, port: number, ready: RegExp): Promise<ChildServer> {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `nodeArgs` go before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+export async function startChild(script: string, env: Record<string, string>, port: number, ready: RegExp, nodeArgs: string[] = []): Promise<ChildServer> {
+  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -107,6 +107,7 @@ export class EventsStreamController {
       types: params.types,
       shard: params.shard,
       mailboxLimit: this.config.streamMailbox,
+      rendered: true,
     });
     let headIndex: number;
     try {

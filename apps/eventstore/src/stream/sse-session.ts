@@ -1,8 +1,23 @@
 import { Logger } from '@nestjs/common';
-import type { LogFeed } from '@ordinal/log';
+import { renderedJson, type LogFeed, type StoredMessage } from '@ordinal/log';
 import { toMessageResponse } from '../ingest/message-response.js';
 import type { SseWriter } from './sse-writer.js';
 import type { StreamParams } from './stream-params.js';
+
+/**
+ * Live messages are the same objects in every stream's mailbox: each is serialised once for
+ * all streams (catch-up rows come rendered by PostgreSQL).
+ */
+const serialised = new WeakMap<StoredMessage, string>();
+
+/** `data.message` of a message event as JSON text. */
+export function messageJson(message: StoredMessage): string {
+  const json = renderedJson(message);
+  if (json !== undefined) return json;
+  let text = serialised.get(message);
+  if (text === undefined) serialised.set(message, (text = JSON.stringify(toMessageResponse(message))));
+  return text;
+}
 
 /** What a session needs besides its feed and writer. */
 export interface SseSessionOptions {
@@ -20,7 +35,9 @@ export interface SseSessionOptions {
  * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed. A
  * late arrival (a row that committed inside a hole the stream had passed) comes as
  * `late-message`, same data, without an `id:` line: the client's Last-Event-ID stays.
- * Writes wait for the socket to drain, so a slow client slows only its own feed.
+ * Writes wait for the socket to drain, so a slow client slows only its own feed: once the
+ * socket's buffer is full (SseWriter's limit) the feed is suspended (it leaves the live router
+ * and holds no live messages) and reads on from the database when the socket has drained.
  */
 export class SseSession {
   private readonly logger = new Logger(SseSession.name);
@@ -46,10 +63,12 @@ export class SseSession {
     try {
       this.writer.send('connected', { startIndex: params.startIndex, headIndex }, undefined, this.options.retryMs);
       for await (const message of this.feed) {
-        const sent = message.late
-          ? this.writer.send('late-message', { message: toMessageResponse(message) })
-          : this.writer.send('message', { message: toMessageResponse(message) }, message.id);
-        if (!sent) await this.writer.drained();
+        const sent = message.late ? this.writer.sendMessage('late-message', messageJson(message)) : this.writer.sendMessage('message', messageJson(message), message.id);
+        if (!sent) {
+          // The client is behind: hold nothing live for it while its socket drains; it resumes from its position.
+          this.feed.suspend();
+          await this.writer.drained();
+        }
         if (this.writer.closed) break;
         if (!message.late) this.lastIndex = message.id;
       }

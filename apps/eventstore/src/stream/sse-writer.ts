@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 
 /** Bytes a stream may have waiting in the socket's buffer before it waits for `drain`. */
-const BUFFER_LIMIT = 256 * 1024;
+const BUFFER_LIMIT = 64 * 1024;
 /** Events are joined into one write of about this many characters (or at the end of the turn). */
-const CHUNK = 64 * 1024;
+const CHUNK = 16 * 1024;
 
 /**
  * Server-Sent Events on a raw Node response. Events of one event-loop turn are joined into
@@ -53,6 +53,21 @@ export class SseWriter {
     const retry = retryMs === undefined ? '' : `retry: ${retryMs}\n`;
     this.pending +=
       id === undefined ? `event: ${event}\n${retry}data: ${JSON.stringify(data)}\n\n` : `event: ${event}\nid: ${id}\n${retry}data: ${JSON.stringify(data)}\n\n`;
+    return this.queued();
+  }
+
+  /**
+   * Writes one `message` or `late-message` event whose data is `{"message":<json>}`, with
+   * `json` already JSON text (rendered by PostgreSQL, or once per live message): nothing is
+   * parsed or serialised here. Returns false when the caller should wait for `drained()`.
+   */
+  sendMessage(event: string, json: string, id?: number): boolean {
+    if (this.closed) return false;
+    this.pending += id === undefined ? `event: ${event}\ndata: {"message":${json}}\n\n` : `event: ${event}\nid: ${id}\ndata: {"message":${json}}\n\n`;
+    return this.queued();
+  }
+
+  private queued(): boolean {
     if (this.pending.length >= CHUNK) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;

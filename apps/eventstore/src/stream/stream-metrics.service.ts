@@ -20,6 +20,8 @@ export class StreamMetrics {
       sourceCounter({ name, help, registry: metrics.registry, read: () => pick(router.stats()) });
     routerCounter('ordinal_router_mailbox_overflows_total', 'Mailboxes dropped over their bound (their feeds caught up from the database)', (s) => s.overflows);
     routerCounter('ordinal_router_database_reads_total', 'Page reads of new rows by the live router', (s) => s.databaseReads);
+    routerCounter('ordinal_router_shared_reads_total', 'Catch-up pages a feed took from another feed\'s read of the same range instead of the database', (s) => s.sharedReads);
+    routerCounter('ordinal_router_suspensions_total', 'Streams whose socket was full: their feed left live and caught up from the database once it drained', (s) => s.suspensions);
     routerCounter('ordinal_router_late_deliveries_total', 'Late arrivals handed to feeds (SSE streams, interfaces) that had passed their position', (s) => s.lateDeliveries);
     // Deprecated: the same totals as gauges, under their first names (use the _total counters).
     routerGauge('ordinal_router_mailbox_overflows', 'Deprecated: ordinal_router_mailbox_overflows_total as a gauge', (s) => s.overflows);

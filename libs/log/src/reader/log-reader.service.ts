@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
-import { execute, readCategoryPage, readMessage, readPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
+import { execute, readCategoryPage, readMessage, readPage, readRenderedPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { RenderedMessage, toPosition, toStoredMessage, type MessageRow, type RenderedRow } from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
 import { isConnectionError, isQueryTimeout, driverError } from '../writer/pg-errors.js';
 
@@ -58,13 +58,16 @@ export class LogReader {
   /**
    * Up to `limit` messages after `after`, up to `upTo`, which must not exceed a safe head read
    * before (so every row at or below it is visible): the one read every feed, the router and
-   * subscriptions use, so none of them can claim positions it did not read.
+   * subscriptions use, so none of them can claim positions it did not read. `rendered`: the
+   * messages are RenderedMessage, their API JSON written by PostgreSQL (an SSE stream's read:
+   * no body is parsed or serialised in Node).
    */
-  async readUpTo(after: number, limit: number, filter: ReadFilter, upTo: number): Promise<CoveredRead> {
+  async readUpTo(after: number, limit: number, filter: ReadFilter, upTo: number, rendered = false): Promise<CoveredRead> {
     if (upTo <= after) return { messages: [], to: after, skipped: [], xmax: '0' };
     return this.guard(async () => {
-      const rows = await execute<MessageRow>(this.dataSource.manager, readPage(after + 1, upTo, limit, filter));
-      const messages = rows.map(toStoredMessage);
+      const messages: StoredMessage[] = rendered
+        ? (await execute<RenderedRow>(this.dataSource.manager, readRenderedPage(after + 1, upTo, limit, filter))).map((row) => new RenderedMessage(row))
+        : (await execute<MessageRow>(this.dataSource.manager, readPage(after + 1, upTo, limit, filter))).map(toStoredMessage);
       const to = messages.length === limit ? messages[limit - 1].id : upTo;
       if (!this.concurrent) return { messages, to, skipped: [], xmax: '0' };
       const passed = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readSkippedBetween(after, to));

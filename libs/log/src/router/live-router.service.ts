@@ -15,6 +15,7 @@ import type { FeedOptions, LogFeed } from './log-feed.js';
 import { Mailbox, type PassedMark } from './mailbox.js';
 import { NotifyListener } from './notify-listener.js';
 import { RouterFeed, type FeedSource } from './router-feed.js';
+import { SharedReads } from './shared-reads.js';
 
 /** Figures of the router, for metrics and tests. */
 export interface LiveRouterStats {
@@ -31,6 +32,12 @@ export interface LiveRouterStats {
   databaseReads: number;
   /** Own committed batches delivered without a read. */
   directDeliveries: number;
+  /** Catch-up pages a feed took from another feed's read of the same range instead of the database. */
+  sharedReads: number;
+  /** Catch-up pages kept for feeds just behind (dropped 2 s after they were read). */
+  sharedPagesKept: number;
+  /** Feeds suspended by their consumer (an SSE stream whose socket was full): they left live and caught up from the database. */
+  suspensions: number;
   /** Positions passed inside abandoned holes that some open feed watches for a late arrival. */
   lateWatched: number;
   /** Late arrivals handed to feeds (one per feed that had passed the position). */
@@ -86,13 +93,14 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private pollTimer: NodeJS.Timeout | null = null;
   private graceTimer: NodeJS.Timeout | null = null;
   private notifiedHead = 0;
-  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0, lateDeliveries: 0 };
+  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0, lateDeliveries: 0, suspensions: 0 };
   private readonly late = new LateTracker();
   private readonly watchers = new Map<number, Set<RouterFeed>>();
   private lateTimer: NodeJS.Timeout | null = null;
   private lateChecking: Promise<void> | null = null;
   private lateAgain = false;
   private readonly stopLate: () => void;
+  private readonly sharedReads = new SharedReads();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -115,8 +123,10 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       mailboxLimit: this.options.mailboxLimit,
       attach: (limit, accepts) => this.attach(limit, accepts),
       detach: (mailbox) => this.mailboxes.delete(mailbox),
+      suspended: () => this.counters.suspensions++,
       safeHead: () => this.reader.safeHead(),
-      read: (after, limit, types, upTo) => this.reader.readUpTo(after, limit, { types }, upTo),
+      read: (after, limit, types, upTo, rendered) =>
+        this.sharedReads.read(after, limit, types, upTo, rendered, () => this.reader.readUpTo(after, limit, { types }, upTo, rendered)),
       openSkipped: async (upTo, arrivedSince) => {
         if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
         const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(upTo, arrivedSince));
@@ -150,6 +160,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       lateWatched: this.watchers.size,
       listening: this.listener.connected,
       busy: this.pumping,
+      sharedReads: this.sharedReads.shared,
+      sharedPagesKept: this.sharedReads.kept,
       ...this.counters,
     };
   }
@@ -176,6 +188,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     if (this.graceTimer) clearTimeout(this.graceTimer);
     for (const mailbox of this.mailboxes) mailbox.close();
     this.mailboxes.clear();
+    this.sharedReads.clear();
     this.markReady();
     await this.listener.stop();
     await this.pumpDone;

@@ -18,6 +18,12 @@ export interface FeedOptions {
    * (when the consumer last saved its bookmark). Absent: watch none.
    */
   watchAbandonedBelow?: { arrivedSince?: Date | null };
+  /**
+   * Catch-up reads hand out RenderedMessage (the message's API JSON written by PostgreSQL,
+   * other fields parsed only when asked for): for a consumer that sends the JSON on, an SSE
+   * stream. Live messages are ordinary StoredMessage either way. @default false
+   */
+  rendered?: boolean;
 }
 
 /**
@@ -45,4 +51,11 @@ export interface LogFeed extends AsyncIterable<FeedMessage> {
   readonly completed: boolean;
   /** Ends the iteration (a pending `next()` resolves as done) and leaves the router. */
   close(): void;
+  /**
+   * Stops taking live messages for now (the consumer cannot keep up, e.g. its socket is full):
+   * the feed leaves the router and holds nothing live; its next `next()` catches up from the
+   * database from its position and rejoins live, as after an overflow. Nothing is missed or
+   * repeated. A no-op while not live.
+   */
+  suspend(): void;
 }

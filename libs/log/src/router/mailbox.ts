@@ -79,6 +79,18 @@ export class Mailbox {
     this.wake();
   }
 
+  /**
+   * Empties the mailbox and marks it overflowed, as if it had exceeded its bound: its feed
+   * (which the router no longer offers to) catches up from the database from its position.
+   */
+  drop(): void {
+    if (this.closed) return;
+    this.overflowed = true;
+    this.items = [];
+    this.head = 0;
+    this.wake();
+  }
+
   close(): void {
     this.closed = true;
     this.items = [];

@@ -4,6 +4,9 @@ import { compileFilter } from './feed-filter.js';
 import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
 import type { Mailbox } from './mailbox.js';
 
+/** Catch-up reads in flight for a feed without a type filter (one for a filtered feed). */
+const REPLAY_DEPTH = 2;
+
 /** What a feed needs from the router: registration, the safe head, covered reads and the late watch. */
 export interface FeedSource {
   /** Resolves once the router knows its delivered position. */
@@ -13,9 +16,14 @@ export interface FeedSource {
   /** Registers a mailbox; null when the router is shut down. */
   attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
   detach(mailbox: Mailbox): void;
+  /** Counts a suspension (metrics). */
+  suspended(): void;
   safeHead(): Promise<number>;
-  /** A covered read after `after` up to `upTo` (at most a safe head read before). */
-  read(after: number, limit: number, types: string[] | undefined, upTo: number): Promise<CoveredRead>;
+  /**
+   * A covered read after `after` up to `upTo` (at most a safe head read before), perhaps
+   * another feed's read of the same page; `rendered`: RenderedMessage rows.
+   */
+  read(after: number, limit: number, types: string[] | undefined, upTo: number, rendered: boolean): Promise<CoveredRead>;
   /** Abandoned positions at or below `upTo` whose row has not arrived (a feed resuming from a bookmark). */
   openSkipped(upTo: number, arrivedSince: Date | null): Promise<{ positions: number[]; xmax: string }>;
   /** Watches positions this feed passed inside abandoned holes; an arrival comes back as `offerLate`. */
@@ -71,6 +79,13 @@ export class RouterFeed implements LogFeed {
     this.closed = true;
     this.leave();
     this.source.unwatch(this);
+  }
+
+  suspend(): void {
+    if (this.closed || this.mailbox === null || this.mailbox.overflowed) return;
+    this.source.detach(this.mailbox);
+    this.mailbox.drop();
+    this.source.suspended();
   }
 
   /**
@@ -161,17 +176,41 @@ export class RouterFeed implements LogFeed {
     this.watch(read.skipped, read.xmax);
   }
 
+  /**
+   * Replays `(position, upTo]` in covered reads of `replayBatchSize`. A feed without a type
+   * filter (whose pages therefore hold every row of their range) reads by index range,
+   * `(after, after + batch]`, which such a read always covers whole: the next range is known
+   * before this one returns, so REPLAY_DEPTH reads are in flight while the feed's consumer
+   * writes. A filtered feed reads the next page after this one's end (one in flight).
+   */
   private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
     const batch = this.source.replayBatchSize;
-    const read = (after: number) => {
-      const rows = this.source.read(after, batch, this.options.types, upTo);
-      rows.catch(() => undefined);
-      return rows;
+    const rendered = this.options.rendered ?? false;
+    const ranged = !this.options.types || this.options.types.length === 0;
+    const depth = ranged ? REPLAY_DEPTH : 1;
+    const queue: { rows: Promise<CoveredRead>; bound: number }[] = [];
+    let after = this.pos;
+    const fill = () => {
+      while (queue.length < depth && after < upTo && !this.closed) {
+        const bound = ranged ? Math.min(upTo, after + batch) : upTo;
+        const rows = this.source.read(after, batch, this.options.types, bound, rendered);
+        rows.catch(() => undefined);
+        queue.push({ rows, bound });
+        // A filtered read's end is known only when it returns.
+        if (!ranged) return;
+        after = bound;
+      }
     };
-    let next = this.pos < upTo && !this.closed ? read(this.pos) : null;
-    while (next !== null) {
-      const result = await next;
-      next = result.to < upTo ? read(result.to) : null;
+    fill();
+    while (queue.length > 0) {
+      const { rows, bound } = queue.shift()!;
+      const result = await rows;
+      if (result.to < bound) {
+        // A page that ended early (filtered, or a range that did not cover itself): read on from where it ended.
+        queue.length = 0;
+        after = result.to;
+      } else if (!ranged) after = result.to;
+      fill();
       for (const message of result.messages) {
         if (this.closed) return;
         // Read the ordinary way after all (a replay after an overflow): not late any more.

@@ -24,3 +24,44 @@ export function readPage(from: number, to: number, limit: number, filter: ReadFi
     values: [from, to, limit, types],
   };
 }
+
+/**
+ * The message as the HTTP API shows it (`GET /api/events/:index`, `data.message` of the SSE
+ * stream), rendered as JSON text by PostgreSQL: the fields in the API's order, `streamId` and
+ * `streamVersion` only for stream messages, `schemaVersion` only when not 1, `idempotencyKey`
+ * only when set, `createdAt` in JavaScript's `toISOString()` form (UTC, milliseconds, `Z`).
+ * Bodies and metadata are jsonb's own text (the same JSON value; jsonb writes `": "` and
+ * `", "` between members). Node then neither parses nor re-serialises a body.
+ */
+export const RENDERED_MESSAGE_JSON = `'{"id":' || index
+  || ',"messageType":' || to_json(message_type)::text
+  || ',"userId":' || coalesce(to_json(user_id)::text, 'null')
+  || ',"body":' || body::text
+  || ',"metadata":' || coalesce(metadata::text, 'null')
+  || ',"contentHash":' || to_json(content_hash)::text
+  || ',"createdAt":"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'
+  || CASE WHEN stream_id IS NULL THEN '' ELSE ',"streamId":' || to_json(stream_id)::text || ',"streamVersion":' || stream_version END
+  || CASE WHEN schema_version = 1 THEN '' ELSE ',"schemaVersion":' || schema_version END
+  || CASE WHEN idempotency_key IS NULL THEN '' ELSE ',"idempotencyKey":' || to_json(idempotency_key)::text END
+  || '}'`;
+
+/** The columns of a rendered read: what filters need, and the message as JSON text. */
+export const RENDERED_COLUMNS = `index, message_type, user_id, ${RENDERED_MESSAGE_JSON} AS json`;
+
+/** `readPage` with each row rendered as the API's JSON by PostgreSQL (see RENDERED_MESSAGE_JSON). */
+export function readRenderedPage(from: number, to: number, limit: number, filter: ReadFilter = {}): SqlQuery {
+  const types = filter.types ?? [];
+  if (types.length === 0) {
+    return {
+      text: `SELECT ${RENDERED_COLUMNS} FROM ${TABLES.messages}
+             WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`,
+      values: [from, to, limit],
+    };
+  }
+  return {
+    text: `SELECT ${RENDERED_COLUMNS} FROM ${TABLES.messages}
+           WHERE index >= $1 AND index <= $2 AND message_type = ANY($4::text[])
+           ORDER BY index LIMIT $3`,
+    values: [from, to, limit, types],
+  };
+}
