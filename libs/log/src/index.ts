@@ -11,3 +11,4 @@ export * from './router/log-feed.js';
 export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';
 export * from './shard.js';
+export * from './trace/index.js';

@@ -11,6 +11,12 @@ export interface StoredMessage {
   streamVersion: number | null;
   schemaVersion: number;
   idempotencyKey: string | null;
+  /** The correlation it belongs to (null only for messages stored before correlation ids existed). */
+  correlationId: string | null;
+  /** What caused it: a message index as text, or the id of the request that started the correlation. */
+  causationId: string | null;
+  /** The W3C trace context of the append that stored it, when it had one. */
+  traceparent: string | null;
 }
 
 /** A message to append. `body` is a JSON object or array. */
@@ -22,6 +28,12 @@ export interface NewMessage {
   idempotencyKey?: string | null;
   /** @default 1 */
   schemaVersion?: number;
+  /** @default the current CorrelationContext's, else a new UUID */
+  correlationId?: string | null;
+  /** @default the current CorrelationContext's, else the correlation id (it starts the chain) */
+  causationId?: string | null;
+  /** @default the append span's context (with an SDK), else the current CorrelationContext's */
+  traceparent?: string | null;
 }
 
 /**

@@ -20,6 +20,9 @@ function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessa
     body: dto.content,
     metadata: dto.metadata ?? null,
     idempotencyKey: idempotencyKey ?? dto.idempotencyKey ?? null,
+    // Absent: the request's correlation (tracing.interceptor.ts) decides.
+    correlationId: dto.correlationId ?? null,
+    causationId: dto.causationId ?? null,
   };
 }
 

@@ -11,3 +11,4 @@ export * from './lock-categories.sql.js';
 export * from './align-positions.sql.js';
 export * from './watermark.sql.js';
 export * from './late.sql.js';
+export * from './read-correlation-page.sql.js';

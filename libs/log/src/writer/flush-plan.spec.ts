@@ -6,7 +6,7 @@ import { prepareMessage, type PendingAppend } from './pending-append.js';
 
 const pending = (request: AppendRequest): PendingAppend => ({
   request,
-  prepared: request.messages.map(prepareMessage),
+  prepared: request.messages.map((m) => prepareMessage(m)),
   bytes: 0,
   resolve: () => undefined,
   reject: () => undefined,
