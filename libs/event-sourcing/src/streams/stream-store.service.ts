@@ -48,6 +48,8 @@ export class StreamStore {
         body: e.data,
         metadata: e.metadata ?? null,
         schemaVersion: e.schemaVersion ?? 1,
+        correlationId: e.correlationId ?? null,
+        causationId: e.causationId ?? null,
       })),
     });
     const messages = result.entries.flatMap((entry) => (entry.status === 'duplicate' ? [] : [entry.message]));

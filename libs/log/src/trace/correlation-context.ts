@@ -22,6 +22,14 @@ export function runWithCorrelation<T>(context: CorrelationContext, work: () => T
   return storage.run(context, work);
 }
 
+/**
+ * Runs `work` outside any correlation: what it appends starts a new one. For callbacks that
+ * could otherwise inherit the context of whatever scheduled them (a socket opened in a request).
+ */
+export function runOutsideCorrelation<T>(work: () => T): T {
+  return storage.exit(work);
+}
+
 /** The correlation the code running now belongs to, if any. */
 export function currentCorrelation(): CorrelationContext | undefined {
   return storage.getStore();
