@@ -4,12 +4,13 @@
  * OpenTelemetry SDK (the default: the API's no-op tracer) and one started with an SDK
  * (`--import` of test/bench/support/otel-register.js: batch processor, dropping exporter),
  * so every request records its HTTP, append and flush spans. Phases alternate which server
- * goes first; figures are medians over the rounds. Prints one JSON object.
+ * goes first; figures are medians over the rounds, throughput and the server's CPU time per
+ * message (from /proc: steadier than throughput on a shared machine). Prints one JSON object.
  *
  * BENCH_BASELINE_MAIN=<path to another build's apps/eventstore/dist/main.js> adds a third
  * server (the build before correlation ids, say) to show what the ids cost without an SDK.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
@@ -34,11 +35,22 @@ async function phase(baseUrl: string, clients: number, seconds = SECONDS): Promi
   return runLoad({ url, clients, total: 20_000, maxSeconds: seconds, headers, body: (n) => JSON.stringify({ messageType: 'OrderPlaced', content: { run: phaseCounter, n } }) });
 }
 
+/**
+ * CPU seconds (user + system) a process has used, from /proc (Linux; clock ticks of 1/100 s).
+ * CPU per message is what a busy shared machine disturbs least: throughput halves when another
+ * engineer's suite runs, the work each request costs does not.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 interface Variant {
   name: string;
   server: ChildServer;
   db: BenchDatabase;
-  results: LoadResult[];
+  results: (LoadResult & { cpuUsPerMessage: number })[];
 }
 
 async function main(): Promise<void> {
@@ -61,16 +73,23 @@ async function main(): Promise<void> {
     }
     for (const v of variants) await phase(v.server.baseUrl, 8, 2); // warm-up: JIT, pools, plans
     const ratios: Record<number, number[]> = { 8: [], 32: [] };
+    const cpuRatios: Record<number, number[]> = { 8: [], 32: [] };
+    const idsCpuRatios: Record<number, number[]> = { 8: [], 32: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const clients of CLIENTS) {
         const order = round % 2 === 0 ? variants : [...variants].reverse();
         const got = new Map<string, number>();
         for (const v of order) {
+          const before = cpuSeconds(v.server.child.pid);
           const result = await phase(v.server.baseUrl, clients);
-          v.results.push(result);
+          const cpuUsPerMessage = Math.round(((cpuSeconds(v.server.child.pid) - before) * 1e6) / Math.max(1, result.messages));
+          v.results.push({ ...result, cpuUsPerMessage });
           got.set(v.name, result.msgPerSec);
+          got.set(`${v.name}Cpu`, cpuUsPerMessage);
         }
         ratios[clients].push(got.get('sdk')! / got.get('noSdk')!);
+        cpuRatios[clients].push(got.get('sdkCpu')! / got.get('noSdkCpu')!);
+        if (got.has('baselineBuildCpu')) idsCpuRatios[clients].push(got.get('noSdkCpu')! / got.get('baselineBuildCpu')!);
       }
     }
     const summary = Object.fromEntries(
@@ -80,7 +99,11 @@ async function main(): Promise<void> {
           const runs = v.results.filter((r) => r.clients === c);
           const mid = median(runs.map((r) => r.msgPerSec));
           const run = runs.find((r) => r.msgPerSec === mid)!;
-          return [`at${c}`, { msgPerSec: run.msgPerSec, p50Ms: run.p50Ms, p99Ms: run.p99Ms, failures: run.failures, runsMsgPerSec: runs.map((r) => r.msgPerSec) }];
+          return [`at${c}`, {
+            msgPerSec: run.msgPerSec, p50Ms: run.p50Ms, p99Ms: run.p99Ms, failures: run.failures,
+            cpuUsPerMessage: median(runs.map((r) => r.cpuUsPerMessage)),
+            runsMsgPerSec: runs.map((r) => r.msgPerSec), runsCpuUsPerMessage: runs.map((r) => r.cpuUsPerMessage),
+          }];
         })),
       ]),
     );
@@ -91,6 +114,11 @@ async function main(): Promise<void> {
       ...summary,
       sdkToNoSdk: Object.fromEntries(CLIENTS.map((c) => [`at${c}`, Number(median(ratios[c]).toFixed(3))])),
       sdkToNoSdkByRound: Object.fromEntries(CLIENTS.map((c) => [`at${c}`, ratios[c].map((r) => Number(r.toFixed(3)))])),
+      // Server CPU per message, SDK over no SDK (> 1: tracing costs that much more per message).
+      cpuSdkToNoSdk: Object.fromEntries(CLIENTS.map((c) => [`at${c}`, Number(median(cpuRatios[c]).toFixed(3))])),
+      ...(idsCpuRatios[8].length > 0
+        ? { cpuNoSdkToBaselineBuild: Object.fromEntries(CLIENTS.map((c) => [`at${c}`, Number(median(idsCpuRatios[c]).toFixed(3))])) }
+        : {}),
     }, null, 2));
   } finally {
     for (const v of variants) await v.server.stop();
