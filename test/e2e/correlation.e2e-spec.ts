@@ -115,6 +115,11 @@ describe('correlation and causation through REST, a projection, an aggregate and
     expect(batch.body.messages[0]).toMatchObject({ correlationId: 'batch-1', causationId: 'batch-1' });
     expect(batch.body.messages[1]).toMatchObject({ correlationId: 'own', causationId: 'cmd-7' });
     expect(batch.body.messages[0].traceparent).toBeUndefined();
+
+    // And a stream append over REST takes the request's correlation too
+    const appended = await http(baseUrl, 'POST', '/api/streams/cart-16/events', { expectedVersion: 0, events: [{ eventType: 'CartOpened', data: {} }] }, { ...DEV_AUTH, 'x-correlation-id': 'cart-flow' });
+    expect(appended.status).toBe(201);
+    expect((await http(baseUrl, 'GET', `/api/events/${appended.body.firstIndex}`)).body).toMatchObject({ streamId: 'cart-16', correlationId: 'cart-flow', causationId: 'cart-flow' });
   });
 
   it('answers a bad X-Correlation-Id or correlationId with a 400 naming it', async () => {

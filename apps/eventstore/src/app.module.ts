@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { OrdinalModule } from '@ordinal/nestjs';
 import { AmqpModule } from '@ordinal/amqp';
@@ -27,7 +27,6 @@ import { SubscriptionMetrics } from './projections/subscription-metrics.service.
 import { StreamTickets } from './auth/stream-tickets.service.js';
 import { DeadLetters, DeadLettersController, InterfaceRewindController } from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
-import { TracingInterceptor } from './tracing/tracing.interceptor.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
 @Module({})
@@ -53,7 +52,6 @@ export class AppModule {
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
-        { provide: APP_INTERCEPTOR, useClass: TracingInterceptor },
         MetricsService,
         StreamRegistry,
         StreamMetrics,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { InvalidMessageError, LogWriter, runOutsideCorrelation, runWithCorrelation } from '@ordinal/log';
+import { InvalidMessageError, LogWriter } from '@ordinal/log';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { rejectedQueueOf } from '../amqp.constants.js';
@@ -165,12 +165,9 @@ export class InputConsumer implements BeforeApplicationShutdown {
     const parsed = parseInputMessage(msg.content, msg.properties.headers, this.options.inputBodyLimitBytes, msg.properties.correlationId);
     if (!parsed.ok) return this.reject(session, msg, parsed.reason);
     session.ledger.add(tag);
-    const request = { messages: [parsed.message] };
-    // The delivery's correlation and trace context: the writer stamps them and continues the trace.
-    const appended = parsed.lineage
-      ? runWithCorrelation(parsed.lineage, () => this.writer.append(request))
-      : runOutsideCorrelation(() => this.writer.append(request));
-    appended.then(
+    // The delivery's correlation and trace context (none: a new correlation), passed explicitly:
+    // the writer stamps them and continues the trace.
+    this.writer.append({ messages: [parsed.message], correlation: parsed.lineage ?? null }).then(
       ({ entries }) => {
         const entry = entries[0];
         if (entry.status === 'created') this.counters.stored++;

@@ -114,13 +114,16 @@ export class LogWriter implements OnApplicationShutdown {
    * context's correlation, else a new one that this append starts.
    */
   private startAppend(request: AppendRequest): { span: Span; lineage: CorrelationContext } {
-    const current = currentCorrelation();
+    const current = request.correlation === undefined ? currentCorrelation() : (request.correlation ?? undefined);
     const active = otelContext.active();
     const parent = trace.getSpan(active) ? active : contextFromTraceparent(current?.traceparent, active);
-    const attributes: Record<string, string | number> = { [ATTRIBUTES.appendMessages]: request.messages.length, [ATTRIBUTES.messagingSystem]: 'ordinal' };
-    if (request.stream) attributes[ATTRIBUTES.streamId] = request.stream.streamId;
-    if (current) attributes[ATTRIBUTES.correlationId] = current.correlationId;
-    const span = ordinalTracer().startSpan(SPANS.append, { kind: SpanKind.PRODUCER, attributes }, parent);
+    const span = ordinalTracer().startSpan(SPANS.append, { kind: SpanKind.PRODUCER }, parent);
+    if (span.isRecording()) {
+      // Only for a recording span: without an SDK the request path builds nothing it would drop.
+      span.setAttribute(ATTRIBUTES.appendMessages, request.messages.length).setAttribute(ATTRIBUTES.messagingSystem, 'ordinal');
+      if (request.stream) span.setAttribute(ATTRIBUTES.streamId, request.stream.streamId);
+      if (current) span.setAttribute(ATTRIBUTES.correlationId, current.correlationId);
+    }
     const correlationId = current?.correlationId ?? randomUUID();
     const lineage = {
       correlationId,
@@ -203,20 +206,14 @@ export class LogWriter implements OnApplicationShutdown {
   private async flush(batch: PendingAppend[]): Promise<void> {
     const started = performance.now();
     const messages = batch.reduce((n, p) => n + p.prepared.length, 0);
-    const links = [];
-    for (const pending of batch) {
-      const linked = pending.span.spanContext();
-      if (trace.isSpanContextValid(linked)) links.push({ context: linked });
+    const span = ordinalTracer().startSpan(SPANS.flush, { kind: SpanKind.INTERNAL }, ROOT_CONTEXT);
+    if (span.isRecording()) {
+      span.setAttributes({ [ATTRIBUTES.flushBatchSize]: messages, [ATTRIBUTES.flushAppends]: batch.length, [ATTRIBUTES.flushMode]: this.options.ordering });
+      for (const pending of batch) {
+        const linked = pending.span.spanContext();
+        if (trace.isSpanContextValid(linked)) span.addLink({ context: linked });
+      }
     }
-    const span = ordinalTracer().startSpan(
-      SPANS.flush,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: { [ATTRIBUTES.flushBatchSize]: messages, [ATTRIBUTES.flushAppends]: batch.length, [ATTRIBUTES.flushMode]: this.options.ordering },
-        links,
-      },
-      ROOT_CONTEXT,
-    );
     let ok = false;
     try {
       const plan = await this.writeWithRetry(batch);
@@ -225,7 +222,7 @@ export class LogWriter implements OnApplicationShutdown {
       plan.outcomes.forEach((outcome, i) =>
         outcome.ok ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion }) : batch[i].reject(outcome.error),
       );
-      span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
+      if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
       if (plan.created.length > 0) this.announce(plan.created);
     } catch (error) {
       if (isDataError(error) && batch.length > 1) {
