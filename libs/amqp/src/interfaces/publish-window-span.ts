@@ -19,14 +19,10 @@ export class PublishWindowSpan {
     queue: string,
     private readonly size: number,
   ) {
-    this.span = ordinalTracer().startSpan(
-      SPANS.interfacePublish,
-      {
-        kind: SpanKind.PRODUCER,
-        attributes: { [ATTRIBUTES.interfaceName]: interfaceName, [ATTRIBUTES.messagingSystem]: 'rabbitmq', [ATTRIBUTES.messagingDestination]: queue },
-      },
-      ROOT_CONTEXT,
-    );
+    this.span = ordinalTracer().startSpan(SPANS.interfacePublish, { kind: SpanKind.PRODUCER }, ROOT_CONTEXT);
+    if (this.span.isRecording()) {
+      this.span.setAttributes({ [ATTRIBUTES.interfaceName]: interfaceName, [ATTRIBUTES.messagingSystem]: 'rabbitmq', [ATTRIBUTES.messagingDestination]: queue });
+    }
   }
 
   /** Whether another publish may join this span. */
@@ -44,8 +40,9 @@ export class PublishWindowSpan {
       this.first ??= index;
       this.last = index;
     }
+    if (!this.span.isRecording() || this.published > 128) return;
     const linked = parseTraceparent(typeof headers?.traceparent === 'string' ? headers.traceparent : null);
-    if (linked && this.published <= 128) this.span.addLink({ context: linked });
+    if (linked) this.span.addLink({ context: linked });
   }
 
   /** A publish of this span was confirmed; the span ends once it is closed and all are. */
@@ -72,6 +69,7 @@ export class PublishWindowSpan {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
+    if (!this.span.isRecording()) return this.span.end();
     this.span.setAttribute(ATTRIBUTES.messagingBatchCount, this.published);
     if (this.first !== null) this.span.setAttribute(ATTRIBUTES.fromPosition, this.first);
     if (this.last !== null) this.span.setAttribute(ATTRIBUTES.toPosition, this.last);
