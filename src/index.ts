@@ -93,5 +93,18 @@ export {
   type Ordering,
 } from '@ordinal/log';
 
+// Correlation, causation and traces (docs/observability.md)
+export {
+  runWithCorrelation,
+  runOutsideCorrelation,
+  currentCorrelation,
+  correlationOf,
+  parseTraceparent,
+  formatTraceparent,
+  SPANS,
+  ATTRIBUTES,
+  type CorrelationContext,
+} from '@ordinal/log';
+
 // The embedded PostgreSQL (PGlite) for development and tests; needs the optional peers @electric-sql/pglite and @electric-sql/pglite-socket.
 export { startEmbeddedPostgres, EmbeddedPostgresError, EMBEDDED_PACKAGES, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded/index.js';

@@ -17,6 +17,9 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { copyImportRows, importRowText, parseImportLine } from '@ordinal/log/internal';
 import { createBenchDatabase } from './support/bench-database.js';
+
+// What the server stores for every imported message: one correlation for the import (a UUID).
+const BASELINE_CORRELATION = '6f1c2b7e-3d4a-4f5b-9c8d-0e1f2a3b4c5d';
 import { startChild } from './support/child-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,7 +55,7 @@ async function writeFiles(dir: string): Promise<{ ndjson: string; copy: string; 
       const line = lineOf(i);
       text += line + '\n';
       const p = parseImportLine(line);
-      rows += importRowText({ index: i, messageType: p.message.messageType, userId: p.message.userId ?? null, bodyJson: p.bodyJson, metadataJson: p.metadataJson, contentHash: p.hash, idempotencyKey: null });
+      rows += importRowText({ index: i, messageType: p.message.messageType, userId: p.message.userId ?? null, bodyJson: p.bodyJson, metadataJson: p.metadataJson, contentHash: p.hash, idempotencyKey: null, correlationId: BASELINE_CORRELATION, causationId: BASELINE_CORRELATION, traceparent: null });
     }
     bytes += Buffer.byteLength(text);
     if (!a.write(text)) await new Promise<void>((r) => a.once("drain", () => r()));

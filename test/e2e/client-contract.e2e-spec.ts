@@ -7,7 +7,7 @@ import { startServer, type TestServer } from '../support/test-server.js';
 /** Every field of OrdinalMessage, checked by the compiler to be exactly its keys. */
 const MESSAGE_FIELDS: Record<keyof OrdinalMessage, true> = {
   id: true, messageType: true, userId: true, body: true, metadata: true, contentHash: true, createdAt: true,
-  streamId: true, streamVersion: true, schemaVersion: true, idempotencyKey: true,
+  streamId: true, streamVersion: true, schemaVersion: true, idempotencyKey: true, correlationId: true, causationId: true, traceparent: true,
 };
 const PAGE_FIELDS: Record<keyof LogPage, true> = { fromIndex: true, head: true, nextIndex: true, count: true, messages: true };
 

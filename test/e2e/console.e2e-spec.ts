@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { SubscriptionsService } from '@ordinal/subscriptions';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { RawWriter } from '../support/projections-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -98,7 +98,8 @@ describe('the console at /console in a real headless Chromium', () => {
     await page.locator(`#tail-rows tr[data-index="${index}"] a`).first().click();
     await page.locator('#message-detail:not([hidden])').waitFor({ timeout: 10_000 });
     const facts = await page.locator('#message-facts dd').allTextContents();
-    expect(facts).toEqual([String(index), 'Placed', '-', 'order-77 @ version 1', stored.createdAt, stored.contentHash, '1', '-']);
+    // Index, type, user, stream, created, hash, schema version, key, correlation, cause, trace parent
+    expect(facts).toEqual([String(index), 'Placed', '-', 'order-77 @ version 1', stored.createdAt, stored.contentHash, '1', '-', stored.correlationId, stored.correlationId, '-']);
     expect(JSON.parse((await page.textContent('#message-body'))!)).toEqual({ total: 12.5 });
     expect(JSON.parse((await page.textContent('#message-metadata'))!)).toEqual({ source: 'console-test' });
     await expectRendered(page);
@@ -120,6 +121,35 @@ describe('the console at /console in a real headless Chromium', () => {
       ['1', 'Placed'],
       ['2', 'Paid'],
     ]);
+    await expectRendered(page);
+  });
+
+  it('shows the chain of a correlation: every message in index order, each under its cause, the cause a link', async () => {
+    // Given an order and two messages caused by it (as a handler of it would store them), and one of another correlation
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const order = (await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'OrderPlaced', content: { orderId: 'chain-1' } }, { ...DEV_AUTH, 'x-correlation-id': 'console-chain', traceparent })).body;
+    await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Unrelated', content: { n: 1 } });
+    const payment = (await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'PaymentRequested', content: { orderId: 'chain-1' }, correlationId: 'console-chain', causationId: String(order.id) })).body;
+    const charged = (await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'PaymentCharged', content: { orderId: 'chain-1' }, correlationId: 'console-chain', causationId: String(payment.id) })).body;
+    // When the payment's page is opened
+    await page.goto(`${server.baseUrl}/console#message/${payment.id}`);
+    await page.locator('#message-chain tr').nth(2).waitFor({ timeout: 10_000 });
+    // Then its facts name the correlation and link the cause
+    const facts = await page.locator('#message-facts dd').allTextContents();
+    expect(facts.slice(-3)).toEqual(['console-chain', `message ${order.id}`, '-']);
+    expect(await page.locator('#message-facts dd a', { hasText: `message ${order.id}` }).getAttribute('href')).toBe(`#message/${order.id}`);
+    // And the chain lists exactly the correlation's messages in index order, each indented under its cause
+    const rows = await page.locator('#message-chain tr').evaluateAll((trs) => trs.map((tr) => ({ index: (tr as HTMLElement).dataset.index, current: tr.classList.contains('current'), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent) })));
+    expect(rows.map((r) => Number(r.index))).toEqual([order.id, payment.id, charged.id]);
+    expect(rows.map((r) => r.current)).toEqual([false, true, false]);
+    expect(rows.map((r) => r.cells[1])).toEqual(['OrderPlaced', 'PaymentRequested', 'PaymentCharged']);
+    expect(rows.map((r) => r.cells[2])).toEqual(['console-chain', String(order.id), String(payment.id)]);
+    expect(rows[2].cells[0]!.indexOf(String(charged.id))).toBeGreaterThan(rows[1].cells[0]!.indexOf(String(payment.id)));
+    expect(await page.textContent('#chain-note')).toContain('3 messages');
+    // And the order's own page shows its trace parent
+    await page.goto(`${server.baseUrl}/console#message/${order.id}`);
+    await page.locator('#message-chain tr').nth(2).waitFor({ timeout: 10_000 });
+    expect((await page.locator('#message-facts dd').allTextContents()).slice(-3)).toEqual(['console-chain', 'console-chain', traceparent]);
     await expectRendered(page);
   });
 

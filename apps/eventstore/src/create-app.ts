@@ -10,6 +10,7 @@ import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
 import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { registerHttpTracing } from './tracing/http-tracing.hook.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -43,6 +44,7 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   const fastify = app.getHttpAdapter().getInstance();
   // Routes are added at init, after this: the hook sees every one.
   registerHttpMetrics(fastify, app.get(MetricsService).registry);
+  registerHttpTracing(fastify);
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   // The bulk import reads its body as a stream, line by line (never buffered whole).

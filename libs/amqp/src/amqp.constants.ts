@@ -12,6 +12,11 @@ export const HEADERS = {
   contentHash: 'contentHash',
   idempotencyKey: 'idempotencyKey',
   serverCorrelationUuid: 'serverCorrelationUuid',
+  /** The message's causation id (its correlation id is the `correlationId` property too). */
+  causationId: 'causationId',
+  correlationId: 'correlationId',
+  /** The W3C trace context stored with the message (input: the one to continue). */
+  traceparent: 'traceparent',
   /** `true` on a late arrival: a row that committed inside a hole the interface had passed (concurrent mode). */
   late: 'late',
 } as const;

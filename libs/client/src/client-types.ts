@@ -11,6 +11,12 @@ export interface OrdinalMessage {
   streamVersion?: number;
   schemaVersion?: number;
   idempotencyKey?: string;
+  /** The correlation it belongs to (absent only on messages stored before correlation ids existed). */
+  correlationId?: string;
+  /** What caused it: a message index as text, or the id of the request that started the correlation. */
+  causationId?: string;
+  /** The W3C trace context of the append that stored it. */
+  traceparent?: string;
 }
 
 /** A message to publish. `content` is a JSON object or array. */
@@ -21,6 +27,18 @@ export interface PublishMessage {
   metadata?: Record<string, unknown> | null;
   /** A repeat with the same key returns the original message (status `repeat`). */
   idempotencyKey?: string;
+  /** @default the publish's `correlationId` option (the X-Correlation-Id header), else the server starts one */
+  correlationId?: string;
+  /** @default the correlation id */
+  causationId?: string;
+}
+
+/** Headers of a publish: the correlation and the W3C trace context it continues. */
+export interface PublishOptions {
+  /** Sent as `X-Correlation-Id`. */
+  correlationId?: string;
+  /** Sent as `traceparent` (W3C). */
+  traceparent?: string;
 }
 
 /**
@@ -41,6 +59,8 @@ export interface Shard {
 /** Which part of the log to read. */
 export interface ReadOptions {
   types?: string[];
+  /** Only one correlation's messages (still in index order). */
+  correlationId?: string;
   shard?: Shard;
 }
 

@@ -1,4 +1,4 @@
-import type { ImportResult, LogPage, OrdinalMessage, PublishMessage, PublishResult, ReadOptions, StreamEvent } from './client-types.js';
+import type { ImportResult, LogPage, OrdinalMessage, PublishMessage, PublishOptions, PublishResult, ReadOptions, StreamEvent } from './client-types.js';
 import { openEventStream, type StreamOptions } from './event-stream.js';
 import { OrdinalHttpError } from './ordinal-http.error.js';
 import { PullConsumer, type ConsumeOptions } from './pull-consumer.js';
@@ -29,15 +29,15 @@ export class OrdinalClient {
   }
 
   /** Publishes one message. */
-  async publish(message: PublishMessage): Promise<PublishResult> {
-    const { status, body } = await this.request('PUT', '/api/events/message', message);
+  async publish(message: PublishMessage, options: PublishOptions = {}): Promise<PublishResult> {
+    const { status, body } = await this.request('PUT', '/api/events/message', message, traceHeaders(options));
     if (status === 202) return { status: 'duplicate', contentHash: body.contentHash };
     return { status: status === 200 ? 'repeat' : 'created', message: body as OrdinalMessage };
   }
 
   /** Publishes up to 1,000 messages atomically, with contiguous indices. */
-  async publishBatch(messages: PublishMessage[]): Promise<PublishResult[]> {
-    const { body } = await this.request('POST', '/api/events/messages', { messages });
+  async publishBatch(messages: PublishMessage[], options: PublishOptions = {}): Promise<PublishResult[]> {
+    const { body } = await this.request('POST', '/api/events/messages', { messages }, traceHeaders(options));
     return (body.messages as Array<Record<string, unknown>>).map((entry) => {
       const { status, ...rest } = entry;
       if (status === 'duplicate') return { status: 'duplicate', contentHash: rest.contentHash as string };
@@ -73,6 +73,7 @@ export class OrdinalClient {
   async page(options: ReadOptions & { fromIndex?: number; limit?: number } = {}): Promise<LogPage> {
     const params = new URLSearchParams({ fromIndex: String(options.fromIndex ?? 1), limit: String(options.limit ?? 100) });
     if (options.types && options.types.length > 0) params.set('types', options.types.join(','));
+    if (options.correlationId !== undefined) params.set('correlationId', options.correlationId);
     if (options.shard) {
       params.set('shardCount', String(options.shard.count));
       params.set('shardIndex', String(options.shard.index));
@@ -109,10 +110,10 @@ export class OrdinalClient {
    * One authenticated JSON request to any route (operations use it: projections, interfaces,
    * dead letters). Throws OrdinalHttpError for an error status; network errors as fetch throws them.
    */
-  async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  async request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<{ status: number; body: any }> {
     const response = await this.fetchImpl(this.baseUrl + path, {
       method,
-      headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+      headers: body === undefined ? { ...this.headers, ...extraHeaders } : { ...this.headers, ...extraHeaders, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -127,4 +128,11 @@ export class OrdinalClient {
     }
     return { status: response.status, body: parsed };
   }
+}
+
+function traceHeaders(options: PublishOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (options.correlationId !== undefined) headers['x-correlation-id'] = options.correlationId;
+  if (options.traceparent !== undefined) headers.traceparent = options.traceparent;
+  return headers;
 }

@@ -21,6 +21,17 @@ export interface MessageContext {
    * move the bookmark.
    */
   late: boolean;
+  /** The message's correlation id (absent on messages stored before correlation ids existed). */
+  correlationId?: string;
+  /** What caused the message. */
+  causationId?: string;
+  /** The W3C trace context stored with the message: continue it in what you do in reaction. */
+  traceparent?: string;
+  /**
+   * The ids of a message published in reaction to this one: spread it into the message
+   * (`client.publish({ ...reply, ...ctx.causedBy })`) and the chain stays whole.
+   */
+  causedBy: { correlationId: string; causationId: string };
 }
 
 /** How a pull consumer runs. */
@@ -122,12 +133,12 @@ export class PullConsumer {
       } else if (event.event === 'message') {
         const index = event.message.id;
         if (index <= this.saved) continue;
-        await this.options.handler(event.message, { index, caughtUp: index > (this.liveAfter ?? 0), headIndex: this.headIndex, late: false });
+        await this.options.handler(event.message, { index, caughtUp: index > (this.liveAfter ?? 0), headIndex: this.headIndex, late: false, ...lineageOf(event.message) });
         await this.options.bookmark.save(index);
         this.saved = index;
         if (this.stopped) return false;
       } else if (event.event === 'late-message') {
-        await this.options.handler(event.message, { index: event.message.id, caughtUp: true, headIndex: this.headIndex, late: true });
+        await this.options.handler(event.message, { index: event.message.id, caughtUp: true, headIndex: this.headIndex, late: true, ...lineageOf(event.message) });
         if (this.stopped) return false;
       } else if (event.event === 'stream-ended') {
         if (event.endIndex > this.saved) {
@@ -152,4 +163,10 @@ export class PullConsumer {
       this.wakeSleep = done;
     });
   }
+}
+
+/** The ids a handler's context carries for `message`. */
+function lineageOf(message: OrdinalMessage): Pick<MessageContext, 'correlationId' | 'causationId' | 'traceparent' | 'causedBy'> {
+  const causedBy = { correlationId: message.correlationId ?? String(message.id), causationId: String(message.id) };
+  return { correlationId: message.correlationId, causationId: message.causationId, traceparent: message.traceparent, causedBy };
 }

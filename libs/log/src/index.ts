@@ -13,3 +13,4 @@ export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';
 export * from './shard.js';
 export { RenderedMessage, renderedJson } from './row-mapper.js';
+export * from './trace/index.js';

@@ -1,3 +1,5 @@
+import type { CorrelationContext } from './trace/correlation-context.js';
+
 /** A message as stored in the log. `id` is its global index. */
 export interface StoredMessage {
   id: number;
@@ -11,6 +13,12 @@ export interface StoredMessage {
   streamVersion: number | null;
   schemaVersion: number;
   idempotencyKey: string | null;
+  /** The correlation it belongs to (null only for messages stored before correlation ids existed). */
+  correlationId: string | null;
+  /** What caused it: a message index as text, or the id of the request that started the correlation. */
+  causationId: string | null;
+  /** The W3C trace context of the append that stored it, when it had one. */
+  traceparent: string | null;
 }
 
 /** A message to append. `body` is a JSON object or array. */
@@ -22,6 +30,12 @@ export interface NewMessage {
   idempotencyKey?: string | null;
   /** @default 1 */
   schemaVersion?: number;
+  /** @default the current CorrelationContext's, else a new UUID */
+  correlationId?: string | null;
+  /** @default the current CorrelationContext's, else the correlation id (it starts the chain) */
+  causationId?: string | null;
+  /** @default the append span's context (with an SDK), else the current CorrelationContext's */
+  traceparent?: string | null;
 }
 
 /**
@@ -37,6 +51,13 @@ export interface AppendRequest {
   stream?: { streamId: string; expectedVersion: ExpectedVersion };
   /** System messages and stream appends skip the duplicate window. @default false */
   skipDuplicateWindow?: boolean;
+  /**
+   * The correlation its messages get unless they name their own; `null`: none, the append starts
+   * a new one. Entry points (REST, AMQP input) pass it so the request path needs no
+   * AsyncLocalStorage (on Node 20 an active one slows every promise of the process).
+   * @default the current CorrelationContext (runWithCorrelation)
+   */
+  correlation?: CorrelationContext | null;
 }
 
 /** What happened to one message of an append. */

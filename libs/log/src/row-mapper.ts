@@ -24,6 +24,9 @@ export interface MessageRow {
   stream_version: string | number | null;
   schema_version: number;
   idempotency_key: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  trace_parent: string | null;
 }
 
 export function toStoredMessage(row: MessageRow): StoredMessage {
@@ -39,12 +42,15 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
     streamVersion: row.stream_version === null ? null : toPosition(row.stream_version),
     schemaVersion: row.schema_version,
     idempotencyKey: row.idempotency_key,
+    correlationId: row.correlation_id ?? null,
+    causationId: row.causation_id ?? null,
+    traceparent: row.trace_parent ?? null,
   };
 }
 
 /** The columns every read selects, in the order MessageRow names them. */
 export const MESSAGE_COLUMNS =
-  'index, message_type, user_id, body, metadata, content_hash, created_at, stream_id, stream_version, schema_version, idempotency_key';
+  'index, message_type, user_id, body, metadata, content_hash, created_at, stream_id, stream_version, schema_version, idempotency_key, correlation_id, causation_id, trace_parent';
 
 /** A row of a rendered read (readRenderedPage): what filters need, and the message as JSON text. */
 export interface RenderedRow {
@@ -64,6 +70,9 @@ interface RenderedFields {
   streamVersion?: number;
   schemaVersion?: number;
   idempotencyKey?: string;
+  correlationId?: string;
+  causationId?: string;
+  traceparent?: string;
 }
 
 /**
@@ -112,6 +121,15 @@ export class RenderedMessage implements StoredMessage {
   }
   get idempotencyKey(): string | null {
     return this.parsed.idempotencyKey ?? null;
+  }
+  get correlationId(): string | null {
+    return this.parsed.correlationId ?? null;
+  }
+  get causationId(): string | null {
+    return this.parsed.causationId ?? null;
+  }
+  get traceparent(): string | null {
+    return this.parsed.traceparent ?? null;
   }
 }
 

@@ -17,6 +17,15 @@ export interface MessageContext {
   message: StoredMessage;
   /** The subscription's (or projection's) name. */
   subscription: string;
+  /**
+   * The message's correlation id (null only for messages stored before they existed). What the
+   * handler appends (an aggregate save included) gets it, and the message as its cause, by itself.
+   */
+  correlationId: string | null;
+  /** What caused the message: a message index as text, or the id of the request that started the correlation. */
+  causationId: string | null;
+  /** The W3C trace context stored with the message. */
+  traceparent: string | null;
 }
 
 /** Applies one message; throw to roll the batch back (it is retried with back-off). */

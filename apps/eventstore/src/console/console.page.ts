@@ -50,6 +50,7 @@ export const CONSOLE_PAGE = `<!doctype html>
   .hole { padding: .6rem .8rem; border-left: 4px solid var(--warn); background: #fff8e6; margin: .5rem 0 1rem; }
   .hole.none { border-color: #1a7f37; background: #effaf1; }
   .empty { color: var(--muted); font-style: italic; }
+  tr.current { background: #eef3ff; font-weight: 600; }
 </style>
 </head>
 <body>
@@ -94,6 +95,8 @@ export const CONSOLE_PAGE = `<!doctype html>
     <dl class="facts" id="message-facts"></dl>
     <h3>Body</h3><pre id="message-body"></pre>
     <h3>Metadata</h3><pre id="message-metadata"></pre>
+    <h3>Chain <span class="empty" id="chain-note"></span></h3>
+    <table><thead><tr><th>Index</th><th>Type</th><th>Caused by</th><th>Stream</th><th>Created</th></tr></thead><tbody id="message-chain"></tbody></table>
   </div>
 </section>
 <section id="view-stream" hidden>

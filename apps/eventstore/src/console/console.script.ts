@@ -189,13 +189,43 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       fact('Content hash', m.contentHash);
       fact('Schema version', m.schemaVersion == null ? 1 : m.schemaVersion);
       fact('Idempotency key', m.idempotencyKey);
+      fact('Correlation', m.correlationId);
+      fact('Caused by', m.causationId && /^[0-9]+$/.test(m.causationId) ? link('message ' + m.causationId, '#message/' + m.causationId) : m.causationId);
+      fact('Trace parent', m.traceparent);
       $('message-body').textContent = json(m.body);
       $('message-metadata').textContent = m.metadata == null ? 'none' : json(m.metadata);
       $('message-detail').hidden = false;
       setStatus('message-status', '');
+      await showChain(m);
     } catch (error) {
       setStatus('message-status', String(error.message || error), true);
     }
+  }
+
+  // The correlation's messages in index order, each under the message that caused it.
+  async function showChain(m) {
+    const body = $('message-chain');
+    body.replaceChildren();
+    $('chain-note').textContent = '';
+    if (!m.correlationId) { $('chain-note').textContent = '(stored before correlation ids)'; return; }
+    const page = await api('/api/events?limit=1000&correlationId=' + encodeURIComponent(m.correlationId));
+    const depth = new Map();
+    for (const c of page.messages) {
+      const parent = c.causationId && /^[0-9]+$/.test(c.causationId) ? Number(c.causationId) : null;
+      depth.set(c.id, parent !== null && depth.has(parent) ? depth.get(parent) + 1 : 0);
+      const indent = '\u00a0\u00a0'.repeat(depth.get(c.id)) + (depth.get(c.id) > 0 ? '\u21b3 ' : '');
+      const tr = row([
+        link(indent + c.id, '#message/' + c.id),
+        { text: c.messageType },
+        parent !== null ? link(String(parent), '#message/' + parent) : el('span', c.causationId || '-'),
+        { text: c.streamId ? c.streamId + ' @ ' + c.streamVersion : '-' },
+        { text: c.createdAt },
+      ]);
+      tr.dataset.index = String(c.id);
+      if (c.id === m.id) tr.classList.add('current');
+      body.appendChild(tr);
+    }
+    $('chain-note').textContent = '(correlation ' + m.correlationId + ': ' + page.count + ' message' + (page.count === 1 ? '' : 's') + (page.count === 1000 ? ', the first 1000' : '') + ')';
   }
 
   // Stream browser

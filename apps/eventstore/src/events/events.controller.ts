@@ -7,7 +7,7 @@ import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from '../ingest/dto/message.response.js';
 import { HeadResponseDto, PageResponseDto } from './dto/read.responses.js';
 import { toMessageResponse } from '../ingest/message-response.js';
-import { intParam, typesParam } from './query-params.js';
+import { correlationParam, intParam, typesParam } from './query-params.js';
 import { shardParams } from '../stream/stream-params.js';
 
 /** JSON reads of the log. */
@@ -33,6 +33,7 @@ export class EventsController {
   @ApiQuery({ name: 'types', required: false, description: 'Comma-separated message types', schema: { type: 'string' } })
   @ApiQuery({ name: 'shardCount', required: false, description: 'With shardIndex', schema: { type: 'integer', minimum: 1, maximum: 1000000 } })
   @ApiQuery({ name: 'shardIndex', required: false, description: 'Below shardCount', schema: { type: 'integer', minimum: 0 } })
+  @ApiQuery({ name: 'correlationId', required: false, description: 'Only the messages of this correlation (docs/observability.md), still in index order', schema: { type: 'string', minLength: 1, maxLength: 200 } })
   @ApiOkResponse({ type: PageResponseDto })
   @ApiErrors(400, 503)
   async page(
@@ -41,13 +42,18 @@ export class EventsController {
     @Query('types') typesRaw?: string,
     @Query('shardCount') shardCountRaw?: string,
     @Query('shardIndex') shardIndexRaw?: string,
+    @Query('correlationId') correlationRaw?: string,
   ): Promise<PageResponseDto> {
     const fromIndex = intParam('fromIndex', fromRaw, 1, 1);
     const limit = intParam('limit', limitRaw, 100, 1, 10_000);
     const types = typesParam(typesRaw);
     const shard = shardParams(shardCountRaw, shardIndexRaw);
+    const correlationId = correlationParam(correlationRaw);
     const head = await this.reader.safeHead();
-    const read = await this.reader.readUpTo(fromIndex - 1, limit, { types }, head);
+    const read =
+      correlationId === undefined
+        ? await this.reader.readUpTo(fromIndex - 1, limit, { types }, head)
+        : await this.reader.readCorrelation(correlationId, fromIndex - 1, limit, { types }, head);
     // A shard is applied after the read, so a page may hold fewer than `limit`; nextIndex still moves on.
     const accepts = shard ? compileFilter({ shard }) : null;
     const messages = accepts ? read.messages.filter(accepts) : read.messages;

@@ -1,5 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
+import { isStorableText } from '@ordinal/log/internal';
 
 /**
  * A query parameter or header given at most once, as text. Fastify gives a repeated one
@@ -30,4 +31,12 @@ export function typesParam(value: unknown): string[] {
     if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t)) throw new BadRequestException(`types: '${t}' is not a message type (1-200 characters of [A-Za-z0-9._:-])`);
   }
   return types;
+}
+
+/** `correlationId=…`: 1-200 characters of storable text, or undefined when absent; 400 otherwise. */
+export function correlationParam(value: unknown): string | undefined {
+  const raw = singleParam('correlationId', value);
+  if (raw === undefined) return undefined;
+  if (raw.length === 0 || raw.length > 200 || !isStorableText(raw)) throw new BadRequestException(`correlationId must be 1-200 characters of text, got ${raw.length} characters`);
+  return raw;
 }

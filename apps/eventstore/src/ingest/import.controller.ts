@@ -1,4 +1,5 @@
 import { Controller, HttpCode, Inject, Post, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
+import { requestCorrelation } from '../tracing/request-correlation.js';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
@@ -40,7 +41,7 @@ export class ImportController {
     if (!(body instanceof Readable)) {
       throw new UnsupportedMediaTypeException({ message: `Send the lines with Content-Type: ${NDJSON} (one JSON message a line)`, code: 'unsupported_media_type' });
     }
-    const result = await this.importer.import(body, { maxLineBytes: this.config.bodyLimitBytes });
+    const result = await this.importer.import(body, { maxLineBytes: this.config.bodyLimitBytes, correlation: requestCorrelation(request) });
     if (result.imported === 0) reply.status(200);
     return result;
   }

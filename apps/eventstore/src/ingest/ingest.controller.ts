@@ -1,6 +1,7 @@
-import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Res, UnprocessableEntityException } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Req, Res, UnprocessableEntityException } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { requestCorrelation } from '../tracing/request-correlation.js';
 import { LogWriter, type AppendEntry, type NewMessage } from '@ordinal/log';
 import { isSameRequest } from './same-request.js';
 import { PublishMessageDto } from './dto/publish-message.dto.js';
@@ -20,6 +21,9 @@ function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessa
     body: dto.content,
     metadata: dto.metadata ?? null,
     idempotencyKey: idempotencyKey ?? dto.idempotencyKey ?? null,
+    // Absent: the request's correlation (request-correlation.ts) decides.
+    correlationId: dto.correlationId ?? null,
+    causationId: dto.causationId ?? null,
   };
 }
 
@@ -52,6 +56,7 @@ export class IngestController {
   async publish(
     @Body() dto: PublishMessageDto,
     @Headers('idempotency-key') headerKey: string | undefined,
+    @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<MessageResponseDto | DuplicateResponseDto> {
     if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 200)) {
@@ -61,7 +66,7 @@ export class IngestController {
       throw new BadRequestException('idempotencyKey and the Idempotency-Key header differ; send one');
     }
     const sent = toNewMessage(dto, headerKey);
-    const { entries } = await this.writer.append({ messages: [sent] });
+    const { entries } = await this.writer.append({ messages: [sent], correlation: requestCorrelation(request) });
     const entry = entries[0];
     if (entry.status === 'repeat' && !isSameRequest(entry.message, sent)) throw keyReused(entry.message.idempotencyKey!, entry.message.id);
     reply.status(statusOf(entries));
@@ -80,12 +85,12 @@ export class IngestController {
   @ApiResponse({ status: 202, type: BatchResponseDto, description: 'Only window duplicates' })
   @ApiResponse({ status: 422, type: BatchResponseDto, description: 'Nothing stored and an idempotency key reused with another message (entry `key_reused`)' })
   @ApiErrors(400, 408, 413, 415, 421, 503)
-  async publishBatch(@Body() dto: PublishBatchDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
+  async publishBatch(@Body() dto: PublishBatchDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
     if (dto.messages.length > this.config.maxBatchMessages) {
       throw new BadRequestException(`messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`);
     }
     const sent = dto.messages.map((m) => toNewMessage(m));
-    const { entries } = await this.writer.append({ messages: sent });
+    const { entries } = await this.writer.append({ messages: sent, correlation: requestCorrelation(request) });
     // Entries committed beside a reused key stay committed: that entry alone says so.
     const reused = entries.map((e, i) => e.status === 'repeat' && !isSameRequest(e.message, sent[i]));
     const status = statusOf(entries);

@@ -19,6 +19,9 @@ export function toMessageResponse(message: StoredMessage): MessageResponseDto {
   }
   if (message.schemaVersion !== 1) response.schemaVersion = message.schemaVersion;
   if (message.idempotencyKey !== null) response.idempotencyKey = message.idempotencyKey;
+  if (message.correlationId !== null) response.correlationId = message.correlationId;
+  if (message.causationId !== null) response.causationId = message.causationId;
+  if (message.traceparent !== null) response.traceparent = message.traceparent;
   return response;
 }
 

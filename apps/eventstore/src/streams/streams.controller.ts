@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { StreamStore, type StreamEvent } from '@ordinal/event-sourcing';
 import { Scoped } from '../auth/scoped.decorator.js';
@@ -9,6 +10,7 @@ import { AppendResultDto, SnapshotReadDto, SnapshotSavedDto, StreamEventResponse
 const STREAM_ID = ApiParam({ name: 'streamId', description: '1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit; the category is the text before the first `-`', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$' } });
 import { intParam } from '../events/query-params.js';
 import { AppendEventsDto } from './dto/append-events.dto.js';
+import { requestCorrelation } from '../tracing/request-correlation.js';
 import { SaveSnapshotDto } from './dto/save-snapshot.dto.js';
 import { booleanParam, streamIdParam } from './stream-params.js';
 import { assertStorableJson } from '../validation/storable-json.js';
@@ -33,7 +35,7 @@ export class StreamsController {
   @STREAM_ID
   @ApiResponse({ status: 201, type: AppendResultDto })
   @ApiErrors(400, 408, 409, 413, 415, 421, 503)
-  async append(@Param('streamId') raw: string, @Body() dto: AppendEventsDto): Promise<AppendResultDto> {
+  async append(@Param('streamId') raw: string, @Body() dto: AppendEventsDto, @Req() request: FastifyRequest): Promise<AppendResultDto> {
     const streamId = streamIdParam(raw);
     dto.events.forEach((e, i) => {
       assertStorableJson(e.data, `events.${i}.data`);
@@ -43,6 +45,7 @@ export class StreamsController {
       streamId,
       dto.expectedVersion,
       dto.events.map((e) => ({ eventType: e.eventType, schemaVersion: e.schemaVersion, data: e.data, metadata: e.metadata ?? null })),
+      requestCorrelation(request),
     );
     return { streamId, version, firstIndex, lastIndex };
   }

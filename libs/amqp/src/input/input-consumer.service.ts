@@ -162,10 +162,12 @@ export class InputConsumer implements BeforeApplicationShutdown {
       return;
     }
     const tag = msg.fields.deliveryTag;
-    const parsed = parseInputMessage(msg.content, msg.properties.headers, this.options.inputBodyLimitBytes);
+    const parsed = parseInputMessage(msg.content, msg.properties.headers, this.options.inputBodyLimitBytes, msg.properties.correlationId);
     if (!parsed.ok) return this.reject(session, msg, parsed.reason);
     session.ledger.add(tag);
-    this.writer.append({ messages: [parsed.message] }).then(
+    // The delivery's correlation and trace context (none: a new correlation), passed explicitly:
+    // the writer stamps them and continues the trace.
+    this.writer.append({ messages: [parsed.message], correlation: parsed.lineage ?? null }).then(
       ({ entries }) => {
         const entry = entries[0];
         if (entry.status === 'created') this.counters.stored++;

@@ -43,4 +43,14 @@ describe('parseInputMessage (I4)', () => {
     expect(parsed.ok).toBe(false);
     expect((parsed as { reason: string }).reason).toMatch(reason);
   });
+
+  it('takes the correlation from the correlation_id property, else the traceparent, with the causationId header', () => {
+    const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const body = Buffer.from('{}');
+    expect(parseInputMessage(body, { messageType: 'T', causationId: 'cmd-1', traceparent: tp }, undefined, 'corr-1')).toMatchObject({ ok: true, lineage: { correlationId: 'corr-1', causationId: 'cmd-1', traceparent: tp } });
+    expect(parseInputMessage(body, { messageType: 'T', traceparent: tp })).toMatchObject({ ok: true, lineage: { correlationId: '4bf92f3577b34da6a3ce929d0e0e4736', causationId: '4bf92f3577b34da6a3ce929d0e0e4736' } });
+    expect(parseInputMessage(body, { messageType: 'T', traceparent: 'garbage' })).not.toHaveProperty('lineage');
+    expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'x'.repeat(201))).toEqual({ ok: false, reason: 'correlationId must be 1-200 characters' });
+    expect(parseInputMessage(body, { messageType: 'T', causationId: 'c' })).toEqual({ ok: false, reason: 'a causationId header needs a correlation_id' });
+  });
 });

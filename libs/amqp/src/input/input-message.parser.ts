@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { NewMessage } from '@ordinal/log';
+import { parseTraceparent, type CorrelationContext, type NewMessage } from '@ordinal/log';
 import { inexactNumberIn } from '@ordinal/log/internal';
 import { HEADERS } from '../amqp.constants.js';
 
@@ -7,7 +7,30 @@ import { HEADERS } from '../amqp.constants.js';
 const MESSAGE_TYPE = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /** The outcome of reading one input delivery: a message to append, or why it is rejected. */
-export type ParsedInput = { ok: true; message: NewMessage } | { ok: false; reason: string };
+export type ParsedInput = { ok: true; message: NewMessage; lineage?: CorrelationContext } | { ok: false; reason: string };
+
+/** Why a correlation or causation id from a delivery cannot be stored, or null. */
+function idProblem(name: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  return value.length === 0 || value.length > 200 ? `${name} must be 1-200 characters` : null;
+}
+
+/**
+ * The correlation a delivery brings: the AMQP `correlation_id` property (else a
+ * `correlationId` header, else the `traceparent` header's trace id), the `causationId` header
+ * (else the correlation id) and a valid `traceparent` to continue. Undefined when it brings
+ * none: the writer starts a new correlation.
+ */
+function lineageOf(h: Record<string, unknown>, correlationProperty: unknown): CorrelationContext | { reason: string } | undefined {
+  const header = text(h[HEADERS.traceparent]);
+  const traceparent = parseTraceparent(header) ? header!.trim().toLowerCase() : null;
+  const correlationId = text(correlationProperty) ?? text(h[HEADERS.correlationId]) ?? (traceparent ? traceparent.slice(3, 35) : undefined);
+  const causationId = text(h[HEADERS.causationId]);
+  const problem = idProblem('correlationId', correlationId) ?? idProblem('causationId', causationId);
+  if (problem) return { reason: problem };
+  if (correlationId === undefined) return causationId === undefined ? undefined : { reason: 'a causationId header needs a correlation_id' };
+  return { correlationId, causationId: causationId ?? correlationId, traceparent };
+}
 
 /** Header values arrive as strings or, from some clients, as byte arrays. */
 function text(value: unknown): string | undefined {
@@ -23,12 +46,18 @@ export const DEFAULT_INPUT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * Reads an input delivery: the body is the content JSON (an object or array), headers
- * carry `messageType` (required), `userId`, `metadata` (a JSON object as a string) and
- * `idempotencyKey`. A body over `maxBodyBytes` or not UTF-8 is refused before it is parsed;
+ * carry `messageType` (required), `userId`, `metadata` (a JSON object as a string),
+ * `idempotencyKey`, `causationId` and `traceparent`; the `correlation_id` property is the
+ * message's correlation id. A body over `maxBodyBytes` or not UTF-8 is refused before it is parsed;
  * the JSON rules of the log (depth, exact numbers, storable text) are applied by the writer,
  * as on every entry path. Pure: no I/O.
  */
-export function parseInputMessage(content: Buffer, headers: Record<string, unknown> | undefined, maxBodyBytes = DEFAULT_INPUT_BODY_LIMIT): ParsedInput {
+export function parseInputMessage(
+  content: Buffer,
+  headers: Record<string, unknown> | undefined,
+  maxBodyBytes = DEFAULT_INPUT_BODY_LIMIT,
+  correlationProperty?: unknown,
+): ParsedInput {
   const h = headers ?? {};
   if (content.length > maxBodyBytes) return { ok: false, reason: `the body is ${content.length} bytes, over the limit of ${maxBodyBytes}` };
   if (!isUtf8(content)) return { ok: false, reason: 'the body is not valid UTF-8' };
@@ -63,7 +92,10 @@ export function parseInputMessage(content: Buffer, headers: Record<string, unkno
     if (inexactMetadata) return { ok: false, reason: `${inexactMetadata.path} ${inexactMetadata.reason}` };
     metadata = parsed as Record<string, unknown>;
   }
-  return { ok: true, message: { messageType, userId: userId ?? null, body, metadata, idempotencyKey: idempotencyKey ?? null } };
+  const lineage = lineageOf(h, correlationProperty);
+  if (lineage && 'reason' in lineage) return { ok: false, reason: lineage.reason };
+  const message = { messageType, userId: userId ?? null, body, metadata, idempotencyKey: idempotencyKey ?? null };
+  return lineage ? { ok: true, message, lineage } : { ok: true, message };
 }
 
 function parseJson(value: string | undefined): unknown {

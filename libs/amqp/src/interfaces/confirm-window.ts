@@ -1,4 +1,5 @@
 import type { ConfirmChannel, Options } from 'amqplib';
+import { PublishWindowSpan } from './publish-window-span.js';
 
 /**
  * Publisher confirms with a window: up to `size` publishes are outstanding at once, so the
@@ -11,10 +12,14 @@ export class ConfirmWindow {
   private waiter: (() => void) | null = null;
   private drained = true;
   private confirmed = 0;
+  /** The span publishes join now (a new one after `size` publishes, or once all are confirmed). */
+  private span: PublishWindowSpan | null = null;
 
   constructor(
     private readonly channel: ConfirmChannel,
     private readonly size: number,
+    /** Names the `ordinal.interface.publish` spans. */
+    private readonly interfaceName = 'interface',
   ) {
     channel.on('drain', () => {
       this.drained = true;
@@ -30,12 +35,17 @@ export class ConfirmWindow {
     }
     if (this.failure) throw this.failure;
     this.outstanding++;
+    if (!this.span?.open) this.span = new PublishWindowSpan(this.interfaceName, queue, this.size);
+    const span = this.span;
+    span.add(options.headers);
     const written = this.channel.sendToQueue(queue, content, options, (error: unknown) => {
       this.outstanding--;
       if (error) this.fail(error instanceof Error ? error : new Error(`the broker refused a publish to ${queue}`));
       else {
         this.confirmed++;
         onConfirmed?.();
+        span.confirmed();
+        if (this.outstanding === 0 && this.span === span) span.close();
       }
       this.wake();
     });
@@ -65,6 +75,7 @@ export class ConfirmWindow {
   /** Fails the window: pending and later publishes reject with `error`. */
   fail(error: Error): void {
     this.failure ??= error;
+    this.span?.fail(error);
     this.wake();
   }
 

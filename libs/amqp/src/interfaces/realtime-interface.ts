@@ -103,7 +103,7 @@ export class RealtimeInterface extends PushInterface {
     const name = this.config.name;
     const sink = sinkQueueOf(name);
     const channel = await connection.createConfirmChannel();
-    const window = new ConfirmWindow(channel, this.options.confirmWindow);
+    const window = new ConfirmWindow(channel, this.options.confirmWindow, name);
     channel.on('error', (error: Error) => this.logger.warn(`Interface ${name} publish channel error: ${error.message}`));
     channel.on('return', () => window.fail(new Error(`a delivery could not be routed to ${sink}; declaring it again`)));
     let feed: ReturnType<LiveRouter['open']> | null = null;

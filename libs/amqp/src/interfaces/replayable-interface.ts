@@ -79,7 +79,7 @@ export class ReplayableInterface extends PushInterface {
     const channel = await connection.createConfirmChannel();
     let ackChannel: Channel | null = null;
     const feed = this.router.open({ fromIndex: start + 1, watchAbandonedBelow: { arrivedSince: savedAt } });
-    const window = new ConfirmWindow(channel, this.options.confirmWindow);
+    const window = new ConfirmWindow(channel, this.options.confirmWindow, name);
     const stop = () => {
       feed.close();
       window.fail(new Error(signal.reason instanceof Error ? signal.reason.message : 'the broker connection was lost'));

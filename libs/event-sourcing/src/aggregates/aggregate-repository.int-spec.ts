@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
-import { VersionConflictError } from '@ordinal/log';
+import { VersionConflictError, currentCorrelation, runWithCorrelation, type CorrelationContext } from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
 import { startEventStoreContext } from '../../../../test/support/event-store-context.js';
 import { Aggregate } from './aggregate.decorator.js';
@@ -177,6 +177,48 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     } finally {
       subscription.unsubscribe();
     }
+  });
+
+  it('correlation: a save takes the current context; an EventBus handler saving gets the event as its cause; options override', async () => {
+    const ids = (streamId: string) =>
+      db.query<{ index: string; correlation_id: string; causation_id: string }>('SELECT index::text, correlation_id, causation_id FROM messages WHERE stream_id = $1 ORDER BY index', [streamId]);
+    // Given a bus handler that records its context and, for the first tally event, saves another aggregate
+    const bus = app.get(EventBus);
+    const seen: (CorrelationContext | undefined)[] = [];
+    const reactions: Promise<unknown>[] = [];
+    const subscription = bus.subscribe((event) => {
+      if (!(event instanceof TallyOpened) || event.owner !== 'corr') return;
+      seen.push(currentCorrelation());
+      const follow = tallies.create('tally-follow');
+      follow.open('follow');
+      reactions.push(tallies.save(follow));
+    });
+    try {
+      // When a tally is saved inside a correlation (as an HTTP request or a handler would run it)
+      const opened = tallies.create('tally-corr');
+      opened.open('corr');
+      await runWithCorrelation({ correlationId: 'req-1', causationId: 'cmd-1', traceparent: null }, () => tallies.save(opened));
+      await Promise.all(reactions);
+      // Then its event is in that correlation, caused by the command
+      const [saved] = await ids('tally-corr');
+      expect(saved).toMatchObject({ correlation_id: 'req-1', causation_id: 'cmd-1' });
+      // And the bus handler ran in the event's correlation, and what it saved is caused by the event
+      expect(seen).toEqual([{ correlationId: 'req-1', causationId: saved.index, traceparent: null }]);
+      expect(await ids('tally-follow')).toEqual([expect.objectContaining({ correlation_id: 'req-1', causation_id: saved.index })]);
+    } finally {
+      subscription.unsubscribe();
+    }
+    // And explicit options win over the context; outside any context a save starts its own correlation
+    const explicit = tallies.create('tally-explicit');
+    explicit.open('x');
+    await runWithCorrelation({ correlationId: 'req-2', causationId: 'cmd-2', traceparent: null }, () => tallies.save(explicit, { correlationId: 'mine', causationId: 'cmd-9' }));
+    expect(await ids('tally-explicit')).toEqual([expect.objectContaining({ correlation_id: 'mine', causation_id: 'cmd-9' })]);
+    const alone = tallies.create('tally-alone');
+    alone.open('y');
+    await tallies.save(alone);
+    const [own] = await ids('tally-alone');
+    expect(own.correlation_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(own.causation_id).toBe(own.correlation_id);
   });
 
   it('refuses to save an event class the aggregate does not declare, writing nothing', async () => {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { EventBus } from '@nestjs/cqrs';
-import type { ExpectedVersion } from '@ordinal/log';
+import { correlationOf, runWithCorrelation, type ExpectedVersion, type StoredMessage } from '@ordinal/log';
 import 'reflect-metadata';
 import { AGGREGATE_METADATA } from '../event-sourcing.constants.js';
 import { AggregateNotFoundError, InvalidAggregateError, MissingUpcasterError, UnknownEventTypeError } from '../errors/index.js';
@@ -22,6 +22,13 @@ export interface SaveOptions {
   metadata?: Record<string, unknown>;
   /** Overrides the loaded version: `'any'` skips the check. @default aggregate.version */
   expectedVersion?: ExpectedVersion;
+  /**
+   * The correlation of the saved events. @default the current correlation (the message a
+   * projection, subscription or EventBus handler is handling; the HTTP request), else a new one
+   */
+  correlationId?: string;
+  /** What caused them (a command id, say). @default the current correlation's cause (the handled message's index) */
+  causationId?: string;
 }
 
 /** What a save wrote. */
@@ -105,12 +112,26 @@ export class AggregateRepository<T extends AggregateRoot> {
     const pending = [...aggregate.getUncommittedEvents()];
     if (pending.length === 0) return null;
     const before = aggregate.version;
-    const appended = await this.store.append(aggregate.id, options.expectedVersion ?? before, pending.map((event) => this.encode(event, options.metadata)));
+    const appended = await this.store.append(
+      aggregate.id,
+      options.expectedVersion ?? before,
+      pending.map((event) => ({ ...this.encode(event, options.metadata), correlationId: options.correlationId, causationId: options.causationId })),
+    );
     markPersisted(aggregate, appended.version);
     aggregate.uncommit();
-    if (this.eventBus) this.eventBus.publishAll(pending);
+    if (this.eventBus) this.publish(pending, appended.messages);
     await this.applySnapshotPolicy(aggregate, before);
     return { streamId: appended.streamId, version: appended.version, firstIndex: appended.firstIndex, lastIndex: appended.lastIndex };
+  }
+
+  /**
+   * Publishes each saved event on the EventBus inside its stored message's correlation, so
+   * what its handlers save is caused by it (the bus calls handlers synchronously).
+   */
+  private publish(events: object[], stored: StoredMessage[]): void {
+    const bus = this.eventBus!;
+    if (stored.length !== events.length) return bus.publishAll(events);
+    events.forEach((event, i) => runWithCorrelation(correlationOf(stored[i]), () => bus.publish(event)));
   }
 
   /** Snapshots the aggregate at its saved version (save its pending events first). */
@@ -129,7 +150,7 @@ export class AggregateRepository<T extends AggregateRoot> {
     return retryOnConflict(async () => {
       const aggregate = await this.load(streamId);
       await command(aggregate);
-      await this.save(aggregate, { metadata: options?.metadata });
+      await this.save(aggregate, { metadata: options?.metadata, correlationId: options?.correlationId, causationId: options?.causationId });
       return aggregate;
     }, options);
   }

@@ -25,6 +25,10 @@ export interface NewStreamEvent {
   metadata?: Record<string, unknown> | null;
   /** @default 1 */
   schemaVersion?: number;
+  /** @default the current correlation's (the handler's message, the HTTP request), else a new one */
+  correlationId?: string | null;
+  /** @default the current correlation's cause (the message being handled) */
+  causationId?: string | null;
 }
 
 /** The outcome of a stream append: the new version and the global indices it took. */

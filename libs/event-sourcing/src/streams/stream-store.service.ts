@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { InvalidMessageError, LogWriter, type ExpectedVersion } from '@ordinal/log';
+import { InvalidMessageError, LogWriter, type CorrelationContext, type ExpectedVersion } from '@ordinal/log';
 import { execute, hasNulEscape, toPosition } from '@ordinal/log/internal';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from '../event-sourcing-options.js';
@@ -33,7 +33,7 @@ export class StreamStore {
    * version the stream must be at (0 = must not exist), `'no_stream'` or `'any'`; a mismatch
    * rejects with `VersionConflictError`.
    */
-  async append(streamId: string, expectedVersion: ExpectedVersion, events: NewStreamEvent[]): Promise<AppendedEvents> {
+  async append(streamId: string, expectedVersion: ExpectedVersion, events: NewStreamEvent[], correlation?: CorrelationContext | null): Promise<AppendedEvents> {
     assertStreamId(streamId);
     assertExpectedVersion(expectedVersion);
     if (events.length === 0) throw new InvalidMessageError('An append needs at least one event');
@@ -43,11 +43,14 @@ export class StreamStore {
     const result = await this.writer.append({
       stream: { streamId, expectedVersion },
       skipDuplicateWindow: true,
+      correlation,
       messages: events.map((e) => ({
         messageType: e.eventType,
         body: e.data,
         metadata: e.metadata ?? null,
         schemaVersion: e.schemaVersion ?? 1,
+        correlationId: e.correlationId ?? null,
+        causationId: e.causationId ?? null,
       })),
     });
     const messages = result.entries.flatMap((entry) => (entry.status === 'duplicate' ? [] : [entry.message]));

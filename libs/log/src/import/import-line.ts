@@ -8,8 +8,8 @@ export const MESSAGE_FIELD_RULES = {
   maxTextLength: 200,
 } as const;
 
-const FIELDS = new Set(['messageType', 'content', 'userId', 'metadata', 'idempotencyKey']);
-const SHAPE = '{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?}';
+const FIELDS = new Set(['messageType', 'content', 'userId', 'metadata', 'idempotencyKey', 'correlationId', 'causationId']);
+const SHAPE = '{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?, "correlationId"?, "causationId"?}';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -29,7 +29,7 @@ export function parseImportLine(text: string): ImportedMessage {
   for (const key of Object.keys(value)) {
     if (!FIELDS.has(key)) throw new InvalidMessageError(`has the unknown field ${JSON.stringify(key)}; a line is ${SHAPE}`);
   }
-  const { messageType, content, userId, metadata, idempotencyKey } = value;
+  const { messageType, content, userId, metadata, idempotencyKey, correlationId, causationId } = value;
   if (typeof messageType !== 'string' || !MESSAGE_FIELD_RULES.messageTypePattern.test(messageType)) {
     throw new InvalidMessageError('messageType must be 1-200 characters of [A-Za-z0-9._:-]');
   }
@@ -53,5 +53,8 @@ export function parseImportLine(text: string): ImportedMessage {
     body: content,
     metadata: (metadata as Record<string, unknown> | null | undefined) ?? null,
     idempotencyKey: (idempotencyKey as string | null | undefined) ?? null,
+    // Checked by prepareImported with every entry path's id rules (1-200 characters of text).
+    correlationId: correlationId as string | null | undefined,
+    causationId: causationId as string | null | undefined,
   });
 }

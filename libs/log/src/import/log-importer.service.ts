@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
@@ -15,6 +16,15 @@ import type { ImportedMessage as PreparedMessage } from '../writer/pending-appen
 import { parseImportLine } from './import-line.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';
 import { sameMessage, type KeyedMessage } from './same-message.js';
+import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
+import type { NewMessage } from '../message.js';
+
+/** A line's ids, with the same precedence as prepareMessage: its own, else the import's. */
+function messageLineage(message: NewMessage, lineage: CorrelationContext): { correlationId: string; causationId: string; traceparent: string | null } {
+  const correlationId = message.correlationId ?? lineage.correlationId;
+  const causationId = message.causationId ?? (message.correlationId ? message.correlationId : lineage.causationId);
+  return { correlationId, causationId, traceparent: lineage.traceparent };
+}
 
 /** What one import did. `first..last` is its contiguous range (null when nothing was stored). */
 export interface ImportResult {
@@ -30,6 +40,11 @@ export interface ImportResult {
 export interface ImportOptions {
   /** Longest line accepted, in bytes. @default 1048576 */
   maxLineBytes?: number;
+  /**
+   * The correlation of the imported messages (the server passes its request's). A line's own
+   * `correlationId`/`causationId` win, as in a batch. @default the current handler's context, else none
+   */
+  correlation?: CorrelationContext | null;
 }
 
 /**
@@ -67,7 +82,11 @@ export class LogImporter {
         const { rows } = await client.query<{ base?: string }>(statement.text, statement.values);
         if (rows[0]?.base !== undefined) base = toPosition(rows[0].base);
       }
-      const result = await this.copy(client, source, base, options.maxLineBytes ?? 1024 * 1024);
+      // As every append: the given correlation (the request's), else the handler's, else a new one for the whole import.
+      const given = options.correlation === undefined ? currentCorrelation() : (options.correlation ?? undefined);
+      const correlationId = given?.correlationId ?? randomUUID();
+      const lineage: CorrelationContext = { correlationId, causationId: given?.causationId ?? correlationId, traceparent: given?.traceparent ?? null };
+      const result = await this.copy(client, source, base, options.maxLineBytes ?? 1024 * 1024, lineage);
       if (result.imported > 0) {
         const finish = finishImport(this.options.ordering, result.last!);
         await client.query(finish.text, finish.values);
@@ -85,7 +104,7 @@ export class LogImporter {
   }
 
   /** Streams the checked rows into COPY; on a refused line, aborts it and reads the rest of the input away. */
-  private async copy(client: pg.Client, source: AsyncIterable<Buffer | string>, base: number, maxLineBytes: number): Promise<ImportResult> {
+  private async copy(client: pg.Client, source: AsyncIterable<Buffer | string>, base: number, maxLineBytes: number, lineage: CorrelationContext): Promise<ImportResult> {
     const stream = client.query(copyFrom(copyImportRows()));
     const copyDone = finished(stream);
     copyDone.catch(() => undefined);
@@ -120,6 +139,7 @@ export class LogImporter {
             metadataJson: p.metadataJson,
             contentHash: p.hash,
             idempotencyKey: p.message.idempotencyKey ?? null,
+            ...messageLineage(p.message, lineage),
           });
         }
         result.lines += chunk.length;

@@ -34,7 +34,7 @@ describe('ndjsonLines', () => {
 
 describe('importRowText', () => {
   it('writes COPY text: tab-separated, \\N for null, backslash, tab and newlines escaped', () => {
-    const text = importRowText({ index: 7, messageType: 'A', userId: 'tab\there', bodyJson: '{"s":"a\\\\nb"}', metadataJson: null, contentHash: 'h', idempotencyKey: 'line\nbreak\r' });
-    expect(text).toBe('7\tA\ttab\\there\t{"s":"a\\\\\\\\nb"}\t\\N\th\tline\\nbreak\\r\n');
+    const text = importRowText({ index: 7, messageType: 'A', userId: 'tab\there', bodyJson: '{"s":"a\\\\nb"}', metadataJson: null, contentHash: 'h', idempotencyKey: 'line\nbreak\r', correlationId: 'c-1', causationId: '6', traceparent: null });
+    expect(text).toBe('7\tA\ttab\\there\t{"s":"a\\\\\\\\nb"}\t\\N\th\tline\\nbreak\\r\tc-1\t6\t\\N\n');
   });
 });

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
-import { execute, readCategoryPage, readMessage, readPage, readRenderedPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
+import { execute, readCategoryPage, readCorrelationPage, readMessage, readPage, readRenderedPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
@@ -86,6 +86,19 @@ export class LogReader {
     return this.guard(async () => {
       const rows = await execute<MessageRow>(this.dataSource.manager, readCategoryPage(category, fromIndex, limit));
       return rows.map(toStoredMessage);
+    });
+  }
+
+  /**
+   * Up to `limit` messages of one correlation after `after`, up to `upTo` (a safe head read
+   * before), in index order. `to` is where the next page starts after.
+   */
+  async readCorrelation(correlationId: string, after: number, limit: number, filter: ReadFilter, upTo: number): Promise<{ messages: StoredMessage[]; to: number }> {
+    if (upTo <= after) return { messages: [], to: after };
+    return this.guard(async () => {
+      const rows = await execute<MessageRow>(this.dataSource.manager, readCorrelationPage(correlationId, after + 1, upTo, limit, filter));
+      const messages = rows.map(toStoredMessage);
+      return { messages, to: messages.length === limit ? messages[limit - 1].id : upTo };
     });
   }
 

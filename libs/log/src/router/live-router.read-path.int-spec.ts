@@ -18,6 +18,9 @@ function apiView(m: StoredMessage): Record<string, unknown> {
   if (m.streamId !== null) Object.assign(view, { streamId: m.streamId, streamVersion: m.streamVersion });
   if (m.schemaVersion !== 1) view.schemaVersion = m.schemaVersion;
   if (m.idempotencyKey !== null) view.idempotencyKey = m.idempotencyKey;
+  if (m.correlationId !== null) view.correlationId = m.correlationId;
+  if (m.causationId !== null) view.causationId = m.causationId;
+  if (m.traceparent !== null) view.traceparent = m.traceparent;
   return view;
 }
 

@@ -14,7 +14,7 @@ const message = (id: number, messageType = 'A'): StoredMessage => ({
   streamId: null,
   streamVersion: null,
   schemaVersion: 1,
-  idempotencyKey: null,
+  idempotencyKey: null, correlationId: null, causationId: null, traceparent: null,
 });
 
 describe('Mailbox (R3)', () => {

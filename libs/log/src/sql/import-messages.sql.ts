@@ -12,6 +12,9 @@ export interface ImportRow {
   metadataJson: string | null;
   contentHash: string;
   idempotencyKey: string | null;
+  correlationId: string | null;
+  causationId: string | null;
+  traceparent: string | null;
 }
 
 /**
@@ -27,6 +30,9 @@ const IMPORT_COLUMNS: readonly { name: string; value(row: ImportRow): string | n
   { name: 'metadata', value: (r) => r.metadataJson },
   { name: 'content_hash', value: (r) => r.contentHash },
   { name: 'idempotency_key', value: (r) => r.idempotencyKey },
+  { name: 'correlation_id', value: (r) => r.correlationId },
+  { name: 'causation_id', value: (r) => r.causationId },
+  { name: 'trace_parent', value: (r) => r.traceparent },
 ];
 
 /** The import's columns, in COPY order. */

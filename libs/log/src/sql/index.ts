@@ -13,3 +13,4 @@ export * from './watermark.sql.js';
 export * from './late.sql.js';
 export * from './import-messages.sql.js';
 export * from './read-applied-migrations.sql.js';
+export * from './read-correlation-page.sql.js';

@@ -14,6 +14,9 @@ export interface InsertColumns {
   schemaVersion: number[];
   contentHash: string[];
   idempotencyKey: (string | null)[];
+  correlationId: (string | null)[];
+  causationId: (string | null)[];
+  traceparent: (string | null)[];
 }
 
 /** The stream heads a flush moves. */
@@ -22,7 +25,7 @@ export interface StreamHeads {
   version: number[];
 }
 
-const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key`;
+const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key, correlation_id, causation_id, trace_parent`;
 /**
  * The batch's rows as one `json` parameter, expanded by `json_to_recordset`. One JSON text
  * built by concatenation costs the writer far less than ten PostgreSQL array literals (pg
@@ -30,9 +33,11 @@ const COLUMNS = `message_type, user_id, stream_id, stream_version, category, bod
  * as they are. A JSON `null` body reads back as SQL NULL, hence the coalesce.
  */
 const ROWS = `ROWS FROM (json_to_recordset($1::json) AS (message_type text, user_id text, stream_id text, stream_version bigint,
-  category text, body jsonb, metadata jsonb, schema_version int, content_hash text, idempotency_key text))`;
+  category text, body jsonb, metadata jsonb, schema_version int, content_hash text, idempotency_key text,
+  correlation_id text, causation_id text, trace_parent text))`;
 const SELECT_ROW = `r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
-               coalesce(r.body, 'null'::jsonb), r.metadata, r.schema_version, r.content_hash, r.idempotency_key`;
+               coalesce(r.body, 'null'::jsonb), r.metadata, r.schema_version, r.content_hash, r.idempotency_key,
+               r.correlation_id, r.causation_id, r.trace_parent`;
 
 /** JSON of a scalar column value; a missing one is null, never the bare word `undefined`. */
 const str = (value: string | number | null | undefined) => JSON.stringify(value ?? null);
@@ -45,7 +50,8 @@ export function rowsJson(rows: InsertColumns): string {
       `{"message_type":${str(rows.messageType[i])},"user_id":${str(rows.userId[i])},"stream_id":${str(rows.streamId[i])},` +
         `"stream_version":${str(rows.streamVersion[i])},"category":${str(rows.category[i])},"body":${rows.body[i] ?? 'null'},` +
         `"metadata":${rows.metadata[i] ?? 'null'},"schema_version":${str(rows.schemaVersion[i])},"content_hash":${str(rows.contentHash[i])},` +
-        `"idempotency_key":${str(rows.idempotencyKey[i])}}`,
+        `"idempotency_key":${str(rows.idempotencyKey[i])},"correlation_id":${str(rows.correlationId[i])},` +
+        `"causation_id":${str(rows.causationId[i])},"trace_parent":${str(rows.traceparent[i])}}`,
     );
   }
   return `[${parts.join(',')}]`;

@@ -28,8 +28,8 @@ export function readPage(from: number, to: number, limit: number, filter: ReadFi
 /**
  * The message as the HTTP API shows it (`GET /api/events/:index`, `data.message` of the SSE
  * stream), rendered as JSON text by PostgreSQL: the fields in the API's order, `streamId` and
- * `streamVersion` only for stream messages, `schemaVersion` only when not 1, `idempotencyKey`
- * only when set, `createdAt` in JavaScript's `toISOString()` form (UTC, milliseconds, `Z`).
+ * `streamVersion` only for stream messages, `schemaVersion` only when not 1, `idempotencyKey`,
+ * `correlationId`, `causationId` and `traceparent` only when set, `createdAt` in JavaScript's `toISOString()` form (UTC, milliseconds, `Z`).
  * Bodies and metadata are jsonb's own text (the same JSON value; jsonb writes `": "` and
  * `", "` between members). Node then neither parses nor re-serialises a body.
  */
@@ -43,6 +43,9 @@ export const RENDERED_MESSAGE_JSON = `'{"id":' || index
   || CASE WHEN stream_id IS NULL THEN '' ELSE ',"streamId":' || to_json(stream_id)::text || ',"streamVersion":' || stream_version END
   || CASE WHEN schema_version = 1 THEN '' ELSE ',"schemaVersion":' || schema_version END
   || CASE WHEN idempotency_key IS NULL THEN '' ELSE ',"idempotencyKey":' || to_json(idempotency_key)::text END
+  || CASE WHEN correlation_id IS NULL THEN '' ELSE ',"correlationId":' || to_json(correlation_id)::text END
+  || CASE WHEN causation_id IS NULL THEN '' ELSE ',"causationId":' || to_json(causation_id)::text END
+  || CASE WHEN trace_parent IS NULL THEN '' ELSE ',"traceparent":' || to_json(trace_parent)::text END
   || '}'`;
 
 /** The columns of a rendered read: what filters need, and the message as JSON text. */

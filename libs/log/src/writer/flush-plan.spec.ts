@@ -1,3 +1,4 @@
+import { INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
 import { VersionConflictError } from '../errors/index.js';
 import type { AppendRequest, StoredMessage } from '../message.js';
 import { DuplicateWindow } from './duplicate-window.js';
@@ -6,8 +7,9 @@ import { prepareMessage, type PendingAppend } from './pending-append.js';
 
 const pending = (request: AppendRequest): PendingAppend => ({
   request,
-  prepared: request.messages.map(prepareMessage),
+  prepared: request.messages.map((m) => prepareMessage(m)),
   bytes: 0,
+  span: trace.wrapSpanContext(INVALID_SPAN_CONTEXT),
   resolve: () => undefined,
   reject: () => undefined,
 });

@@ -37,6 +37,7 @@ export function planFlush(batch: PendingAppend[], state: WriteState, window: Dup
   const rows: InsertColumns = {
     index: [], messageType: [], userId: [], streamId: [], streamVersion: [], category: [],
     body: [], metadata: [], schemaVersion: [], contentHash: [], idempotencyKey: [],
+    correlationId: [], causationId: [], traceparent: [],
   };
   const streamHeads = new Map<string, number>();
   const byKey = new Map(state.repeats);
@@ -85,6 +86,9 @@ export function planFlush(batch: PendingAppend[], state: WriteState, window: Dup
         streamVersion,
         schemaVersion: p.message.schemaVersion ?? 1,
         idempotencyKey: key,
+        correlationId: p.message.correlationId ?? null,
+        causationId: p.message.causationId ?? null,
+        traceparent: p.message.traceparent ?? null,
       };
       rows.index.push(head);
       rows.messageType.push(message.messageType);
@@ -97,6 +101,9 @@ export function planFlush(batch: PendingAppend[], state: WriteState, window: Dup
       rows.schemaVersion.push(message.schemaVersion);
       rows.contentHash.push(p.hash);
       rows.idempotencyKey.push(key);
+      rows.correlationId.push(message.correlationId);
+      rows.causationId.push(message.causationId);
+      rows.traceparent.push(message.traceparent);
       if (key !== null) byKey.set(key, message);
       if (useWindow) {
         batchHashes.add(p.hash);

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { context as otelContext, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
@@ -16,6 +18,19 @@ import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
 import { driverError, isConnectionError, isDataError, isReadOnlyError } from './pg-errors.js';
+import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
+import { formatTraceparent } from '../trace/traceparent.js';
+import { ATTRIBUTES, SPANS } from '../trace/span-names.js';
+import { contextFromTraceparent, ordinalTracer } from '../trace/tracer.js';
+
+/** Ends an append's span with its outcome. */
+function endSpan(span: Span, error?: unknown): void {
+  if (error !== undefined) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  }
+  span.end();
+}
 
 /**
  * Called with every committed batch after its commit, its messages in index order. In
@@ -71,22 +86,54 @@ export class LogWriter implements OnApplicationShutdown {
     if (this.queuedMessages + count > this.options.maxQueuedMessages) {
       return Promise.reject(new WriterOverloadedError(this.queuedMessages));
     }
+    const { span, lineage } = this.startAppend(request);
     const prepared: PreparedMessage[] = [];
     for (const [i, message] of request.messages.entries()) {
       try {
-        prepared.push(prepareMessage(message));
+        prepared.push(prepareMessage(message, lineage));
       } catch (error) {
         // In a batch, say which message: the append is refused as a whole.
         const refused = error instanceof InvalidMessageError && count > 1 ? new InvalidMessageError(`messages.${i}: ${error.message}`) : error;
+        endSpan(span, refused);
         return Promise.reject(refused);
       }
     }
     const bytes = prepared.reduce((sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0), 0);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request, prepared, bytes, resolve, reject });
+      const settle = {
+        resolve: (result: AppendResult) => (endSpan(span), resolve(result)),
+        reject: (error: unknown) => (endSpan(span, error), reject(error)),
+      };
+      this.queue.push({ request, prepared, bytes, span, ...settle });
       this.queuedMessages += count;
       this.schedule();
     });
+  }
+
+  /**
+   * The append's span (a child of the active span, else of the stored trace context the
+   * correlation carries) and the ids its messages get unless they name their own: the
+   * context's correlation, else a new one that this append starts.
+   */
+  private startAppend(request: AppendRequest): { span: Span; lineage: CorrelationContext } {
+    const current = request.correlation === undefined ? currentCorrelation() : (request.correlation ?? undefined);
+    const active = otelContext.active();
+    const parent = trace.getSpan(active) ? active : contextFromTraceparent(current?.traceparent, active);
+    const span = ordinalTracer().startSpan(SPANS.append, { kind: SpanKind.PRODUCER }, parent);
+    if (span.isRecording()) {
+      // Only for a recording span: without an SDK the request path builds nothing it would drop.
+      span.setAttribute(ATTRIBUTES.appendMessages, request.messages.length).setAttribute(ATTRIBUTES.messagingSystem, 'ordinal');
+      if (request.stream) span.setAttribute(ATTRIBUTES.streamId, request.stream.streamId);
+      if (current) span.setAttribute(ATTRIBUTES.correlationId, current.correlationId);
+    }
+    const correlationId = current?.correlationId ?? randomUUID();
+    const lineage = {
+      correlationId,
+      causationId: current?.causationId ?? correlationId,
+      // Without an SDK the API's span carries its parent's context on: the stored one continues.
+      traceparent: formatTraceparent(span.spanContext()) ?? current?.traceparent ?? null,
+    };
+    return { span, lineage };
   }
 
   /** Listens to committed batches; returns the function that stops listening. */
@@ -161,6 +208,14 @@ export class LogWriter implements OnApplicationShutdown {
   private async flush(batch: PendingAppend[]): Promise<void> {
     const started = performance.now();
     const messages = batch.reduce((n, p) => n + p.prepared.length, 0);
+    const span = ordinalTracer().startSpan(SPANS.flush, { kind: SpanKind.INTERNAL }, ROOT_CONTEXT);
+    if (span.isRecording()) {
+      span.setAttributes({ [ATTRIBUTES.flushBatchSize]: messages, [ATTRIBUTES.flushAppends]: batch.length, [ATTRIBUTES.flushMode]: this.options.ordering });
+      for (const pending of batch) {
+        const linked = pending.span.spanContext();
+        if (trace.isSpanContextValid(linked)) span.addLink({ context: linked });
+      }
+    }
     let ok = false;
     try {
       const plan = await this.writeWithRetry(batch);
@@ -169,6 +224,7 @@ export class LogWriter implements OnApplicationShutdown {
       plan.outcomes.forEach((outcome, i) =>
         outcome.ok ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion }) : batch[i].reject(outcome.error),
       );
+      if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
       if (plan.created.length > 0) this.announce(plan.created);
     } catch (error) {
       if (isDataError(error) && batch.length > 1) {
@@ -177,8 +233,10 @@ export class LogWriter implements OnApplicationShutdown {
         return;
       }
       const failure = this.toLibraryError(error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
       for (const pending of batch) pending.reject(failure);
     } finally {
+      span.end();
       const stats = { appends: batch.length, messages, durationMs: performance.now() - started, ok };
       for (const listener of this.flushListeners) listener(stats);
     }

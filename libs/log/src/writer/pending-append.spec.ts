@@ -53,9 +53,10 @@ describe('rowsJson', () => {
     const text = rowsJson({
       index: [1], messageType: ['A "quoted" \\ type'], userId: [undefined as unknown as null], streamId: [null], streamVersion: [null],
       category: [null], body: ['{"k":[1,"\\u0000 text"]}'], metadata: [null], schemaVersion: [1], contentHash: ['h'], idempotencyKey: [null],
+      correlationId: ['c-1'], causationId: [null], traceparent: [null],
     });
     expect(JSON.parse(text)).toEqual([
-      { message_type: 'A "quoted" \\ type', user_id: null, stream_id: null, stream_version: null, category: null, body: { k: [1, '\u0000 text'] }, metadata: null, schema_version: 1, content_hash: 'h', idempotency_key: null },
+      { message_type: 'A "quoted" \\ type', user_id: null, stream_id: null, stream_version: null, category: null, body: { k: [1, '\u0000 text'] }, metadata: null, schema_version: 1, content_hash: 'h', idempotency_key: null, correlation_id: 'c-1', causation_id: null, trace_parent: null },
     ]);
   });
 });

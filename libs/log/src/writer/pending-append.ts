@@ -3,6 +3,11 @@ import { contentHash } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
 import { isStorableText } from '../jsonb-text.js';
 import { toCanonicalJson, toStorableJson, type StorableJson } from './json-rules.js';
+import type { Span } from '@opentelemetry/api';
+import type { CorrelationContext } from '../trace/correlation-context.js';
+
+/** Longest correlation or causation id the log takes (a UUID is 36, a W3C trace id 32). */
+export const MAX_CORRELATION_ID_LENGTH = 200;
 
 /** A message with its JSON and hash computed once, when it is queued. */
 export interface PreparedMessage {
@@ -19,6 +24,8 @@ export interface PendingAppend {
   request: AppendRequest;
   prepared: PreparedMessage[];
   bytes: number;
+  /** The append's span: flush spans link to it, its context is stored with the messages. */
+  span: Span;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
 }
@@ -29,6 +36,13 @@ function textProblem(name: string, value: unknown, required: boolean): string | 
   if (typeof value !== 'string') return `${name} must be a string`;
   if (required && value.length === 0) return `${name} must not be empty`;
   return isStorableText(value) ? null : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
+}
+
+/** Why a correlation or causation id cannot be stored, or null. */
+function idProblem(name: string, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string' && (value.length === 0 || value.length > MAX_CORRELATION_ID_LENGTH)) return `${name} must be 1-${MAX_CORRELATION_ID_LENGTH} characters`;
+  return textProblem(name, value, false);
 }
 
 function storable(value: unknown, path: string, messageType: string): StorableJson {
@@ -64,7 +78,12 @@ export function prepareImported(message: NewMessage): ImportedMessage {
 
 function checkFields(message: NewMessage): void {
   const typeProblem = textProblem('messageType', message.messageType, true);
-  const problem = typeProblem ?? textProblem('userId', message.userId, false) ?? textProblem('idempotencyKey', message.idempotencyKey, false);
+  const problem =
+    typeProblem ??
+    textProblem('userId', message.userId, false) ??
+    textProblem('idempotencyKey', message.idempotencyKey, false) ??
+    idProblem('correlationId', message.correlationId) ??
+    idProblem('causationId', message.causationId);
   if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
   if (message.body === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
 }
@@ -73,12 +92,16 @@ function checkFields(message: NewMessage): void {
  * Checks and serialises a message once; throws InvalidMessageError (naming the field path) for
  * anything the log could not give back exactly as sent.
  */
-export function prepareMessage(message: NewMessage): PreparedMessage {
+export function prepareMessage(message: NewMessage, lineage?: CorrelationContext): PreparedMessage {
   checkFields(message);
   const body = storable(message.body, 'content', message.messageType);
   const metadata = message.metadata === undefined || message.metadata === null ? null : storable(message.metadata, 'metadata', message.messageType);
+  // A message's own ids win over the context's (a batch may carry several correlations).
+  const correlationId = message.correlationId ?? lineage?.correlationId ?? null;
+  const causationId = message.causationId ?? (message.correlationId ? message.correlationId : lineage?.causationId) ?? correlationId;
+  const traceparent = message.traceparent ?? lineage?.traceparent ?? null;
   return {
-    message: { ...message, body: body.value, metadata: (metadata?.value ?? null) as Record<string, unknown> | null },
+    message: { ...message, body: body.value, metadata: (metadata?.value ?? null) as Record<string, unknown> | null, correlationId, causationId, traceparent },
     bodyJson: body.canonical,
     metadataJson: metadata?.canonical ?? null,
     hash: contentHash(body.canonical),

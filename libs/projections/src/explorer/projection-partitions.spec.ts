@@ -3,7 +3,7 @@ import { InvalidProjectionError } from '../errors/index.js';
 import { projectionPartitions } from './projection-partitions.js';
 
 const message = (streamId: string | null, userId: string | null): StoredMessage => ({
-  id: 1, messageType: 'T', userId, body: {}, metadata: null, contentHash: 'h', createdAt: '', streamId, streamVersion: null, schemaVersion: 1, idempotencyKey: null,
+  id: 1, messageType: 'T', userId, body: {}, metadata: null, contentHash: 'h', createdAt: '', streamId, streamVersion: null, schemaVersion: 1, idempotencyKey: null, correlationId: null, causationId: null, traceparent: null,
 });
 
 describe('projectionPartitions', () => {

@@ -14,6 +14,8 @@ import { ParkedStore } from './parked-store.js';
 import { PoisonTracker } from './poison-tracker.js';
 import { replayParkedMessages, type ParkedReplay } from './parked-replay.js';
 import { Wake } from './wake.js';
+import { endSpan, handleTraced, startBatchSpan } from './consumer-spans.js';
+import type { Span } from '@opentelemetry/api';
 
 /** What a subscription runs on (provided by SubscriptionsService). */
 export interface SubscriptionDeps {
@@ -268,11 +270,18 @@ export class Subscription implements OwnedConsumer {
     const messages = this.options.accepts ? read.messages.filter(this.options.accepts) : read.messages;
     if (this.poison.setAside && read.to >= this.poison.setAside.index) return this.setMessageAside(messages, read.skipped, read.xmax);
     if (messages.length > 0) {
-      await this.deps.dataSource.transaction(async (manager) => {
-        for (const message of messages) await this.apply(message, manager, false);
-        await this.lease?.fence(manager);
-        await this.checkpoints.advance(manager, from, read.to);
-      });
+      const span = startBatchSpan(this.name, this.options.kind ?? 'subscription', from + 1, read.to, messages);
+      try {
+        await this.deps.dataSource.transaction(async (manager) => {
+          for (const message of messages) await this.apply(message, manager, false, span);
+          await this.lease?.fence(manager);
+          await this.checkpoints.advance(manager, from, read.to);
+        });
+        endSpan(span);
+      } catch (error) {
+        endSpan(span, error);
+        throw error;
+      }
     } else if (this.lease) {
       const lease = this.lease;
       await this.deps.dataSource.transaction(async (manager) => {
@@ -311,12 +320,22 @@ export class Subscription implements OwnedConsumer {
     }
   }
 
-  private async apply(message: StoredMessage, manager: EntityManager, isLate: boolean): Promise<void> {
+  private async apply(message: StoredMessage, manager: EntityManager, isLate: boolean, batch?: Span): Promise<void> {
     // A process frozen mid-batch finds out here, before the next handler runs, not only at the fence.
     this.lease?.ensureHeld();
-    const ctx = { manager, index: message.id, isReplay: message.id <= this.liveFrom, isLate, message, subscription: this.name };
+    const ctx = {
+      manager,
+      index: message.id,
+      isReplay: message.id <= this.liveFrom,
+      isLate,
+      message,
+      subscription: this.name,
+      correlationId: message.correlationId,
+      causationId: message.causationId,
+      traceparent: message.traceparent,
+    };
     try {
-      await this.options.handle(message, ctx);
+      await handleTraced(message, this.name, batch, async () => this.options.handle(message, ctx));
     } catch (error) {
       throw new HandlerFailedError(this.name, message.id, error);
     }

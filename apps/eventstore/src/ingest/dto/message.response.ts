@@ -35,4 +35,13 @@ export class MessageResponseDto {
 
   @ApiPropertyOptional()
   idempotencyKey?: string;
+
+  @ApiPropertyOptional({ example: '4bf92f3577b34da6a3ce929d0e0e4736', description: 'The correlation it belongs to (docs/observability.md); absent only on messages stored before correlation ids existed' })
+  correlationId?: string;
+
+  @ApiPropertyOptional({ example: '41', description: 'What caused it: the index (as text) of the message whose handler stored it, else the id of the request that started the correlation' })
+  causationId?: string;
+
+  @ApiPropertyOptional({ example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', description: 'The W3C trace context of the append that stored it, when it had one' })
+  traceparent?: string;
 }

@@ -33,4 +33,16 @@ export class PublishMessageDto {
   @IsString()
   @Length(1, 200)
   idempotencyKey?: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'This message\'s correlation; default: the X-Correlation-Id header, else the traceparent\'s trace id, else a new UUID for the request' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  correlationId?: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'What caused this message (a message index as text, or a command or request id); default: the correlation id' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  causationId?: string;
 }
