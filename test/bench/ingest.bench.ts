@@ -14,11 +14,16 @@
  * interleaved: each round measures every client count on every server, rotating which goes
  * first, and the report gives each figure's median over the rounds (every run is listed too).
  * Ratios are medians of the rounds' own ratios (same round, same load on the machine).
+ * Beside msg/s each phase reports the CPU it cost per message — the server process and its
+ * PostgreSQL backends, from /proc — which other work on a shared machine disturbs far less
+ * than throughput: on a saturated machine it is what throughput follows.
  *
  * BENCH_ROUNDS (3), BENCH_SECONDS (5 per phase), BENCH_CLIENTS ("1,8,32"), BENCH_PART
  * ("single,batches") shorten a development run.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -63,6 +68,40 @@ async function phase(baseUrl: string, clients: number, seconds = MAX_SECONDS, ba
   return runLoad({ url, clients, total, maxSeconds: seconds, headers, body: (n) => body(phaseCounter * 1e7 + n) });
 }
 
+const TICK_US = 1e6 / 100; // USER_HZ
+/** CPU (user + system) a process has used so far, in µs; 0 once it is gone. */
+function cpuUs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+  } catch {
+    return 0;
+  }
+}
+
+type Measured1 = LoadResult & { cpuUsPerMsg?: { server: number; postgres: number } };
+let admin: pg.Client;
+
+/** The PostgreSQL backends serving one database (the server's pool). */
+async function backendsOf(database: string): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+  return rows.map((r) => r.pid);
+}
+
+/** A phase with the CPU it cost per message: the server's process and its database's backends. */
+async function measured(serverPid: number, database: string, run: () => Promise<LoadResult>): Promise<Measured1> {
+  const backends = await backendsOf(database);
+  const server0 = cpuUs(serverPid);
+  const pg0 = new Map(backends.map((pid) => [pid, cpuUs(pid)]));
+  const result = await run();
+  const server = cpuUs(serverPid) - server0;
+  // Backends opened during the phase count from 0.
+  let postgres = 0;
+  for (const pid of await backendsOf(database)) postgres += cpuUs(pid) - (pg0.get(pid) ?? 0);
+  const per = (us: number) => (result.messages > 0 ? Math.round(us / result.messages) : 0);
+  return { ...result, cpuUsPerMsg: { server: per(server), postgres: per(postgres) } };
+}
+
 /** The bare pg baseline of the batches part, in its own process. */
 function pgInsertPhase(databaseUrl: string): LoadResult {
   const run = spawnSync(process.execPath, [pgInsertMain, databaseUrl, String(BATCH_CLIENTS), String(MAX_SECONDS), String(BATCH)], { encoding: 'utf8' });
@@ -81,7 +120,13 @@ function summarise(runs: LoadResult[], clientCounts = CLIENTS): (LoadResult & { 
   return clientCounts.map((clients) => {
     const mine = runs.filter((r) => r.clients === clients);
     const mid = median(mine.map((r) => r.msgPerSec));
-    return { ...mine.find((r) => r.msgPerSec === mid)!, runsMsgPerSec: mine.map((r) => r.msgPerSec) };
+    const cpu = (mine as Measured1[]).filter((r) => r.cpuUsPerMsg);
+    const cpuMedian = cpu.length === 0 ? undefined : { server: median(cpu.map((r) => r.cpuUsPerMsg!.server)), postgres: median(cpu.map((r) => r.cpuUsPerMsg!.postgres)) };
+    return {
+      ...mine.find((r) => r.msgPerSec === mid)!,
+      runsMsgPerSec: mine.map((r) => r.msgPerSec),
+      ...(cpuMedian ? { medianCpuUsPerMsg: cpuMedian, runsCpuUsPerMsg: cpu.map((r) => r.cpuUsPerMsg!) } : {}),
+    };
   });
 }
 
@@ -100,8 +145,11 @@ async function freePort(): Promise<number> {
 interface Measured {
   name: string;
   server: ChildServer;
+  database: string;
   runs: LoadResult[];
 }
+
+const measured1 = (m: Measured, run: () => Promise<LoadResult>) => measured(m.server.child.pid!, m.database, run);
 
 /** Rotates the order servers run in each round, so none always goes first. */
 const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by) % items.length]);
@@ -109,17 +157,18 @@ const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by)
 async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Promise<unknown> {
   const measured: Measured[] = [];
   try {
-    measured.push({ name: 'seedBaseline', server: await startChild(baselineMain, { DATABASE_URL: baselineDb.url }, await freePort(), /listening/), runs: [] });
+    measured.push({ name: 'seedBaseline', server: await startChild(baselineMain, { DATABASE_URL: baselineDb.url }, await freePort(), /listening/), database: baselineDb.name, runs: [] });
     for (const [i, config] of CONFIGS.entries()) {
       const server = await startChild(serverMain, { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env }, await freePort(), /listening on/);
-      measured.push({ name: config.name, server, runs: [] });
+      measured.push({ name: config.name, server, database: databases[i].name, runs: [] });
     }
     // Warm-up: JIT, pools, prepared plans (and, for the default window, its first 2,000 messages).
     for (const m of measured) await phase(m.server.baseUrl, 8, 2);
     const ratios: Record<string, number[]> = { concurrentOverGapless: [], concurrentOverGaplessWindowOff: [], gaplessOverSeed: [], windowDefaultOverOffGapless: [], windowDefaultOverOffConcurrent: [] };
+    const cpuRatios: Record<string, number[]> = { concurrentOverGapless: [], concurrentOverGaplessWindowOff: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const clients of CLIENTS) {
-        for (const m of rotate(measured, round)) m.runs.push(await phase(m.server.baseUrl, clients));
+        for (const m of rotate(measured, round)) m.runs.push(await measured1(m, () => phase(m.server.baseUrl, clients)));
       }
       const at = (name: string) => measured.find((m) => m.name === name)!.runs.filter((r) => r.clients === AT)[round].msgPerSec;
       ratios.concurrentOverGapless.push(at('concurrent') / at('gapless'));
@@ -127,6 +176,12 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
       ratios.gaplessOverSeed.push(at('gapless') / at('seedBaseline'));
       ratios.windowDefaultOverOffGapless.push(at('gapless') / at('gaplessWindowOff'));
       ratios.windowDefaultOverOffConcurrent.push(at('concurrent') / at('concurrentWindowOff'));
+      const cpuAt = (name: string) => {
+        const r = measured.find((m) => m.name === name)!.runs.filter((x) => x.clients === AT)[round] as Measured1;
+        return r.cpuUsPerMsg!.server + r.cpuUsPerMsg!.postgres;
+      };
+      cpuRatios.concurrentOverGapless.push(cpuAt('concurrent') / cpuAt('gapless'));
+      cpuRatios.concurrentOverGaplessWindowOff.push(cpuAt('concurrentWindowOff') / cpuAt('gaplessWindowOff'));
     }
     const results = Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs)]));
     const msgPerSecAt = Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs).find((r) => r.clients === AT)!.msgPerSec]));
@@ -137,6 +192,8 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
       [`msgPerSecAt${AT}`]: msgPerSecAt,
       [`ratiosAt${AT}`]: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round2(median(v))])),
       [`ratiosAt${AT}ByRound`]: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v.map(round2)])),
+      [`cpuPerMsgRatiosAt${AT}`]: Object.fromEntries(Object.entries(cpuRatios).map(([k, v]) => [k, round2(median(v))])),
+      [`cpuPerMsgRatiosAt${AT}ByRound`]: Object.fromEntries(Object.entries(cpuRatios).map(([k, v]) => [k, v.map(round2)])),
       goals: { concurrentOverGapless: 1, stretch: 1.3 },
     };
   } finally {
@@ -150,13 +207,13 @@ async function batches(databases: BenchDatabase[], baselineDb: BenchDatabase): P
   try {
     for (const [i, config] of CONFIGS.slice(0, 2).entries()) {
       const server = await startChild(serverMain, { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env }, await freePort(), /listening on/);
-      measured.push({ name: config.name, server, runs: [] });
+      measured.push({ name: config.name, server, database: databases[i].name, runs: [] });
     }
     for (const m of measured) await phase(m.server.baseUrl, BATCH_CLIENTS, 2, BATCH);
     const ratios: Record<string, number[]> = Object.fromEntries(measured.map((m) => [`${m.name}OverPg`, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const steps: (() => Promise<void>)[] = [
-        ...measured.map((m) => async () => void m.runs.push(await phase(m.server.baseUrl, BATCH_CLIENTS, MAX_SECONDS, BATCH))),
+        ...measured.map((m) => async () => void m.runs.push(await measured1(m, () => phase(m.server.baseUrl, BATCH_CLIENTS, MAX_SECONDS, BATCH)))),
         async () => void baseline.push(pgInsertPhase(baselineDb.url)),
       ];
       for (const step of rotate(steps, round)) await step();
@@ -179,6 +236,8 @@ async function batches(databases: BenchDatabase[], baselineDb: BenchDatabase): P
 async function main(): Promise<void> {
   const databases = await Promise.all(CONFIGS.map(() => createBenchDatabase()));
   const baselineDb = await createBenchDatabase();
+  admin = new pg.Client({ connectionString: baselineDb.url });
+  await admin.connect();
   try {
     // The baselines write to the same schema: let Ordinal create it first.
     const schema = await startChild(serverMain, { DATABASE_URL: baselineDb.url, ORDINAL_LOG_FORMAT: 'json' }, await freePort(), /listening on/);
@@ -192,6 +251,7 @@ async function main(): Promise<void> {
     if (PARTS.has('batches')) report.batches = await batches(databases, baselineDb);
     console.log(JSON.stringify(report, null, 2));
   } finally {
+    await admin.end();
     for (const db of [...databases, baselineDb]) await db.drop();
   }
 }

@@ -19,6 +19,8 @@ export interface PendingAppend {
   request: AppendRequest;
   prepared: PreparedMessage[];
   bytes: number;
+  /** When it was queued (performance.now()); the writer's concurrent-mode fill rule reads it. */
+  queuedAt?: number;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
 }
