@@ -29,6 +29,18 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
     expect(await db.query("SELECT 1 FROM messages WHERE message_type = 'A'")).toHaveLength(0);
   });
 
+  it.each([
+    ['POST', '/api/events/messages', { messages: [{ messageType: 'A', content: {} }, []] }, /^messages\.1: must be a JSON object/],
+    ['POST', '/api/streams/u-2/events', { expectedVersion: 0, events: [[]] }, /^events\.0: must be a JSON object/],
+    ['POST', '/api/events/messages', { messages: [null, { messageType: 'A', content: {} }] }, /^messages\.0: /],
+    ['POST', '/api/streams/u-3/events', { expectedVersion: 0, events: [null] }, /^events\.0: /],
+  ])('null or an array where a message belongs is a 400 naming it (class-validator alone passed an array): %s %s', async (method, path, body, message) => {
+    const res = await send(method, path, body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ statusCode: 400, message: expect.stringMatching(message) });
+    expect(await db.query("SELECT 1 FROM messages WHERE message_type = 'A'")).toHaveLength(0);
+  });
+
   describe('an Idempotency-Key reused with a different request is a 422, the same request a 200', () => {
     const keyed = (key: string) => ({ ...DEV_AUTH, 'idempotency-key': key });
 

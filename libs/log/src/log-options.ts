@@ -37,7 +37,10 @@ export interface LogModuleOptions {
   migrations?: (new () => MigrationInterface)[];
   /** How long a start waits for another process's migration run (the advisory lock) before it fails (ms). @default 60000 */
   migrationLockTimeoutMs?: number;
-  /** Flushes in flight at once in concurrent mode (gapless mode always has one). @default 4 */
+  /**
+   * Flushes in flight at once in concurrent mode (gapless mode always has one). Beside one in
+   * flight another starts once 64 messages wait or the oldest waited 2 ms. @default 4
+   */
   maxConcurrentFlushes?: number;
   /** Concurrent mode: how long a hole in the log is held before it is abandoned ; <= 0 abandons at once. @default 5000 */
   gapTimeoutMs?: number;

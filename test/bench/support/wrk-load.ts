@@ -9,19 +9,26 @@ export const WRK = '/usr/bin/wrk';
 export const hasWrk = () => existsSync(WRK);
 
 /**
- * `clients` keep-alive connections for `seconds`, each request a PUT of a fresh body (the
- * Lua script numbers them, so the duplicate window does not skip any).
+ * `clients` keep-alive connections for `seconds`, each request a fresh body (the Lua script
+ * numbers them, so the duplicate window does not skip any): a PUT of one message, or with
+ * `batch` a POST of `{"messages":[...]}` carrying that many. `msgPerSec` counts messages.
  */
-export function runWrk(options: { url: string; clients: number; seconds: number; headers: Record<string, string>; bodyPrefix: string }): LoadResult {
+export function runWrk(options: { url: string; clients: number; seconds: number; headers: Record<string, string>; bodyPrefix: string; batch?: number }): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-wrk-'));
   const script = join(dir, 'put.lua');
   const headerLines = Object.entries({ ...options.headers, 'content-type': 'application/json' })
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join('\n');
+  const batch = options.batch ?? 0;
+  const one = `'{"messageType":"OrderPlaced","userId":"customer-' .. (n % 97) .. '","content":{"run":"${options.bodyPrefix}","t":' .. t .. ',"orderId":"o-' .. n .. '","total":49.9}}'`;
+  const request =
+    batch > 0
+      ? `request = function()\n  local parts = {}\n  for i = 1, ${batch} do\n    n = n + 1\n    parts[i] = ${one}\n  end\n  return wrk.format(nil, nil, nil, '{"messages":[' .. table.concat(parts, ',') .. ']}')\nend\n`
+      : `request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, ${one})\nend\n`;
   writeFileSync(
     script,
-    `wrk.method = "PUT"\n${headerLines}\nlocal n = 0\nlocal t = math.random(1, 1000000000)\n` +
-      `request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, '{"messageType":"OrderPlaced","userId":"customer-' .. (n % 97) .. '","content":{"run":"${options.bodyPrefix}","t":' .. t .. ',"orderId":"o-' .. n .. '","total":49.9}}')\nend\n` +
+    `wrk.method = "${batch > 0 ? 'POST' : 'PUT'}"\n${headerLines}\nlocal n = 0\nlocal t = math.random(1, 1000000000)\n` +
+      request +
       `done = function(summary, latency, requests)\n  io.write(string.format("RESULT %d %d %d %d %d\\n", summary.requests, summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.duration, latency:percentile(50), latency:percentile(99)))\nend\n`,
   );
   const run = spawnSync(WRK, ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url], { encoding: 'utf8' });
@@ -29,7 +36,7 @@ export function runWrk(options: { url: string; clients: number; seconds: number;
   if (!m) throw new Error(`wrk failed: ${run.stderr || run.stdout}`);
   const [requests, errors, durationUs, p50Us, p99Us] = m.slice(1).map(Number);
   const seconds = durationUs / 1e6;
-  const ok = requests - errors;
+  const ok = (requests - errors) * Math.max(1, batch);
   return {
     clients: options.clients,
     messages: ok,

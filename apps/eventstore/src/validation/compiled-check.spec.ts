@@ -24,7 +24,7 @@ const edgy = fc.oneof(
 /** Random bodies, and valid ones with a few fields replaced or removed (so both answers are common). */
 function bodiesOf(valid: Record<string, unknown>, properties: string[]) {
   const random = fc.record(Object.fromEntries([...properties, 'unknownField'].map((p) => [p, edgy])), { requiredKeys: [] });
-  const mutated = fc.tuple(random, fc.subarray(properties, { maxLength: 2 })).map(([overrides, removed]) => {
+  const mutated = fc.tuple(random, fc.subarray(properties, { maxLength: Math.min(2, properties.length) })).map(([overrides, removed]) => {
     const picked = Object.fromEntries(Object.entries(overrides).slice(0, 2));
     const body: Record<string, unknown> = { ...valid, ...picked };
     for (const key of removed) delete body[key];
@@ -68,8 +68,47 @@ describe('compileCheck', () => {
     expect(check(asInstance(PublishMessageDto, { content: {} }))).toBe(false);
   });
 
-  it('gives no compiled check to DTOs with nested DTOs (class-validator validates those)', () => {
-    expect(compileCheck(PublishBatchDto)).toBeNull();
-    expect(compileCheck(AppendEventsDto)).toBeNull();
+  /** A body of `field` holding elements as DtoValidationPipe leaves them: plain objects take the nested DTO's prototype. */
+  const nestedBody = (outer: Dto, inner: Dto, field: string, body: Record<string, unknown>) => {
+    const value = body[field];
+    const elements = Array.isArray(value) ? value.map((e) => (e !== null && typeof e === 'object' && !Array.isArray(e) ? asInstance(inner, e as object) : e)) : value;
+    return asInstance(outer, { ...body, [field]: elements });
+  };
+
+  it.each<[string, Dto, Dto, string, Record<string, unknown>, Record<string, unknown>]>([
+    ['PublishBatchDto', PublishBatchDto, PublishMessageDto, 'messages', {}, { messageType: 'OrderPlaced', userId: 'c-1', content: { k: 1 } }],
+    ['AppendEventsDto', AppendEventsDto, StreamEventDto, 'events', { expectedVersion: 2 }, { eventType: 'OrderPlaced', schemaVersion: 2, data: { k: 1 } }],
+  ])('answers as class-validator does for %s (arrays of nested DTOs)', (_name, outer, inner, field, outerValid, innerValid) => {
+    const check = compileCheck(outer);
+    expect(check).not.toBeNull();
+    const element = fc.oneof(bodiesOf(innerValid, Object.keys(innerValid)), fc.constant(innerValid), edgy);
+    const elements = fc.oneof(fc.array(fc.constant(innerValid), { minLength: 1, maxLength: 3 }), fc.array(element, { maxLength: 3 }), edgy);
+    const body = fc.tuple(bodiesOf(outerValid, Object.keys(outerValid)), elements, fc.boolean()).map(([b, e, drop]) => (drop ? b : { ...b, [field]: e }));
+    const answers = { valid: 0, invalid: 0 };
+    fc.assert(
+      fc.property(body, (b) => {
+        const expected = classValidatorSays(nestedBody(outer, inner, field, b));
+        answers[expected ? 'valid' : 'invalid'] += 1;
+        // class-validator also passes an element that is undefined (not in JSON) or itself an
+        // array (it validates the array's elements, none for []); the compiled check leaves
+        // those to it, and the pipe refuses arrays before either runs (test/e2e/http-semantics).
+        // Everywhere else the answers agree.
+        const elements = b[field];
+        const arrayElement = Array.isArray(elements) && elements.some((e) => Array.isArray(e) || e === undefined);
+        expect(check!(nestedBody(outer, inner, field, b))).toBe(expected && !arrayElement);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(answers.valid).toBeGreaterThan(100);
+    expect(answers.invalid).toBeGreaterThan(100);
+  });
+
+  it('leaves an element that is not an instance of the nested DTO to class-validator', () => {
+    const check = compileCheck(PublishBatchDto)!;
+    const message = { messageType: 'OrderPlaced', content: { k: 1 } };
+    expect(check(asInstance(PublishBatchDto, { messages: [asInstance(PublishMessageDto, message)] }))).toBe(true);
+    expect(check(asInstance(PublishBatchDto, { messages: [message] }))).toBe(false);
+    expect(check(asInstance(PublishBatchDto, { messages: [] }))).toBe(false);
+    expect(check(asInstance(PublishBatchDto, { messages: [asInstance(PublishMessageDto, { ...message, messageType: 'a b' })] }))).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
+import { nestedDtoOf } from './nested-dto.decorator.js';
 
 /** Says `true` only when class-validator would find no error in the instance; `false` means "ask class-validator". */
 export type CompiledCheck = (instance: Record<string, unknown>) => boolean;
@@ -24,7 +25,7 @@ const SUPPORTED = new Set<string>([ValidationTypes.CUSTOM_VALIDATION, Validation
  * instances, called with the same arguments, in the same order, but no error objects, no
  * per-call metadata grouping and no filtering — which was most of what validating a message
  * cost. It only ever answers "valid"; any failure, and anything it does not model (nested
- * DTOs, `each`, groups, `always`, async or conditional-per-rule constraints), goes to
+ * DTOs other than `@NestedDtos` arrays, `each`, groups, `always`, async or conditional-per-rule constraints), goes to
  * class-validator, which then writes the error message. A DTO with any such rule gets no
  * compiled check at all (`null`).
  */
@@ -35,6 +36,14 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
   if (metadatas.length === 0) return null;
   const byProperty = new Map<string, PropertyRules>();
   for (const m of metadatas) {
+    if (m.type === ValidationTypes.NESTED_VALIDATION) {
+      const rule = nestedRule(metatype, m.propertyName, m.each, m.always, m.groups);
+      if (!rule) return null;
+      let entry = byProperty.get(m.propertyName);
+      if (!entry) byProperty.set(m.propertyName, (entry = { property: m.propertyName, conditions: [], rules: [] }));
+      entry.rules.push(rule);
+      continue;
+    }
     if (!SUPPORTED.has(m.type) || m.each || m.always !== undefined || (m.groups && m.groups.length > 0) || m.validateIf) return null;
     let entry = byProperty.get(m.propertyName);
     if (!entry) byProperty.set(m.propertyName, (entry = { property: m.propertyName, conditions: [], rules: [] }));
@@ -61,5 +70,31 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
       }
     }
     return true;
+  };
+}
+
+/**
+ * A `@NestedDtos` array (ValidateNested with `each`): valid when every element is an instance
+ * of the nested DTO (DtoValidationPipe gives plain objects its prototype) that passes the
+ * nested DTO's own compiled check. Anything else — a non-object element, an array, a nested
+ * DTO the compiler cannot model — is left to class-validator. Null when not modelled.
+ */
+function nestedRule(metatype: Function, property: string, each: boolean, always: boolean | undefined, groups: string[] | undefined): Rule | null {
+  if (!each || always !== undefined || (groups && groups.length > 0)) return null;
+  const nested = nestedDtoOf(metatype, property);
+  const check = nested ? compileCheck(nested) : null;
+  if (!nested || !check) return null;
+  const prototype = nested.prototype as object;
+  return {
+    property,
+    constraints: [],
+    validate: (value) => {
+      if (!Array.isArray(value)) return false;
+      for (const element of value) {
+        if (element === null || typeof element !== 'object' || Object.getPrototypeOf(element) !== prototype) return false;
+        if (!check(element as Record<string, unknown>)) return false;
+      }
+      return true;
+    },
   };
 }

@@ -45,7 +45,15 @@ export class DtoValidationPipe implements PipeTransform {
     if (metadata.type !== 'body' || !metatype || PRIMITIVES.has(metatype)) return value;
     if (!isPlainObject(value)) throw new BadRequestException({ message: 'The request body must be a JSON object', fields: [] });
     const unknown: string[] = [];
-    const instance = this.instantiate(metatype, value, '', unknown);
+    const notObjects: string[] = [];
+    const instance = this.instantiate(metatype, value, '', unknown, notObjects);
+    if (notObjects.length > 0) {
+      // class-validator would pass an array there (it validates the array's elements instead).
+      throw new BadRequestException({
+        message: `${notObjects.join(', ')}: must be a JSON object`,
+        fields: notObjects.map((field) => ({ field, problems: ['must be a JSON object'] })),
+      });
+    }
     if (unknown.length > 0) {
       throw new BadRequestException({
         message: `${unknown.join(', ')}: not ${unknown.length > 1 ? 'fields' : 'a field'} of this request`,
@@ -66,8 +74,8 @@ export class DtoValidationPipe implements PipeTransform {
     return value;
   }
 
-  /** The DTO instance over `value`'s declared fields; undeclared ones are added to `unknown`. */
-  private instantiate(metatype: Metatype, value: Record<string, unknown>, path: string, unknown: string[]): object {
+  /** The DTO instance over `value`'s declared fields; undeclared ones are added to `unknown`, arrays where a nested DTO belongs to `notObjects`. */
+  private instantiate(metatype: Metatype, value: Record<string, unknown>, path: string, unknown: string[], notObjects: string[]): object {
     const shape = this.shapeOf(metatype);
     const instance = Object.create(metatype.prototype) as Record<string, unknown>;
     for (const key of Object.keys(value)) {
@@ -79,7 +87,10 @@ export class DtoValidationPipe implements PipeTransform {
       const nested = shape.nested.get(key);
       instance[key] =
         nested && Array.isArray(field)
-          ? field.map((item, i) => (isPlainObject(item) ? this.instantiate(nested, item, `${path}${key}.${i}.`, unknown) : item))
+          ? field.map((item, i) => {
+              if (Array.isArray(item)) notObjects.push(`${path}${key}.${i}`);
+              return isPlainObject(item) ? this.instantiate(nested, item, `${path}${key}.${i}.`, unknown, notObjects) : item;
+            })
           : field;
     }
     return instance;
@@ -95,7 +106,7 @@ export class DtoValidationPipe implements PipeTransform {
         const type = nestedDtoOf(metatype, field);
         if (type) nested.set(field, type as Metatype);
       }
-      shape = { fields, nested, check: nested.size > 0 ? null : compileCheck(metatype) };
+      shape = { fields, nested, check: compileCheck(metatype) };
       this.shapes.set(metatype, shape);
     }
     return shape;

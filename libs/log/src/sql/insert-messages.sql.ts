@@ -1,4 +1,5 @@
 import { LOCKS, LOG_CHANNEL, SEQUENCE, TABLES } from '../log.constants.js';
+import { LOCK_CATEGORIES } from './lock-categories.sql.js';
 import type { SqlQuery } from './sql-query.js';
 
 /** Column-wise arrays of the rows one flush inserts (one multi-row statement, L2). */
@@ -153,5 +154,35 @@ export function insertConcurrent(rows: InsertColumns, streams: StreamHeads): Sql
       ), top AS (SELECT max(index) AS head, array_agg(index::text) AS indices FROM inserted)
       SELECT top.indices, (SELECT count(*) FROM heads)::int AS heads, pg_notify('${LOG_CHANNEL}', top.head::text) AS notified FROM top`,
     values: [rowsJson(rows), streams.streamId, streams.version],
+  };
+}
+
+/**
+ * The whole concurrent flush in one statement, for batches without streams or idempotency
+ * keys (nothing to read first): run outside an explicit transaction it is one round trip
+ * and one commit, where the transactional path takes four. The order the watermark relies
+ * on holds inside the statement:
+ *
+ * 1. the INSERT holds the messages table in RowExclusiveLock from parse time, before it
+ *    draws anything, until the commit (what `readLogWriters` lists);
+ * 2. `lock` takes the transaction id first (so the snapshot-xmax fallback counts this
+ *    writer), then the categories' advisory locks in the given (sorted) order;
+ * 3. every `nextval` is in the projection of a join with `lock`'s single row, which exists
+ *    only once every lock is held: positions are drawn under the category locks, and the
+ *    locks are released only after the commit, so one category's positions commit in order.
+ *
+ * Returns the indices given (ascending in row order) and the commit time.
+ */
+export function appendConcurrent(rows: InsertColumns, sortedLockKeys: string[]): SqlQuery {
+  return {
+    text: `WITH lock AS (${LOCK_CATEGORIES}), inserted AS (
+        INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
+        SELECT nextval('${SEQUENCE}'), ${SELECT_ROW}
+        FROM lock, ${ROWS} WITH ORDINALITY AS r(${COLUMNS}, ord)
+        ORDER BY r.ord
+        RETURNING index
+      ), top AS (SELECT max(index) AS head, array_agg(index::text ORDER BY index) AS indices FROM inserted)
+      SELECT top.indices, lock.now, lock.locks, pg_notify('${LOG_CHANNEL}', top.head::text) AS notified FROM top, lock`,
+    values: [rowsJson(rows), sortedLockKeys],
   };
 }

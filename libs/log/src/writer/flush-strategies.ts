@@ -1,6 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { Ordering } from '../log-options.js';
-import { appendBatch, execute, executePrepared, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState, type PgConnection } from '../sql/index.js';
+import { appendBatch, appendConcurrent, execute, executePrepared, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState, type PgConnection } from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
@@ -111,6 +111,7 @@ export class FlushStrategies {
    * lock — which is what lets a reader tell which transactions could still fill a hole.
    */
   private concurrent(batch: PendingAppend[]): Promise<FlushPlan> {
+    if (!needsChecks(batch)) return this.concurrentAtOnce(batch);
     return this.inTransaction(async (runner) => {
       const [{ now }] = await execute<{ now: Date }>(runner, lockCategories(categoryLockKeys(batch)));
       const state = needsChecks(batch)
@@ -126,6 +127,36 @@ export class FlushStrategies {
       plan.head = sorted[sorted.length - 1];
       return plan;
     });
+  }
+
+  /**
+   * Concurrent mode without streams or idempotency keys (nothing to read under the locks):
+   * the flush is one statement in autocommit, `appendConcurrent` — the same order of id,
+   * locks and positions as the transactional path, in one round trip and one commit. Sending
+   * the statement is sending the commit, so a connection lost after that leaves the outcome
+   * unknown.
+   */
+  private async concurrentAtOnce(batch: PendingAppend[]): Promise<FlushPlan> {
+    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: new Map() }, this.window);
+    if (plan.created.length === 0) return plan;
+    const lease = await this.lease();
+    let row: { indices: string[]; now: Date };
+    try {
+      [row] = await executePrepared<typeof row>(lease.connection, 'ordinal_append_concurrent', appendConcurrent(plan.rows, categoryLockKeys(batch))).catch((error: unknown) => {
+        if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
+        lease.broken ??= error;
+        throw new CommitOutcomeUnknown(driverError(error).message);
+      });
+    } finally {
+      lease.release();
+    }
+    const createdAt = row.now.toISOString();
+    plan.created.forEach((message, i) => {
+      message.id = toPosition(row.indices[i]);
+      message.createdAt = createdAt;
+    });
+    plan.head = plan.created[plan.created.length - 1].id;
+    return plan;
   }
 
   /**

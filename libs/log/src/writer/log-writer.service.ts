@@ -47,6 +47,11 @@ export interface FlushStats {
 }
 
 
+/** Concurrent mode: messages queued that justify another flush beside those in flight. */
+const FILL_MESSAGES = 64;
+/** Concurrent mode: the longest an append waits for company while another flush is in flight (ms). */
+const FILL_WAIT_MS = 2;
+
 /**
  * The log's single write path (L2-L4): appends queue in memory and are flushed in one
  * transaction per batch — one flush in flight at a time in gapless mode, several in
@@ -61,6 +66,7 @@ export class LogWriter implements OnApplicationShutdown {
   private readonly queue: PendingAppend[] = [];
   private queuedMessages = 0;
   private scheduled = false;
+  private fillTimer: NodeJS.Timeout | null = null;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
@@ -104,7 +110,7 @@ export class LogWriter implements OnApplicationShutdown {
         resolve: (result: AppendResult) => (endSpan(span), resolve(result)),
         reject: (error: unknown) => (endSpan(span, error), reject(error)),
       };
-      this.queue.push({ request, prepared, bytes, span, ...settle });
+      this.queue.push({ request, prepared, bytes, span, queuedAt: performance.now(), ...settle });
       this.queuedMessages += count;
       this.schedule();
     });
@@ -174,8 +180,10 @@ export class LogWriter implements OnApplicationShutdown {
    * serialise them anyway), several in concurrent mode (they serialise per category only).
    */
   private pump(): void {
-    const limit = this.options.ordering === 'concurrent' ? this.options.maxConcurrentFlushes : 1;
+    const concurrent = this.options.ordering === 'concurrent';
+    const limit = concurrent ? this.options.maxConcurrentFlushes : 1;
     while (this.inFlight < limit && this.queue.length > 0) {
+      if (concurrent && this.inFlight > 0 && !this.filled()) break;
       const batch = this.take();
       this.inFlight += 1;
       void this.flush(batch).finally(() => {
@@ -186,6 +194,25 @@ export class LogWriter implements OnApplicationShutdown {
         if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
       });
     }
+  }
+
+  /**
+   * Concurrent mode, with a flush in flight already: whether to start another now. Not for a
+   * handful of messages — flushes of one category wait for each other's lock anyway, and
+   * every flush costs a statement, a commit and a watermark step — but once FILL_MESSAGES
+   * are queued, or the oldest has waited FILL_WAIT_MS (a flush stuck on a lock must not hold
+   * up other categories longer). Otherwise a timer looks again then; a finishing flush pumps
+   * sooner.
+   */
+  private filled(): boolean {
+    if (this.queuedMessages >= FILL_MESSAGES) return true;
+    const waitMs = FILL_WAIT_MS - (performance.now() - (this.queue[0].queuedAt ?? 0));
+    if (waitMs <= 0) return true;
+    this.fillTimer ??= setTimeout(() => {
+      this.fillTimer = null;
+      this.pump();
+    }, Math.ceil(waitMs));
+    return false;
   }
 
   private take(): PendingAppend[] {

@@ -26,6 +26,8 @@ export interface PendingAppend {
   bytes: number;
   /** The append's span: flush spans link to it, its context is stored with the messages. */
   span: Span;
+  /** When it was queued (performance.now()); the writer's concurrent-mode fill rule reads it. */
+  queuedAt?: number;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
 }

@@ -1,0 +1,137 @@
+import 'reflect-metadata';
+import { Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { LogModule } from '../log.module.js';
+import { LogWriter } from './log-writer.service.js';
+import { categoryLockKey, NO_CATEGORY } from './category-locks.js';
+import type { AppendResult } from '../message.js';
+
+/** A log in concurrent mode in its own Nest context on the suite's database. */
+async function startLog(url: string): Promise<INestApplicationContext> {
+  @Module({
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], synchronize: false, extra: { max: 6, application_name: 'ordinal-writer-under-test' } }),
+      LogModule.forRoot({ isGlobal: true, ordering: 'concurrent', duplicateWindow: 0, startMarker: false, gapTimeoutMs: 60_000 }),
+    ],
+  })
+  class TestLogModule {}
+  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
+  await context.init();
+  return context;
+}
+
+async function waitFor<T>(check: () => Promise<T | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Issue 15: a concurrent flush without streams or idempotency keys is one statement
+ * (sql/insert-messages.sql.ts `appendConcurrent`). Whatever its shape, the watermark relies on
+ * this order (docs/design-notes.md, "One statement per concurrent flush"): the writer has its
+ * transaction id before it draws a position, draws only under its categories' locks, and holds
+ * the messages table (what the watermark lists as writers) whenever it has drawn one.
+ */
+describe('a concurrent flush keeps the order of id, locks and positions the watermark relies on', () => {
+  let db: TestDatabase;
+  let context: INestApplicationContext;
+  let writer: LogWriter;
+  let locker: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    context = await startLog(db.url);
+    writer = context.get(LogWriter);
+  });
+  beforeEach(async () => {
+    locker = new pg.Client({ connectionString: db.url, application_name: 'category-locker' });
+    await locker.connect();
+  });
+  afterEach(async () => {
+    await locker.query('ROLLBACK').catch(() => undefined);
+    await locker.end();
+  });
+  afterAll(async () => {
+    await context?.close();
+    await db?.drop();
+  });
+
+  const drawn = async () => {
+    const [row] = await db.query<{ drawn: string }>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS drawn FROM messages_index_seq`);
+    return Number(row.drawn);
+  };
+
+  /** The writer's session blocked behind the locker: its xid, and whether it holds the messages table. */
+  const blockedWriter = (lockerPid: number) =>
+    waitFor(
+      async () => {
+        const rows = await db.query<{ pid: number; xid: string | null; holds_table: boolean }>(
+          `SELECT a.pid, a.backend_xid::text AS xid,
+                  EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'relation' AND l.relation = 'messages'::regclass
+                          AND l.mode = 'RowExclusiveLock' AND l.granted) AS holds_table
+           FROM pg_stat_activity a WHERE $1 = ANY(pg_blocking_pids(a.pid))`,
+          [lockerPid],
+        );
+        return rows.length === 1 ? rows[0] : false;
+      },
+      10_000,
+      'the flush to wait for the category lock',
+    );
+
+  it('one statement (no streams): while it waits for the category lock it has its xid and holds the table, and has drawn nothing; then it draws the next position', async () => {
+    // Given another transaction holding the lock of messages outside any stream
+    const [{ pid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+    await writer.append({ messages: [{ messageType: 'Before', body: { n: 0 } }] });
+    const before = await drawn();
+    await locker.query('BEGIN');
+    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [categoryLockKey(NO_CATEGORY).toString()]);
+    // When a flush of two messages without a stream starts
+    let settled: AppendResult | undefined;
+    const appending = writer.append({ messages: [{ messageType: 'Waits', body: { n: 1 } }, { messageType: 'Waits', body: { n: 2 } }] }).then((r) => (settled = r));
+    // Then, while it waits for the lock, it has an id and holds the table, and nothing was drawn
+    const blocked = await blockedWriter(pid);
+    expect(blocked.xid).not.toBeNull();
+    expect(blocked.holds_table).toBe(true);
+    expect(await drawn()).toBe(before);
+    expect(settled).toBeUndefined();
+    // And once the lock is free it draws the next positions, in row order
+    await locker.query('COMMIT');
+    const { entries } = await appending;
+    expect(entries.map((e) => (e.status === 'created' ? e.message.id : -1))).toEqual([before + 1, before + 2]);
+    const rows = await db.query<{ index: string; xid: string }>('SELECT index::text AS index, transaction_id::text AS xid FROM messages WHERE index > $1 ORDER BY messages.index', [before]);
+    expect(rows.map((r) => Number(r.index))).toEqual([before + 1, before + 2]);
+    // One statement, one transaction: both rows carry the id the session had while it waited.
+    expect(rows.map((r) => r.xid)).toEqual([blocked.xid, blocked.xid]);
+  });
+
+  it('a stream append (the transactional path): while it waits for its category lock it has its xid and has drawn nothing', async () => {
+    const [{ pid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+    const before = await drawn();
+    await locker.query('BEGIN');
+    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [categoryLockKey('order').toString()]);
+    const appending = writer.append({ stream: { streamId: 'order-1', expectedVersion: 'no_stream' }, messages: [{ messageType: 'Placed', body: {} }] });
+    const blocked = await blockedWriter(pid);
+    expect(blocked.xid).not.toBeNull();
+    expect(await drawn()).toBe(before);
+    await locker.query('COMMIT');
+    const { entries } = await appending;
+    expect(entries[0]).toMatchObject({ status: 'created', message: { id: before + 1, streamVersion: 1 } });
+  });
+
+  it('many parallel flushes without streams leave no hole and give every message one position', async () => {
+    const before = await drawn();
+    const results = await Promise.all(Array.from({ length: 200 }, (_, n) => writer.append({ messages: [{ messageType: 'Parallel', body: { n } }] })));
+    const ids = results.map((r) => (r.entries[0].status === 'created' ? r.entries[0].message.id : -1)).sort((a, b) => a - b);
+    expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => before + 1 + i));
+    const [{ count }] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM messages WHERE index > $1', [before]);
+    expect(count).toBe(200);
+  });
+});
