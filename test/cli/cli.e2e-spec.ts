@@ -249,7 +249,14 @@ describe('the ordinal command, as a process against a real server', () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Applied \d+ migration\(s\): .*CreateLog/i);
       const tables = await fresh.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'`);
-      expect(tables.map((t) => t.t)).toEqual(expect.arrayContaining(['messages', 'interface_bookmarks', 'ordinal_migrations']));
+      expect(tables.map((t) => t.t)).toEqual(expect.arrayContaining(['messages', 'interface_bookmarks', 'ordinal_migrations', 'consumer_leases']));
+      // Every migration a server runs (its own schema checks need them all, e.g. a replica reader's).
+      const { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS } = await import('@ordinal/log/internal');
+      const { EVENT_SOURCING_MIGRATIONS } = await import('@ordinal/event-sourcing/internal');
+      const { SUBSCRIPTIONS_MIGRATIONS } = await import('@ordinal/subscriptions/internal');
+      const appliedNames = (await fresh.query<{ name: string }>('SELECT name FROM ordinal_migrations')).map((m) => m.name);
+      const expected = [...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...EVENT_SOURCING_MIGRATIONS, ...SUBSCRIPTIONS_MIGRATIONS].map((m) => m.name);
+      expect(appliedNames).toEqual(expect.arrayContaining(expected));
       const again = await runCli(['migrate'], { DATABASE_URL: fresh.url });
       expect(again.stdout).toContain('Nothing to migrate');
     } finally {

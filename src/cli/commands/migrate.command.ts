@@ -43,13 +43,13 @@ export const migrateCommand: Command = {
     const url = (values['database-url'] as string | undefined) || env.DATABASE_URL;
     if (!url) throw new UsageError('migrate needs the database: set DATABASE_URL or pass --database-url postgres://user@host:5432/db');
     // Loaded here, not at the top: TypeORM and the libraries cost every other command's start-up.
-    const [{ DataSource }, { LOG_MIGRATIONS, runMigrations }, { EVENT_SOURCING_MIGRATIONS }, { SUBSCRIPTIONS_MIGRATIONS }] = await Promise.all([
+    const [{ DataSource }, { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS, runMigrations }, { EVENT_SOURCING_MIGRATIONS }, { SUBSCRIPTIONS_MIGRATIONS }] = await Promise.all([
       import('typeorm'),
       import('@ordinal/log/internal'),
       import('@ordinal/event-sourcing/internal'),
       import('@ordinal/subscriptions/internal'),
     ]);
-    const migrations = [...LOG_MIGRATIONS, ...EVENT_SOURCING_MIGRATIONS, ...SUBSCRIPTIONS_MIGRATIONS, ...(await amqpMigrations())];
+    const migrations = [...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...EVENT_SOURCING_MIGRATIONS, ...SUBSCRIPTIONS_MIGRATIONS, ...(await amqpMigrations())];
     if (typeof values.migrations === 'string') migrations.push(...(await userMigrations(values.migrations)));
     const dataSource = new DataSource({ type: 'postgres', url, extra: { connectionTimeoutMillis: 5000, application_name: 'ordinal-migrate' } });
     let applied: string[];
