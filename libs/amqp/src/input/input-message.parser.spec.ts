@@ -52,5 +52,8 @@ describe('parseInputMessage (I4)', () => {
     expect(parseInputMessage(body, { messageType: 'T', traceparent: 'garbage' })).not.toHaveProperty('lineage');
     expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'x'.repeat(201))).toEqual({ ok: false, reason: 'correlationId must be 1-200 characters' });
     expect(parseInputMessage(body, { messageType: 'T', causationId: 'c' })).toEqual({ ok: false, reason: 'a causationId header needs a correlation_id' });
+    // Refused here as REST refuses it, not at the database.
+    expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'a\u0000b')).toMatchObject({ ok: false, reason: expect.stringMatching(/correlationId has a NUL/) });
+    expect(parseInputMessage(body, { messageType: 'T', causationId: '\ud800' }, undefined, 'c-1')).toMatchObject({ ok: false, reason: expect.stringMatching(/causationId has a NUL character or an unpaired surrogate/) });
   });
 });

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { parseTraceparent, type CorrelationContext, type NewMessage } from '@ordinal/log';
-import { inexactNumberIn } from '@ordinal/log/internal';
+import { inexactNumberIn, isStorableText } from '@ordinal/log/internal';
 import { HEADERS } from '../amqp.constants.js';
 
 /** messageType: 1-200 characters of [A-Za-z0-9._:-] (I3, the same rule as REST). */
@@ -12,7 +12,8 @@ export type ParsedInput = { ok: true; message: NewMessage; lineage?: Correlation
 /** Why a correlation or causation id from a delivery cannot be stored, or null. */
 function idProblem(name: string, value: string | undefined): string | null {
   if (value === undefined) return null;
-  return value.length === 0 || value.length > 200 ? `${name} must be 1-200 characters` : null;
+  if (value.length === 0 || value.length > 200) return `${name} must be 1-200 characters`;
+  return isStorableText(value) ? null : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
 }
 
 /**

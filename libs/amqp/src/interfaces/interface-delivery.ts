@@ -14,6 +14,9 @@ export function deliveryBody(message: StoredMessage): Buffer {
  * correlationId, causationId and traceparent when stored. `messageId` is the index too, the
  * AMQP `correlation_id` property the message's correlation id.
  */
+/** The longest AMQP short string (a property such as correlation_id), in bytes. */
+const MAX_SHORT_STRING_BYTES = 255;
+
 export function deliveryProperties(message: FeedMessage, correlationUuid: string | null): Options.Publish {
   const headers: Record<string, unknown> = {
     [HEADERS.index]: message.id,
@@ -27,7 +30,9 @@ export function deliveryProperties(message: FeedMessage, correlationUuid: string
   if (message.correlationId !== null) headers[HEADERS.correlationId] = message.correlationId;
   if (message.causationId !== null) headers[HEADERS.causationId] = message.causationId;
   if (message.traceparent !== null) headers[HEADERS.traceparent] = message.traceparent;
-  const correlation = message.correlationId === null ? {} : { correlationId: message.correlationId };
+  // AMQP's correlation_id is a short string (at most 255 bytes; amqplib would write a longer
+  // one's length modulo 256, a frame the broker refuses): a longer id travels in the header alone.
+  const correlation = message.correlationId === null || Buffer.byteLength(message.correlationId) > MAX_SHORT_STRING_BYTES ? {} : { correlationId: message.correlationId };
   return {
     ...correlation,
     persistent: true,
