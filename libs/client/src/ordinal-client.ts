@@ -47,7 +47,7 @@ export class OrdinalClient {
 
   /**
    * Bulk import (`POST /api/events/import`, admin scope): NDJSON, one
-   * `{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?}` a line, stored
+   * `{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?, "correlationId"?, "causationId"?}` a line, stored
    * in one transaction as one contiguous range, or not at all (a 400 naming the line). A
    * stream is sent as it is read, never buffered whole.
    */

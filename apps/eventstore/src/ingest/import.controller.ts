@@ -26,8 +26,9 @@ export class ImportController {
   @ApiOperation({
     summary: 'Import messages in bulk (NDJSON)',
     description:
-      'One message a line, as `POST /api/events/messages` takes them (`{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?}`), ' +
-      'sent as `application/x-ndjson` and read as it arrives. Everything is stored in one transaction with one contiguous range of indices, ' +
+      'One message a line, as `POST /api/events/messages` takes them (`{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?, "correlationId"?, "causationId"?}`), ' +
+      'sent as `application/x-ndjson` and read as it arrives. A line without a `correlationId` takes the request\'s correlation ' +
+      '(`X-Correlation-Id`, else the `traceparent` trace id, else one new UUID for the import). Everything is stored in one transaction with one contiguous range of indices, ' +
       'or nothing: a bad line is a 400 naming it (`line`). Other writers wait while an import runs. The duplicate window does not apply; ' +
       'a line whose idempotency key is already stored for the same message is skipped (`repeats`), one stored for another message is a 422. Needs the `admin` scope.',
   })
