@@ -36,6 +36,33 @@ describe('restart (L6, L7)', () => {
     }
   });
 
+  it('switches from gapless to concurrent mode when gapless mode wrote exactly one row (its StartMarker)', async () => {
+    // Given a database on which a gapless server started once and stored nothing else
+    const fresh = await createTestDatabase('ordinal_restart_switch');
+    try {
+      const gapless = await startServer(fresh.url);
+      await gapless.close();
+      expect((await fresh.query<{ n: string }>('SELECT count(*) AS n FROM messages'))[0].n).toBe('1');
+      // When it restarts in concurrent mode
+      const concurrent = await startServer(fresh.url, { ORDINAL_ORDERING: 'concurrent' });
+      try {
+        // Then the sequence does not hand out the position gapless mode used: its own marker and a publish land after it
+        const sent = await http(concurrent.baseUrl, 'PUT', '/api/events/message', { messageType: 'OrderPlaced', content: { orderId: 'after-switch' } });
+        expect(sent.status).toBe(201);
+        const rows = await fresh.query<{ index: string; message_type: string }>('SELECT index, message_type FROM messages ORDER BY index');
+        expect(rows.map((r) => [Number(r.index), r.message_type])).toEqual([
+          [1, 'StartMarker'],
+          [2, 'StartMarker'],
+          [3, 'OrderPlaced'],
+        ]);
+      } finally {
+        await concurrent.close();
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('forgets the window after N messages, and N=0 turns it off', async () => {
     // Given a window of 2
     const server = await startServer(db.url, { ORDINAL_DUPLICATE_WINDOW: '2' });

@@ -13,9 +13,11 @@ export function alignPositions(ordering: 'gapless' | 'concurrent'): SqlQuery {
       values: [LOCKS.log],
     };
   }
+  // The next position the sequence hands out is last_value + 1 once called, last_value itself
+  // before (a fresh sequence: 1, not called): move it when that position is already used.
   return {
     text: `SELECT setval('${SEQUENCE}', top.m) FROM (SELECT max(index) AS m FROM ${TABLES.messages}) top, ${SEQUENCE} s
-           WHERE top.m IS NOT NULL AND top.m > s.last_value`,
+           WHERE top.m IS NOT NULL AND top.m >= CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END`,
     values: [],
   };
 }
