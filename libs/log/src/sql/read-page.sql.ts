@@ -9,16 +9,21 @@ export interface ReadFilter {
 
 /** Messages with `from <= index <= to`, in index order, at most `limit` of them. */
 export function readPage(from: number, to: number, limit: number, filter: ReadFilter = {}): SqlQuery {
+  return pageOf(MESSAGE_COLUMNS, from, to, limit, filter);
+}
+
+/** `columns` of the messages in `[from, to]`, in index order, at most `limit`, of the filter's types. */
+function pageOf(columns: string, from: number, to: number, limit: number, filter: ReadFilter): SqlQuery {
   const types = filter.types ?? [];
   if (types.length === 0) {
     return {
-      text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}
+      text: `SELECT ${columns} FROM ${TABLES.messages}
              WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`,
       values: [from, to, limit],
     };
   }
   return {
-    text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}
+    text: `SELECT ${columns} FROM ${TABLES.messages}
            WHERE index >= $1 AND index <= $2 AND message_type = ANY($4::text[])
            ORDER BY index LIMIT $3`,
     values: [from, to, limit, types],
@@ -29,7 +34,8 @@ export function readPage(from: number, to: number, limit: number, filter: ReadFi
  * The message as the HTTP API shows it (`GET /api/events/:index`, `data.message` of the SSE
  * stream), rendered as JSON text by PostgreSQL: the fields in the API's order, `streamId` and
  * `streamVersion` only for stream messages, `schemaVersion` only when not 1, `idempotencyKey`,
- * `correlationId`, `causationId` and `traceparent` only when set, `createdAt` in JavaScript's `toISOString()` form (UTC, milliseconds, `Z`).
+ * `correlationId`, `causationId` and `traceparent` only when set, `createdAt` in JavaScript's
+ * `toISOString()` form (UTC, milliseconds, `Z`).
  * Bodies and metadata are jsonb's own text (the same JSON value; jsonb writes `": "` and
  * `", "` between members). Node then neither parses nor re-serialises a body.
  */
@@ -53,18 +59,5 @@ export const RENDERED_COLUMNS = `index, message_type, user_id, ${RENDERED_MESSAG
 
 /** `readPage` with each row rendered as the API's JSON by PostgreSQL (see RENDERED_MESSAGE_JSON). */
 export function readRenderedPage(from: number, to: number, limit: number, filter: ReadFilter = {}): SqlQuery {
-  const types = filter.types ?? [];
-  if (types.length === 0) {
-    return {
-      text: `SELECT ${RENDERED_COLUMNS} FROM ${TABLES.messages}
-             WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`,
-      values: [from, to, limit],
-    };
-  }
-  return {
-    text: `SELECT ${RENDERED_COLUMNS} FROM ${TABLES.messages}
-           WHERE index >= $1 AND index <= $2 AND message_type = ANY($4::text[])
-           ORDER BY index LIMIT $3`,
-    values: [from, to, limit, types],
-  };
+  return pageOf(RENDERED_COLUMNS, from, to, limit, filter);
 }
