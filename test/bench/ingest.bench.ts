@@ -22,7 +22,6 @@
  * ("single,batches") shorten a development run.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
@@ -32,6 +31,7 @@ import { createBenchDatabase, type BenchDatabase } from './support/bench-databas
 import { runLoad, type LoadResult } from './support/http-load.js';
 import { startChild, type ChildServer } from './support/child-server.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
+import { backendsOf, cpuUs } from './support/proc-cpu.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
@@ -68,36 +68,19 @@ async function phase(baseUrl: string, clients: number, seconds = MAX_SECONDS, ba
   return runLoad({ url, clients, total, maxSeconds: seconds, headers, body: (n) => body(phaseCounter * 1e7 + n) });
 }
 
-const TICK_US = 1e6 / 100; // USER_HZ
-/** CPU (user + system) a process has used so far, in µs; 0 once it is gone. */
-function cpuUs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-  } catch {
-    return 0;
-  }
-}
-
 type Measured1 = LoadResult & { cpuUsPerMsg?: { server: number; postgres: number } };
 let admin: pg.Client;
 
-/** The PostgreSQL backends serving one database (the server's pool). */
-async function backendsOf(database: string): Promise<number[]> {
-  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
-  return rows.map((r) => r.pid);
-}
-
 /** A phase with the CPU it cost per message: the server's process and its database's backends. */
 async function measured(serverPid: number, database: string, run: () => Promise<LoadResult>): Promise<Measured1> {
-  const backends = await backendsOf(database);
+  const backends = await backendsOf(admin, database);
   const server0 = cpuUs(serverPid);
   const pg0 = new Map(backends.map((pid) => [pid, cpuUs(pid)]));
   const result = await run();
   const server = cpuUs(serverPid) - server0;
   // Backends opened during the phase count from 0.
   let postgres = 0;
-  for (const pid of await backendsOf(database)) postgres += cpuUs(pid) - (pg0.get(pid) ?? 0);
+  for (const pid of await backendsOf(admin, database)) postgres += cpuUs(pid) - (pg0.get(pid) ?? 0);
   const per = (us: number) => (result.messages > 0 ? Math.round(us / result.messages) : 0);
   return { ...result, cpuUsPerMsg: { server: per(server), postgres: per(postgres) } };
 }

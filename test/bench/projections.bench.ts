@@ -11,6 +11,10 @@
  * 24,000) are written at once and the time until every partition has applied them gives
  * events/s. BENCH_ROUNDS rounds (default 2) alternate 1 and 3 processes, so that a change in
  * the machine's load hits both; the speedup is the ratio of the totals of the same run.
+ * Each run also reports what an event cost the machine (µs of CPU of the workers, of the
+ * database's PostgreSQL backends and of this process, from /proc) and how busy the machine was;
+ * `machine.speedupCeiling` is the speedup the machine itself allows at the 3-process cost with
+ * every core busy, so a goal above it is beyond the machine rather than the framework.
  * BENCH_SIDE_EFFECT_ROWS=1 adds the tests' side-effect row (an autocommitted INSERT per event).
  * BENCH_CPU_PROF=<dir> writes each worker's CPU profile there.
  *
@@ -27,6 +31,7 @@ import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
+import { backendsOf, cpuMeter, type CpuSpent } from './support/proc-cpu.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 24000);
 /**
@@ -127,12 +132,27 @@ async function append(writer: LogWriter, count: number, offset = 0): Promise<num
   return last;
 }
 
+/**
+ * What one event cost the machine in a run: µs of CPU of the workers, of the database's
+ * PostgreSQL backends and of this process (the writer appending the events, and the polls),
+ * and how busy the machine was. `ceilingEventsPerSecond` is what the machine could do at that
+ * cost with every core busy: a speedup the ceiling does not allow is beyond the machine, not
+ * the framework.
+ */
+function costPerEvent(spent: CpuSpent) {
+  const per = (us: number) => Math.round(us / EVENTS);
+  const usPerEvent = { workers: per(spent.us.workers), postgres: per(spent.us.postgres), benchmark: per(spent.us.self) };
+  const total = usPerEvent.workers + usPerEvent.postgres + usPerEvent.benchmark;
+  return { usPerEvent: { ...usPerEvent, total }, machineBusy: Math.round(spent.machineBusy * 100) / 100, cores: spent.cores, ceilingEventsPerSecond: Math.round((spent.cores * 1e6) / total) };
+}
+
 async function throughput(processes: number) {
   const { db, client, app } = await setUp();
   const workers: Worker[] = [];
   try {
     for (let i = 0; i < processes; i++) workers.push(await spawnWorker(db.url));
     await poll(() => balancedOver(workers.map((w) => w.pid))(client), 60_000, 'balanced partitions', 50);
+    const meter = await cpuMeter({ workers: () => workers.map((w) => w.pid), postgres: () => backendsOf(client, db.name) });
     const started = performance.now();
     const last = await append(app.get(LogWriter), EVENTS);
     await poll(async () => {
@@ -140,8 +160,9 @@ async function throughput(processes: number) {
       return Number(rows[0].n) === PARTITIONS ? true : null;
     }, 600_000, 'every partition to apply the events', 10);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = costPerEvent(await meter.stop());
     const { rows } = await client.query<{ n: string; d: string }>('SELECT count(*) AS n, count(DISTINCT index) AS d FROM applied');
-    return { processes, events: EVENTS, seconds: Math.round(seconds * 100) / 100, eventsPerSecond: Math.round(EVENTS / seconds), appliedOnce: rows[0].n === rows[0].d && Number(rows[0].d) === EVENTS };
+    return { processes, events: EVENTS, seconds: Math.round(seconds * 100) / 100, eventsPerSecond: Math.round(EVENTS / seconds), appliedOnce: rows[0].n === rows[0].d && Number(rows[0].d) === EVENTS, cpu };
   } finally {
     // SIGTERM (a graceful stop) so a profiled worker writes its profile; SIGKILL if it hangs.
     await Promise.all(workers.map((w) => Promise.race([kill(w, 'SIGTERM'), new Promise<void>((r) => setTimeout(r, 10_000))]).then(() => kill(w, 'SIGKILL'))));
@@ -192,6 +213,12 @@ async function takeover() {
   return { kills: KILLS, takeoverMsBound: TAKEOVER_MS, ms: times, p50: pct(50), p99: pct(99), withinBound: sorted.every((t) => t < TAKEOVER_MS) };
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
 async function main(): Promise<void> {
   const ones: Awaited<ReturnType<typeof throughput>>[] = [];
   const threes: Awaited<ReturnType<typeof throughput>>[] = [];
@@ -204,12 +231,20 @@ async function main(): Promise<void> {
   const one = { processes: 1, eventsPerSecond: rate(ones), runs: ones };
   const three = { processes: 3, eventsPerSecond: rate(threes), runs: threes };
   const speedup = Math.round((three.eventsPerSecond / one.eventsPerSecond) * 100) / 100;
+  // The machine's own limit at 3 processes: its ceiling at the CPU an event costs there, over the 1-process rate.
+  const ceiling = Math.round(median(threes.map((r) => r.cpu.ceilingEventsPerSecond)));
+  const machine = {
+    cpuUsPerEvent: { oneProcess: median(ones.map((r) => r.cpu.usPerEvent.total)), threeProcesses: median(threes.map((r) => r.cpu.usPerEvent.total)) },
+    machineBusy: { oneProcess: median(ones.map((r) => r.cpu.machineBusy)), threeProcesses: median(threes.map((r) => r.cpu.machineBusy)) },
+    ceilingEventsPerSecondAtThree: ceiling,
+    speedupCeiling: Math.round((ceiling / one.eventsPerSecond) * 100) / 100,
+  };
   console.log(
     JSON.stringify(
       {
         benchmark: 'projections',
         setup: { partitions: PARTITIONS, partitionBy: 'userId', users: USERS, events: EVENTS, rounds: ROUNDS, handlerIoMs: 1, batchSize: BATCH, poolPerProcess: POOL },
-        throughput: { oneProcess: one, threeProcesses: three, speedup, goalMet: speedup >= 2.5, appliedOnce: [...ones, ...threes].every((r) => r.appliedOnce) },
+        throughput: { oneProcess: one, threeProcesses: three, speedup, goalMet: speedup >= 2.5, appliedOnce: [...ones, ...threes].every((r) => r.appliedOnce), machine },
         takeoverAfterKill9: kills,
       },
       null,
