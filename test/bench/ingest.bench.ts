@@ -68,7 +68,7 @@ async function phase(baseUrl: string, clients: number, seconds = MAX_SECONDS, ba
   return runLoad({ url, clients, total, maxSeconds: seconds, headers, body: (n) => body(phaseCounter * 1e7 + n) });
 }
 
-type Measured1 = LoadResult & { cpuUsPerMsg?: { server: number; postgres: number } };
+type Measured1 = LoadResult & { cpuUsPerMsg?: { server: number; postgres: number }; serverCoreShare?: number };
 let admin: pg.Client;
 
 /** A phase with the CPU it cost per message: the server's process and its database's backends. */
@@ -82,7 +82,9 @@ async function measured(serverPid: number, database: string, run: () => Promise<
   let postgres = 0;
   for (const pid of await backendsOf(admin, database)) postgres += cpuUs(pid) - (pg0.get(pid) ?? 0);
   const per = (us: number) => (result.messages > 0 ? Math.round(us / result.messages) : 0);
-  return { ...result, cpuUsPerMsg: { server: per(server), postgres: per(postgres) } };
+  // The share of one core the server's process used: near 1, its one thread is what limits the phase.
+  const serverCoreShare = result.seconds > 0 ? round2(server / (result.seconds * 1e6)) : 0;
+  return { ...result, cpuUsPerMsg: { server: per(server), postgres: per(postgres) }, serverCoreShare };
 }
 
 /** The bare pg baseline of the batches part, in its own process. */
@@ -168,6 +170,7 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
     }
     const results = Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs)]));
     const msgPerSecAt = Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs).find((r) => r.clients === AT)!.msgPerSec]));
+    const coreShareAt = Object.fromEntries(measured.map((m) => [m.name, median(m.runs.filter((r) => r.clients === AT).map((r) => (r as Measured1).serverCoreShare ?? 0))]));
     return {
       route: 'PUT /api/events/message',
       note: 'the duplicate window (default 2,000) checks the first 2,000 messages after a start and then switches itself off; the warm-up passes them',
@@ -175,6 +178,7 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
       [`msgPerSecAt${AT}`]: msgPerSecAt,
       [`ratiosAt${AT}`]: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round2(median(v))])),
       [`ratiosAt${AT}ByRound`]: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v.map(round2)])),
+      [`serverCoreShareAt${AT}`]: coreShareAt,
       [`cpuPerMsgRatiosAt${AT}`]: Object.fromEntries(Object.entries(cpuRatios).map(([k, v]) => [k, round2(median(v))])),
       [`cpuPerMsgRatiosAt${AT}ByRound`]: Object.fromEntries(Object.entries(cpuRatios).map(([k, v]) => [k, v.map(round2)])),
       goals: { concurrentOverGapless: 1, stretch: 1.3 },

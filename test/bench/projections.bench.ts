@@ -235,7 +235,7 @@ async function main(): Promise<void> {
   const ceiling = Math.round(median(threes.map((r) => r.cpu.ceilingEventsPerSecond)));
   const machine = {
     cpuUsPerEvent: { oneProcess: median(ones.map((r) => r.cpu.usPerEvent.total)), threeProcesses: median(threes.map((r) => r.cpu.usPerEvent.total)) },
-    machineBusy: { oneProcess: median(ones.map((r) => r.cpu.machineBusy)), threeProcesses: median(threes.map((r) => r.cpu.machineBusy)) },
+    machineBusy: { oneProcess: Math.round(median(ones.map((r) => r.cpu.machineBusy)) * 100) / 100, threeProcesses: Math.round(median(threes.map((r) => r.cpu.machineBusy)) * 100) / 100 },
     ceilingEventsPerSecondAtThree: ceiling,
     speedupCeiling: Math.round((ceiling / one.eventsPerSecond) * 100) / 100,
   };
