@@ -38,6 +38,8 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
  */
 export interface StreamingReplica {
   port: number;
+  /** Its name on the primary (`application_name` in pg_stat_replication, what synchronous_standby_names lists). */
+  name: string;
   /** The replica's URL for `database` (the same database as on the primary). */
   url(database: string): string;
   /** Waits until the replica has replayed everything the primary had written when called. */
@@ -50,8 +52,8 @@ export interface StreamingReplica {
 /** The settings a hot standby must have at least as high as its primary's. */
 const AT_LEAST_PRIMARY = ['max_connections', 'max_worker_processes', 'max_wal_senders', 'max_prepared_transactions', 'max_locks_per_transaction'];
 
-async function onPrimary<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const url = new URL(serverUrl());
+async function onServer<T>(fn: (client: pg.Client) => Promise<T>, primaryUrl = serverUrl()): Promise<T> {
+  const url = new URL(primaryUrl);
   url.pathname = '/postgres';
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
@@ -95,8 +97,10 @@ async function allowLocalReplication(client: pg.Client): Promise<void> {
  * Makes and starts the replica, and resolves once it streams. Runs the cluster's tools as the
  * primary's data owner when run as root (a clean CI machine runs as root), else as ourselves.
  */
-export async function startStreamingReplica(): Promise<StreamingReplica> {
-  const primary = new URL(serverUrl());
+export async function startStreamingReplica(options: { primaryUrl?: string; fsync?: boolean } = {}): Promise<StreamingReplica> {
+  const primaryUrl = options.primaryUrl ?? serverUrl();
+  const primary = new URL(primaryUrl);
+  const onPrimary = <T>(fn: (client: pg.Client) => Promise<T>) => onServer(fn, primaryUrl);
   const { bin, settings, owner } = await onPrimary(async (client) => {
     await allowLocalReplication(client);
     const [{ v }] = (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows;
@@ -121,14 +125,14 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
     await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
     // A slot left behind would keep the primary's WAL forever.
-    await dropSlot(name);
+    await dropSlot(name, primaryUrl);
   };
   try {
     // A physical replication slot (created by pg_basebackup, named in the replica's settings by -R)
     // keeps the primary's WAL from the backup on: busy neighbours on the primary could otherwise
     // recycle a segment before the replica starts streaming ("requested WAL segment … has
     // already been removed").
-    await dropStaleSlots();
+    await dropStaleSlots(primaryUrl);
     await tool(join(bin, 'pg_basebackup'), ['-h', primary.hostname, '-p', primary.port || '5432', '-U', primary.username || 'postgres', '-D', data, '-X', 'stream', '-R', '-c', 'fast', '-C', '-S', name]);
     const conf = [
       `port = ${port}`,
@@ -137,7 +141,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
       `cluster_name = '${name}'`,
       'hot_standby = on',
       'shared_buffers = 32MB',
-      'fsync = off',
+      `fsync = ${options.fsync ? 'on' : 'off'}`,
       ...settings.map((s) => `${s.name} = ${s.setting}`),
     ];
     writeFileSync(join(data, 'postgresql.conf'), conf.join('\n') + '\n');
@@ -174,6 +178,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
   };
   return {
     port,
+    name,
     url,
     query,
     async caughtUp(timeoutMs = 10_000) {
@@ -191,29 +196,29 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
 const SLOT_PREFIX = 'ordinal_test_replica_';
 
 /** Drops this replica's slot once its WAL receiver has gone (the walsender exits a moment after the replica stops). */
-async function dropSlot(slot: string): Promise<void> {
+async function dropSlot(slot: string, primaryUrl: string): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const left = await onPrimary(async (c) => {
+    const left = await onServer(async (c) => {
       const { rows } = await c.query<{ active: boolean }>('SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
       if (rows.length === 0) return false;
       if (!rows[0].active) await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
       return true;
-    }).catch(() => true);
+    }, primaryUrl).catch(() => true);
     if (!left) return;
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** Slots of earlier runs on this machine that were killed before they could clean up (their process is gone). */
-async function dropStaleSlots(): Promise<void> {
-  await onPrimary(async (c) => {
+async function dropStaleSlots(primaryUrl: string): Promise<void> {
+  await onServer(async (c) => {
     const { rows } = await c.query<{ slot_name: string }>(`SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE $1 AND NOT active`, [`${SLOT_PREFIX}%`]);
     for (const { slot_name: slot } of rows) {
       const pid = Number(slot.slice(SLOT_PREFIX.length).split('_')[0]);
       if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
       await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
     }
-  });
+  }, primaryUrl);
 }
 
 function alive(pid: number): boolean {
@@ -228,4 +233,63 @@ function alive(pid: number): boolean {
 async function ids(user: string): Promise<{ uid: number; gid: number }> {
   const [uid, gid] = await Promise.all([run('id', ['-u', user]), run('id', ['-g', user])]);
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
+/** A PostgreSQL cluster of this benchmark's own (another port, a temporary folder), for settings the shared cluster must not get. */
+export interface LocalCluster {
+  port: number;
+  /** The URL of `database` on it (`postgres` by default). */
+  url(database?: string): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Makes (initdb) and starts a cluster of its own with the machine's PostgreSQL binaries — the
+ * version of the server of DATABASE_URL — as a primary that accepts streaming replicas from
+ * 127.0.0.1 (`startStreamingReplica({ primaryUrl })`), with `settings` added to its
+ * postgresql.conf. As root, the tools run as the owner of the shared cluster's data (postgres).
+ */
+export async function startLocalCluster(settings: string[] = []): Promise<LocalCluster> {
+  const { bin, owner } = await onServer(async (client) => {
+    const [{ v }] = (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows;
+    const [{ data_directory: dataDirectory }] = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows;
+    const owner = process.getuid?.() === 0 ? (await run('id', ['-nu', String(statSync(dataDirectory).uid)])).stdout.trim() : null;
+    return { bin: `/usr/lib/postgresql/${Math.floor(Number(v) / 10000)}/bin`, owner };
+  });
+  const tool = asClusterUser(owner);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ordinal-cluster-'));
+  const data = join(dir, 'data');
+  const ownerIds = owner ? await ids(owner) : null;
+  if (ownerIds) chownSync(dir, ownerIds.uid, ownerIds.gid);
+  const stop = async () => {
+    await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await tool(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-instructions']);
+    const conf = [
+      `port = ${port}`,
+      `listen_addresses = '127.0.0.1'`,
+      `unix_socket_directories = '${dir}'`,
+      'wal_level = replica',
+      'max_wal_senders = 4',
+      'shared_buffers = 128MB',
+      ...settings,
+    ];
+    appendFileSync(join(data, 'postgresql.conf'), '\n' + conf.join('\n') + '\n');
+    writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n');
+    if (ownerIds) chownSync(join(data, 'pg_hba.conf'), ownerIds.uid, ownerIds.gid);
+    await tool(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+  } catch (error) {
+    let log = '';
+    try {
+      log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
+    } catch {
+      // not started
+    }
+    await stop();
+    throw new Error(`${(error as Error).message}${log ? `\ncluster log (last lines):\n${log}` : ''}`, { cause: error });
+  }
+  return { port, url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`, stop };
 }
