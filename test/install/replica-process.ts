@@ -14,7 +14,7 @@ export interface Replica {
   ask(cmd: string, args?: Record<string, unknown>): Promise<ReplicaAnswer>;
   /** As `ask`, rejecting when the command failed. */
   call(cmd: string, args?: Record<string, unknown>): Promise<any>;
-  /** Resolves with the exit code or signal. */
+  /** Resolves with the exit code or signal, once its output is read to the end. */
   exited: Promise<number | string | null>;
   output(): string;
 }
@@ -24,7 +24,8 @@ export async function startReplica(cwd: string, env: NodeJS.ProcessEnv, timeoutM
   const child = spawn(process.execPath, ['dist/check.js', 'replica'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let text = '';
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  // 'close', not 'exit': by then its stdout is read to the end (no mail line still in the pipe)
+  const exited = new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(code ?? signal)));
   const pending = new Map<number, (answer: ReplicaAnswer) => void>();
   const mails: string[] = [];
   let nextId = 1;
