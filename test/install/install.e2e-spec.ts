@@ -5,6 +5,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/test-database.js';
+import { pollUntil, startReplica, type Replica } from './replica-process.js';
 import { guideFiles, guideTsconfig, writeFiles } from './sample-service.js';
 
 const run = promisify(execFile);
@@ -66,7 +67,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
     for (const { folder } of variants) {
       writeFiles(join(dir, folder), guideFiles(...GUIDES));
-      copyFileSync(join(root, 'test', 'install', 'fixtures', 'check.ts'), join(dir, folder, 'src', 'check.ts'));
+      for (const driver of ['check.ts', 'replica.ts']) copyFileSync(join(root, 'test', 'install', 'fixtures', driver), join(dir, folder, 'src', driver));
       writeFileSync(join(dir, folder, 'tsconfig.json'), guideTsconfig(GUIDE));
     }
     writeFileSync(join(dir, 'cjs', 'package.json'), JSON.stringify({ name: 'shop-cjs', private: true, type: 'commonjs' }));
@@ -102,7 +103,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
   it.each(variants)("compiles the guide's files and the driver with tsc as $name", async ({ folder }) => {
     await run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, folder, 'tsconfig.json')], { cwd: dir, env: childEnv() });
     const built = readdirSync(join(dir, folder, 'dist'));
-    expect(built).toEqual(expect.arrayContaining(['app.module.js', 'check.js', 'orders', 'shipping']));
+    expect(built).toEqual(expect.arrayContaining(['app.module.js', 'check.js', 'replica.js', 'orders', 'shipping']));
   }, 120_000);
 
   describe.each(variants)('the sample service as $name', ({ folder }) => {
@@ -161,4 +162,205 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       await db.drop();
     }
   }, 60_000);
+
+  describe('two replicas of the installed service on one database (what docs/scaling.md promises)', () => {
+    /** The takeover bound, set through the documented option (`OrdinalModule.forRoot({ log: { takeoverMs } })`). */
+    const TAKEOVER_MS = 3000;
+    const PROJECTIONS = ['order-statuses', 'order-summaries'];
+    let db: TestDatabase;
+    let env: NodeJS.ProcessEnv;
+    /** Every replica started, the killed one included (its mails still count). */
+    const replicas: Replica[] = [];
+    let alive: Replica[] = [];
+    // The read model a single process replaying what the test wrote would have
+    const summaries = new Map<string, { customer: string; total: number; status: string }>();
+
+    beforeAll(async () => {
+      db = await createTestDatabase('ordinal_install');
+      // Given two replicas of the service, the ESM and the CommonJS build, started at once
+      env = childEnv({ DATABASE_URL: db.url, ORDINAL_TAKEOVER_MS: String(TAKEOVER_MS) });
+      replicas.push(...(await Promise.all([startReplica(dir, env), startReplica(join(dir, 'cjs'), env)])));
+      alive = [...replicas];
+    }, 120_000);
+    afterAll(async () => {
+      // Stdin's end closes a replica's application; one that does not exit in time is killed
+      for (const replica of alive) replica.child.stdin!.end();
+      const timer = setTimeout(() => replicas.forEach((r) => r.child.kill('SIGKILL')), 10_000);
+      await Promise.all(replicas.map((r) => r.exited));
+      clearTimeout(timer);
+      await db?.drop();
+    }, 30_000);
+
+    const place = async (via: Replica, orderId: string, customer: string, total: number) => {
+      expect(await via.call('place', { orderId, customer, total })).toBe(1);
+      summaries.set(orderId, { customer, total, status: 'placed' });
+    };
+    const ship = async (via: Replica, orderId: string) => {
+      await via.call('ship', { orderId });
+      summaries.get(orderId)!.status = 'shipped';
+    };
+    const expectedRows = () => {
+      const ids = [...summaries.keys()].sort();
+      return {
+        summaries: ids.map((id) => [id, summaries.get(id)!.customer, summaries.get(id)!.total, summaries.get(id)!.status]),
+        statuses: ids.map((id) => [id, summaries.get(id)!.customer, summaries.get(id)!.status]),
+      };
+    };
+    /** Waits, in every live replica, until both projections applied the head; the owner answers last (its mails precede its answer on its stdout). */
+    const caughtUp = async (owner: Replica) => {
+      const head = (await owner.call('head')) as number;
+      for (const replica of [...alive.filter((r) => r !== owner), owner]) await replica.call('waitFor', { index: head });
+      return head;
+    };
+    const leases = () =>
+      db.query<{ name: string; owner: string | null; live: boolean }>('SELECT name, owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = ANY($1) ORDER BY name', [PROJECTIONS]);
+    const pidOf = (owner: string) => Number(owner.split(':')[1]);
+    /** The replica holding each projection's live lease, once both have one. */
+    const owners = async () =>
+      pollUntil(async () => {
+        const rows = await leases();
+        return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live) ? new Map(rows.map((l) => [l.name, replicas.find((r) => r.pid === pidOf(l.owner!))!])) : null;
+      }, 30_000, 'both projections to have an owner');
+    /** Mails sent per order, across every replica that ever ran. */
+    const mailsPerOrder = () => {
+      const counts = new Map<string, number>();
+      for (const mail of replicas.flatMap((r) => r.mails)) {
+        const orderId = /^to \S+: (\S+) is on its way$/.exec(mail)?.[1] ?? `unparsed: ${mail}`;
+        counts.set(orderId, (counts.get(orderId) ?? 0) + 1);
+      }
+      return Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)));
+    };
+    const shippedOnce = () => Object.fromEntries([...summaries].filter(([, s]) => s.status === 'shipped').map(([id]) => [id, 1]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+
+    it('each projection is owned by exactly one replica; every event is applied once across both (read model as a single process has it, one mail per shipped order)', async () => {
+      const [a, b] = replicas;
+      const owned = await owners();
+      // When orders are placed through one replica and shipped through the other, items added through either
+      for (let n = 1; n <= 20; n++) await place(n % 2 ? a : b, `order-${String(n).padStart(2, '0')}`, `customer-${n}`, n * 10);
+      for (let n = 1; n <= 20; n += 2) await ship(n % 4 === 1 ? b : a, `order-${String(n).padStart(2, '0')}`);
+      for (const n of [2, 3, 4]) {
+        const orderId = `order-${String(n).padStart(2, '0')}`;
+        await (n % 2 ? a : b).call('addItem', { orderId, price: 5 });
+        summaries.get(orderId)!.total += 5;
+      }
+      await caughtUp(owned.get('order-statuses')!);
+      // Then both replicas' reports name the same single owner of each projection, one of the two, which says it is itself
+      const reports = await Promise.all(replicas.map((r) => r.call('report') as Promise<{ name: string; state: string; local: boolean; owner: { pid: number; self: boolean } | null }[]>));
+      for (const name of PROJECTIONS) {
+        const views = reports.map((report) => report.find((r) => r.name === name)!);
+        expect(views.map((v) => [v.state, v.local, v.owner?.pid])).toEqual([
+          ['running', true, owned.get(name)!.pid],
+          ['running', true, owned.get(name)!.pid],
+        ]);
+        expect(views.map((v) => v.owner!.self)).toEqual(replicas.map((r) => r === owned.get(name)));
+      }
+      // And the read model, read through either replica, is what a single process replaying the log has
+      for (const replica of replicas) expect(await replica.call('rows')).toEqual(expectedRows());
+      // And the live side effect (outside the read model's transaction) ran once per shipped order, in the owner only
+      expect(mailsPerOrder()).toEqual(shippedOnce());
+      expect(replicas.filter((r) => r.mails.length > 0).map((r) => r.pid)).toEqual([owned.get('order-statuses')!.pid]);
+    }, 120_000);
+
+    it('an aggregate saved through both replicas at once: one save wins, the other gets VersionConflictError, and retryOnConflict then succeeds', async () => {
+      const [a, b] = replicas;
+      await place(a, 'order-race', 'race', 100);
+      // Given both replicas loaded the order at version 1 and decided
+      expect(await Promise.all([a.call('prepare', { orderId: 'order-race', price: 5 }), b.call('prepare', { orderId: 'order-race', price: 7 })])).toEqual([1, 1]);
+      // When both save at the same moment
+      const answers = await Promise.all([a.ask('save'), b.ask('save')]);
+      // Then exactly one save succeeded, at version 2, and the other got the typed conflict
+      const won = answers.filter((x) => x.ok);
+      const lost = answers.flatMap((x) => (x.ok ? [] : [x.error]));
+      expect(won.map((x) => x.ok && x.result)).toEqual([2]);
+      expect(lost).toEqual([expect.objectContaining({ name: 'VersionConflictError', code: 'version_conflict', streamId: 'order-race', current: 2, expected: 1 })]);
+      // And the loser's retry through retryOnConflict (load, decide, save) succeeds on top of the winner's
+      const loser = answers[0].ok ? b : a;
+      expect(await loser.call('retry', { orderId: 'order-race', price: loser === a ? 5 : 7 })).toBe(3);
+      summaries.get('order-race')!.total += 12;
+      await caughtUp((await owners()).get('order-summaries')!);
+      for (const replica of replicas) expect(await replica.call('rows')).toEqual(expectedRows());
+    }, 60_000);
+
+    it('kill -9 of the owner: the other replica takes over within takeoverMs and continues from the checkpoint, nothing lost or repeated', async () => {
+      // Given everything applied (the checkpoints at the head)
+      const owned = await owners();
+      const victim = owned.get('order-statuses')!;
+      const survivor = replicas.find((r) => r !== victim)!;
+      const head = await caughtUp(victim);
+      const before = await db.query<{ name: string; position: string }>('SELECT name, position FROM checkpoints WHERE name = ANY($1) ORDER BY name', [PROJECTIONS]);
+      expect(before.map((c) => Number(c.position))).toEqual([head, head]);
+      // When the owner is killed, and orders are placed and shipped through the survivor meanwhile
+      const killedAt = Date.now();
+      victim.child.kill('SIGKILL');
+      expect(await victim.exited).toBe('SIGKILL');
+      alive = [survivor];
+      for (let n = 21; n <= 25; n++) {
+        await place(survivor, `order-${n}`, `customer-${n}`, n * 10);
+        await ship(survivor, `order-${n}`);
+      }
+      // Then the survivor holds both projections within the bound
+      await pollUntil(async () => {
+        const rows = await leases();
+        return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live && pidOf(l.owner) === survivor.pid);
+      }, 30_000, 'the survivor to own both projections');
+      expect(Date.now() - killedAt).toBeLessThan(TAKEOVER_MS);
+      // And it applies what came after the checkpoint: every order is in the read model, and every shipped order mailed once (none again)
+      await caughtUp(survivor);
+      expect(await survivor.call('rows')).toEqual(expectedRows());
+      expect(mailsPerOrder()).toEqual(shippedOnce());
+      const report = (await survivor.call('report')) as { name: string; state: string; owner: { pid: number; self: boolean } | null }[];
+      expect(PROJECTIONS.map((name) => report.find((r) => r.name === name))).toEqual(
+        PROJECTIONS.map((name) => expect.objectContaining({ name, state: 'running', owner: { pid: survivor.pid, self: true } })),
+      );
+    }, 90_000);
+
+    it('SIGTERM of the owner (a rolling restart, shutdown hooks enabled as the guide says): it releases its leases on the way out, a new replica takes over, nothing is mailed twice', async () => {
+      // Given a new replica started beside the owner, as a deploy does: it stands by
+      const [owner] = alive;
+      const newcomer = await startReplica(join(dir, 'cjs'), env);
+      replicas.push(newcomer);
+      alive.push(newcomer);
+      await caughtUp(owner);
+      expect([...(await owners()).values()].map((r) => r.pid)).toEqual([owner.pid, owner.pid]);
+      // When orders arrive through the newcomer and the owner gets SIGTERM
+      for (let n = 26; n <= 28; n++) {
+        await place(newcomer, `order-${n}`, `customer-${n}`, n * 10);
+        await ship(newcomer, `order-${n}`);
+      }
+      const stoppedAt = Date.now();
+      owner.child.kill('SIGTERM');
+      expect([0, 'SIGTERM']).toContain(await owner.exited);
+      alive = [newcomer];
+      // Then it released its leases as it stopped (a killed process would still name itself on them)
+      expect((await leases()).filter((l) => l.owner && pidOf(l.owner) === owner.pid && l.live)).toEqual([]);
+      // And the newcomer owns both projections within the bound and applies everything, each shipped order mailed once
+      await pollUntil(async () => {
+        const rows = await leases();
+        return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live && pidOf(l.owner) === newcomer.pid);
+      }, 30_000, 'the newcomer to own both projections');
+      expect(Date.now() - stoppedAt).toBeLessThan(TAKEOVER_MS);
+      await caughtUp(newcomer);
+      expect(await newcomer.call('rows')).toEqual(expectedRows());
+      expect(mailsPerOrder()).toEqual(shippedOnce());
+    }, 90_000);
+
+    it('a takeover bound below 500 ms stops the start with a typed error naming the option', async () => {
+      // When a replica starts with log.takeoverMs 300
+      const start = startReplica(dir, { ...env, ORDINAL_TAKEOVER_MS: '300' });
+      // Then it exits, saying which option is wrong and how to set it (an OrdinalError, not a bare RangeError)
+      await expect(start).rejects.toThrow(/exited with \S+ before it was up[\s\S]*OrdinalError: log\.takeoverMs must be a number of milliseconds of at least 500, got 300: set OrdinalModule\.forRoot\(\{ log: \{ takeoverMs \} \}\)/);
+    }, 60_000);
+
+    it('a single-process replay (rebuild) of the log gives the same read model and sends no mail again', async () => {
+      const [survivor] = alive;
+      const rows = await survivor.call('rows');
+      // When the one remaining process rebuilds both projections from the log
+      await survivor.call('rebuild');
+      await caughtUp(survivor);
+      // Then the read model is the one both replicas kept, and replayed events (isReplay) mailed nobody
+      expect(await survivor.call('rows')).toEqual(rows);
+      expect(rows).toEqual(expectedRows());
+      expect(mailsPerOrder()).toEqual(shippedOnce());
+    }, 60_000);
+  });
 });

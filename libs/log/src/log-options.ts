@@ -1,4 +1,5 @@
 import type { MigrationInterface } from 'typeorm';
+import { ownershipTimings } from './ownership/ownership-options.js';
 
 /** How positions are assigned: `gapless` (one writer at a time, no holes) or `concurrent` (parallel writers; readers wait at holes). */
 export type Ordering = 'gapless' | 'concurrent';
@@ -86,6 +87,7 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     livePollMs: options.livePollMs ?? 1000,
     mailboxLimit: options.mailboxLimit ?? 10_000,
     replayBatchSize: options.replayBatchSize ?? 1000,
-    takeoverMs: options.takeoverMs ?? 5000,
+    // Checked where the defaults are applied: a bad bound fails at start, naming the option
+    takeoverMs: ownershipTimings(options.takeoverMs ?? 5000).takeoverMs,
   };
 }

@@ -1,3 +1,5 @@
+import { OrdinalError } from '../errors/ordinal.error.js';
+
 /** Timings of consumer ownership, derived from one setting. */
 export interface OwnershipTimings {
   /** A dead owner's consumers are running elsewhere within this bound (ms). */
@@ -18,6 +20,12 @@ export interface OwnershipTimings {
  * before it loses its consumers.
  */
 export function ownershipTimings(takeoverMs: number): OwnershipTimings {
-  if (!Number.isFinite(takeoverMs) || takeoverMs < 500) throw new RangeError(`takeoverMs must be at least 500, got ${takeoverMs}`);
+  // Below 500 ms a tick (20%) is shorter than a loaded machine's heartbeat round trip.
+  if (!Number.isFinite(takeoverMs) || takeoverMs < 500) {
+    throw new OrdinalError(
+      'invalid_configuration',
+      `log.takeoverMs must be a number of milliseconds of at least 500, got ${takeoverMs}: set OrdinalModule.forRoot({ log: { takeoverMs } }) (the server: ORDINAL_TAKEOVER_MS), or leave it out for 5000`,
+    );
+  }
   return { takeoverMs, ttlMs: Math.round(takeoverMs * 0.6), tickMs: Math.round(takeoverMs * 0.2), forgetAfterMs: takeoverMs * 10 };
 }
