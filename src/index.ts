@@ -13,6 +13,7 @@ export {
   AggregateRoot,
   AggregateRepository,
   InjectAggregateRepository,
+  aggregateRepositoryToken,
   DomainEvent,
   Event,
   Upcaster,

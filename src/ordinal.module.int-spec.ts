@@ -11,6 +11,7 @@ import {
   DomainEvent,
   EventHandler,
   InjectAggregateRepository,
+  aggregateRepositoryToken,
   ORDINAL_OPTIONS,
   OrdinalError,
   OrdinalModule,
@@ -122,6 +123,8 @@ describe('OrdinalModule', () => {
     lamp.toggle();
     await lamps.save(lamp);
     expect((await lamps.load('lamp-1')).on).toBe(true);
+    // And a script or test outside any provider gets the same repository by its token
+    expect(app!.get<AggregateRepository<Lamp>>(aggregateRepositoryToken(Lamp))).toBe(lamps);
     expect(await db.query('SELECT index FROM messages WHERE message_type = $1', ['StartMarker'])).toEqual([]);
   });
 
