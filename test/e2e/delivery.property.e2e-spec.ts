@@ -454,11 +454,19 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
     }
 
     it(`every reader gets exactly the committed messages from its start (${numRuns} runs)`, async () => {
-      await fc.assert(
-        // ORDINAL_PROPERTY_SCENARIO='{"before":[...],"after":null,"iface":{...}}' replays one scenario (a counterexample) instead of generating.
-        fc.asyncProperty(process.env.ORDINAL_PROPERTY_SCENARIO ? fc.constant(JSON.parse(process.env.ORDINAL_PROPERTY_SCENARIO) as Scenario) : scenarioArb(mode, broker !== null), (scenario) => run(scenario)),
-        { numRuns: Number(process.env.ORDINAL_PROPERTY_RUNS ?? numRuns), plugins: [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: false })] },
-      );
+      let inFlight: Promise<void> = Promise.resolve();
+      try {
+        await fc.assert(
+          // ORDINAL_PROPERTY_SCENARIO='{"before":[...],"after":null,"iface":{...}}' replays one scenario (a counterexample) instead of generating.
+          fc.asyncProperty(process.env.ORDINAL_PROPERTY_SCENARIO ? fc.constant(JSON.parse(process.env.ORDINAL_PROPERTY_SCENARIO) as Scenario) : scenarioArb(mode, broker !== null), (scenario) => (inFlight = run(scenario))),
+          { numRuns: Number(process.env.ORDINAL_PROPERTY_RUNS ?? numRuns), plugins: [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: false })] },
+        );
+      } finally {
+        // The time limit races the run in flight, it does not stop it: without this wait the
+        // abandoned run went on after afterAll (its actors queried a dropped database, it could
+        // start a server after the suite's was stopped). Its own finally cleans up.
+        await inFlight.catch(() => undefined);
+      }
     }, budgetMs + 60_000);
   });
 }

@@ -105,7 +105,9 @@ export async function startPgBouncer(): Promise<PgBouncer> {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGINT');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+        clearTimeout(timer);
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
       rmSync(dir, { recursive: true, force: true });

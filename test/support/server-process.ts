@@ -12,7 +12,7 @@ export interface ServerProcess {
   output(): string;
   /** Resolves with the exit code, or the signal's name when a signal ended it. */
   exited: Promise<number | string | null>;
-  /** Resolves once a line matching `pattern` was printed. */
+  /** Resolves once a line matching `pattern` was printed; rejects after `timeoutMs`, or once the process exited without it. */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** SIGTERM (graceful), or the given signal; resolves on exit. */
   stop(signal?: NodeJS.Signals): Promise<number | string | null>;
@@ -39,6 +39,12 @@ export function spawnScript(script: string, env: Record<string, string>, outputT
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  // 'close' comes after the last output: a waiter still unmatched then never will be.
+  let closed = false;
+  child.once('close', () => {
+    closed = true;
+    for (const w of waiters) w();
+  });
   return {
     child,
     output: () => text,
@@ -47,10 +53,11 @@ export function spawnScript(script: string, env: Record<string, string>, outputT
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = pattern.exec(text);
-          if (m) {
+          if (m || closed) {
             waiters.delete(check);
             clearTimeout(timer);
-            resolve(m[0]);
+            if (m) resolve(m[0]);
+            else reject(new Error(`The process exited (${child.exitCode ?? child.signalCode}) without output matching ${pattern}; output was:\n${text}`));
           }
         };
         const timer = setTimeout(() => {
