@@ -38,7 +38,11 @@ describe('runMigrations (the migration advisory lock)', () => {
   it('applies each migration once when several runs start at the same moment, and releases the lock', async () => {
     const runs = await Promise.all([1, 2, 3].map(() => runMigrations(dataSource, [CreateThings1767225600200])));
     expect(runs.flat()).toEqual(['CreateThings1767225600200']);
-    const locks = await db.query('SELECT 1 FROM pg_locks WHERE locktype = $1 AND objid = $2', ['advisory', LOCKS.migrations]);
+    // Advisory locks are per database; pg_locks lists the whole cluster's (other suites migrate their own databases meanwhile).
+    const locks = await db.query('SELECT 1 FROM pg_locks WHERE locktype = $1 AND objid = $2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())', [
+      'advisory',
+      LOCKS.migrations,
+    ]);
     expect(locks).toEqual([]);
   });
 
