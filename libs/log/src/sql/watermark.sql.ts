@@ -72,6 +72,7 @@ export function readLogWriters(): SqlQuery {
                   pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
            FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
            WHERE l.locktype = 'relation' AND l.relation = '${TABLES.messages}'::regclass
+             AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
              AND l.mode = 'RowExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()
            UNION ALL
            SELECT NULL, NULL, NULL, NULL, pg_snapshot_xmax(pg_current_snapshot())::text`,
