@@ -12,9 +12,9 @@
  * Prints JSON. Needs wrk (/usr/bin/wrk).
  */
 import pg from 'pg';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './support/free-port.js';
 import { startChild, type ChildServer } from './support/child-server.js';
 import { startLocalCluster, startStreamingReplica, type LocalCluster, type StreamingReplica } from './support/streaming-replica.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
@@ -29,17 +29,6 @@ const headers = { authorization: 'Bearer dev-ordinal-token' };
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round2 = (x: number) => Number(x.toFixed(2));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function onCluster<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });

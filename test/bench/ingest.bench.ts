@@ -23,12 +23,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { runLoad, type LoadResult } from './support/http-load.js';
+import { freePort } from './support/free-port.js';
 import { startChild, type ChildServer } from './support/child-server.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
 import { backendsOf, cpuUs } from './support/proc-cpu.js';
@@ -112,18 +112,6 @@ function summarise(runs: LoadResult[], clientCounts = CLIENTS): (LoadResult & { 
       runsMsgPerSec: mine.map((r) => r.msgPerSec),
       ...(cpuMedian ? { medianCpuUsPerMsg: cpuMedian, runsCpuUsPerMsg: cpu.map((r) => r.cpuUsPerMsg!) } : {}),
     };
-  });
-}
-
-/** A port nobody listens on now (other benchmarks may run on this machine at the same time). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -3,24 +3,13 @@ import { appendFileSync, chownSync, mkdtempSync, readFileSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 
 /** The primary: the server of DATABASE_URL (the local one by default), as the suites and benchmarks use. */
 const serverUrl = () => process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -156,15 +145,7 @@ export async function startStreamingReplica(options: { primaryUrl?: string; fsyn
       'the replica to stream from the primary',
     );
   } catch (error) {
-    // Say why: the replica's own log is removed with its folder.
-    let log = '';
-    try {
-      log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
-    } catch {
-      // no log yet (pg_basebackup failed)
-    }
-    await stop();
-    throw new Error(`${(error as Error).message}${log ? `\nreplica log (last lines):\n${log}` : ''}`, { cause: error });
+    throw await failedStart(error, dir, 'replica', stop);
   }
   const url = (database: string) => `postgres://${primary.username || 'postgres'}@127.0.0.1:${port}/${database}`;
   const query = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
@@ -282,14 +263,19 @@ export async function startLocalCluster(settings: string[] = []): Promise<LocalC
     if (ownerIds) chownSync(join(data, 'pg_hba.conf'), ownerIds.uid, ownerIds.gid);
     await tool(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
   } catch (error) {
-    let log = '';
-    try {
-      log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
-    } catch {
-      // not started
-    }
-    await stop();
-    throw new Error(`${(error as Error).message}${log ? `\ncluster log (last lines):\n${log}` : ''}`, { cause: error });
+    throw await failedStart(error, dir, 'cluster', stop);
   }
   return { port, url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`, stop };
+}
+
+/** A cluster that failed to start: stopped and removed, and the error says why from its own log's last lines (removed with its folder). */
+async function failedStart(error: unknown, dir: string, what: string, stop: () => Promise<void>): Promise<Error> {
+  let log = '';
+  try {
+    log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
+  } catch {
+    // no log yet (initdb or pg_basebackup failed)
+  }
+  await stop();
+  return new Error(`${(error as Error).message}${log ? `\n${what} log (last lines):\n${log}` : ''}`, { cause: error });
 }
