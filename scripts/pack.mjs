@@ -21,7 +21,12 @@ export const PUBLISHED = {
 const destination = join(root, 'dist', 'packages');
 
 function run(cmd, args, options = {}) {
-  const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  const r = spawnSync(cmd, args, {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    ...options,
+  });
   if (r.status !== 0) {
     process.stderr.write(r.stdout ?? '');
     throw new Error(`${cmd} ${args.join(' ')} failed with ${r.status}`);
@@ -65,14 +70,30 @@ export function pack() {
   for (const [workspace, sources] of Object.entries(PUBLISHED)) pruneStale(workspace, sources);
   const workspaces = Object.keys(PUBLISHED).flatMap((w) => ['-w', w]);
   // --ignore-scripts: the packages' prepack (tsc -b, for a plain `npm pack` in a package) already ran above.
-  const out = run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination, ...workspaces]);
+  const out = run('npm', [
+    'pack',
+    '--json',
+    '--ignore-scripts',
+    '--pack-destination',
+    destination,
+    ...workspaces,
+  ]);
   for (const entry of JSON.parse(out)) {
     const shipped = entry.files.map((f) => f.path);
-    const leaked = shipped.filter((p) => !p.startsWith('dist/') && !p.startsWith('bin/') && p !== 'package.json' && !/^(README|LICENSE)/i.test(p));
+    const leaked = shipped.filter(
+      (p) =>
+        !p.startsWith('dist/') &&
+        !p.startsWith('bin/') &&
+        p !== 'package.json' &&
+        !/^(README|LICENSE)/i.test(p),
+    );
     if (leaked.length > 0 || shipped.some((p) => /\.(spec|int-spec|e2e-spec)\./.test(p))) {
-      throw new Error(`${entry.name} would ship ${leaked.join(', ') || 'specs'}; check its "files"`);
+      throw new Error(
+        `${entry.name} would ship ${leaked.join(', ') || 'specs'}; check its "files"`,
+      );
     }
-    if (!shipped.includes('dist/index.js')) throw new Error(`${entry.name} has no dist/index.js: was it built?`);
+    if (!shipped.includes('dist/index.js'))
+      throw new Error(`${entry.name} has no dist/index.js: was it built?`);
     tarballs.push(join(destination, entry.filename));
   }
   return tarballs;

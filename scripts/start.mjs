@@ -18,6 +18,10 @@ if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
 }
 run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-b']);
 
-const child = spawn(process.execPath, [join(root, 'apps', 'eventstore', 'dist', 'main.js')], { cwd: root, stdio: 'inherit', env: process.env });
+const child = spawn(process.execPath, [join(root, 'apps', 'eventstore', 'dist', 'main.js')], {
+  cwd: root,
+  stdio: 'inherit',
+  env: process.env,
+});
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

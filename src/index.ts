@@ -5,7 +5,12 @@
  */
 export { OrdinalModule, type OrdinalFeatureOptions } from './ordinal.module.js';
 export { ORDINAL_OPTIONS } from './ordinal.module-definition.js';
-export { type OrdinalModuleOptions, type OrdinalModuleExtras, type OrdinalTypeOrmOptions, type ResolvedOrdinalOptions } from './ordinal-options.js';
+export {
+  type OrdinalModuleOptions,
+  type OrdinalModuleExtras,
+  type OrdinalTypeOrmOptions,
+  type ResolvedOrdinalOptions,
+} from './ordinal-options.js';
 
 // Aggregates and events
 export {
@@ -44,7 +49,17 @@ export {
 } from '@ordinal/event-sourcing';
 
 // Projections and subscriptions
-export { Projection, EventHandler, ProjectionsService, InvalidProjectionError, type ProjectionContext, type ProjectionOptions, type ProjectionRef, type HandledEvent, type PartitionKey } from '@ordinal/projections';
+export {
+  Projection,
+  EventHandler,
+  ProjectionsService,
+  InvalidProjectionError,
+  type ProjectionContext,
+  type ProjectionOptions,
+  type ProjectionRef,
+  type HandledEvent,
+  type PartitionKey,
+} from '@ordinal/projections';
 export {
   SubscriptionsService,
   ConsumersHealthIndicator,
@@ -108,4 +123,10 @@ export {
 } from '@ordinal/log';
 
 // The embedded PostgreSQL (PGlite) for development and tests; needs the optional peers @electric-sql/pglite and @electric-sql/pglite-socket.
-export { startEmbeddedPostgres, EmbeddedPostgresError, EMBEDDED_PACKAGES, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded/index.js';
+export {
+  startEmbeddedPostgres,
+  EmbeddedPostgresError,
+  EMBEDDED_PACKAGES,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from './embedded/index.js';

@@ -8,7 +8,10 @@ import type { SubscriptionsModuleOptions } from '@ordinal/subscriptions';
 import { SUBSCRIPTIONS_MIGRATIONS } from '@ordinal/subscriptions/internal';
 
 /** TypeORM options of the PostgreSQL DataSource OrdinalModule creates (`synchronize` is never on; migrations go to OrdinalModule's own `migrations`). */
-export type OrdinalTypeOrmOptions = Omit<Partial<Extract<TypeOrmModuleOptions, { type?: 'postgres' }>>, 'type' | 'synchronize' | 'migrationsRun' | 'migrations'>;
+export type OrdinalTypeOrmOptions = Omit<
+  Partial<Extract<TypeOrmModuleOptions, { type?: 'postgres' }>>,
+  'type' | 'synchronize' | 'migrationsRun' | 'migrations'
+>;
 
 /** Options of `OrdinalModule.forRoot` (or what `forRootAsync`'s `useFactory` returns). Every default lives in `resolveOrdinalOptions`. */
 export interface OrdinalModuleOptions {
@@ -64,10 +67,16 @@ export interface ResolvedOrdinalOptions {
 }
 
 /** Applies every default of OrdinalModule, in this one place; the libraries resolve their own sections the same way. */
-export function resolveOrdinalOptions(options: OrdinalModuleOptions = {}, extras: OrdinalModuleExtras = {}): ResolvedOrdinalOptions {
+export function resolveOrdinalOptions(
+  options: OrdinalModuleOptions = {},
+  extras: OrdinalModuleExtras = {},
+): ResolvedOrdinalOptions {
   const useExistingDataSource = extras.useExistingDataSource ?? false;
   if (!useExistingDataSource && !options.url && !options.typeorm?.url && !options.typeorm?.host) {
-    throw new OrdinalError('invalid_configuration', 'OrdinalModule needs a PostgreSQL url (forRoot({ url })), typeorm connection options, or useExistingDataSource: true with your own TypeOrmModule.forRoot');
+    throw new OrdinalError(
+      'invalid_configuration',
+      'OrdinalModule needs a PostgreSQL url (forRoot({ url })), typeorm connection options, or useExistingDataSource: true with your own TypeOrmModule.forRoot',
+    );
   }
   const migrate = options.migrate ?? true;
   return {
@@ -78,7 +87,10 @@ export function resolveOrdinalOptions(options: OrdinalModuleOptions = {}, extras
           ...options.typeorm,
           type: 'postgres',
           url: options.url ?? options.typeorm?.url,
-          entities: [...(options.entities ?? []), ...((options.typeorm?.entities as Function[] | undefined) ?? [])],
+          entities: [
+            ...(options.entities ?? []),
+            ...((options.typeorm?.entities as Function[] | undefined) ?? []),
+          ],
           synchronize: false,
           migrationsRun: false,
         } as ResolvedOrdinalOptions['typeorm']),
@@ -87,7 +99,11 @@ export function resolveOrdinalOptions(options: OrdinalModuleOptions = {}, extras
       ...options.log,
       startMarker: options.startMarker ?? false,
       migrate,
-      migrations: [...EVENT_SOURCING_MIGRATIONS, ...SUBSCRIPTIONS_MIGRATIONS, ...(options.migrations ?? [])],
+      migrations: [
+        ...EVENT_SOURCING_MIGRATIONS,
+        ...SUBSCRIPTIONS_MIGRATIONS,
+        ...(options.migrations ?? []),
+      ],
       migrationLockTimeoutMs: options.migrationLockTimeoutMs ?? 60_000,
     },
     eventSourcing: { ...options.eventSourcing, migrate: false },

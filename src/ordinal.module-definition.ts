@@ -5,7 +5,12 @@ import { EventSourcingModule } from '@ordinal/event-sourcing';
 import { LogModule } from '@ordinal/log';
 import { ProjectionsModule } from '@ordinal/projections';
 import { SubscriptionsModule } from '@ordinal/subscriptions';
-import { resolveOrdinalOptions, type OrdinalModuleExtras, type OrdinalModuleOptions, type ResolvedOrdinalOptions } from './ordinal-options.js';
+import {
+  resolveOrdinalOptions,
+  type OrdinalModuleExtras,
+  type OrdinalModuleOptions,
+  type ResolvedOrdinalOptions,
+} from './ordinal-options.js';
 
 /** Injection token of the resolved options (`ResolvedOrdinalOptions`), the one provider every section is read from. */
 export const ORDINAL_OPTIONS = Symbol('ORDINAL_OPTIONS');
@@ -17,7 +22,10 @@ const defaultExtras: Required<OrdinalModuleExtras> = { useExistingDataSource: fa
  * resolved provider (`ORDINAL_OPTIONS`, visible to them because this module is always global),
  * so `forRoot` and `forRootAsync` build the same graph.
  */
-function withLibraries(definition: DynamicModule, extras: Required<OrdinalModuleExtras>): DynamicModule {
+function withLibraries(
+  definition: DynamicModule,
+  extras: Required<OrdinalModuleExtras>,
+): DynamicModule {
   const fromOrdinal = <K extends keyof ResolvedOrdinalOptions>(key: K) => ({
     isGlobal: true,
     useFactory: (options: ResolvedOrdinalOptions) => options[key],
@@ -30,7 +38,12 @@ function withLibraries(definition: DynamicModule, extras: Required<OrdinalModule
       ...(definition.imports ?? []),
       ...(extras.useExistingDataSource
         ? []
-        : [TypeOrmModule.forRootAsync({ useFactory: (options: ResolvedOrdinalOptions) => options.typeorm!, inject: [ORDINAL_OPTIONS] })]),
+        : [
+            TypeOrmModule.forRootAsync({
+              useFactory: (options: ResolvedOrdinalOptions) => options.typeorm!,
+              inject: [ORDINAL_OPTIONS],
+            }),
+          ]),
       LogModule.forRootAsync(fromOrdinal('log')),
       EventSourcingModule.forRootAsync(fromOrdinal('eventSourcing')),
       SubscriptionsModule.forRootAsync(fromOrdinal('subscriptions')),
@@ -57,5 +70,7 @@ export const {
   ASYNC_OPTIONS_TYPE: ORDINAL_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<OrdinalModuleOptions>()
   .setClassMethodName('forRoot')
-  .setExtras<Required<OrdinalModuleExtras>>(defaultExtras, (definition, extras) => withLibraries(definition, { ...defaultExtras, ...extras }))
+  .setExtras<Required<OrdinalModuleExtras>>(defaultExtras, (definition, extras) =>
+    withLibraries(definition, { ...defaultExtras, ...extras }),
+  )
   .build();

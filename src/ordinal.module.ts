@@ -1,5 +1,9 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { EventSourcingModule, type AggregateClass, type AggregateRoot } from '@ordinal/event-sourcing';
+import {
+  EventSourcingModule,
+  type AggregateClass,
+  type AggregateRoot,
+} from '@ordinal/event-sourcing';
 import { MigrationSet } from '@ordinal/log/internal';
 import type { MigrationInterface } from 'typeorm';
 import { OrdinalConfigurableModule } from './ordinal.module-definition.js';
@@ -23,11 +27,17 @@ export interface OrdinalFeatureOptions {
 @Module({})
 export class OrdinalModule extends OrdinalConfigurableModule {
   /** Repositories of the given `@Aggregate` classes, for the module that imports this. */
-  static forFeature(aggregates: AggregateClass<AggregateRoot>[], options: OrdinalFeatureOptions = {}): DynamicModule {
+  static forFeature(
+    aggregates: AggregateClass<AggregateRoot>[],
+    options: OrdinalFeatureOptions = {},
+  ): DynamicModule {
     const feature = EventSourcingModule.forFeature(aggregates, options.upcasters ?? []);
     if (!options.migrations?.length) return feature;
     // A token of its own per call, so two features' sets are two providers.
-    const migrations: Provider = { provide: Symbol('ordinal:feature-migrations'), useValue: new MigrationSet(options.migrations) };
+    const migrations: Provider = {
+      provide: Symbol('ordinal:feature-migrations'),
+      useValue: new MigrationSet(options.migrations),
+    };
     return { ...feature, providers: [...(feature.providers ?? []), migrations] };
   }
 }

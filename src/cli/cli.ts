@@ -6,7 +6,9 @@ import type { Terminal } from './terminal.js';
 
 function overview(commands: Command[], group?: string): string {
   const width = Math.max(...commands.map((c) => c.usage.split(' ').slice(0, 3).join(' ').length));
-  const lines = commands.map((c) => `  ordinal ${c.name.padEnd(width)}  ${c.summary.split('. ')[0].replace(/\.$/, '')}`);
+  const lines = commands.map(
+    (c) => `  ordinal ${c.name.padEnd(width)}  ${c.summary.split('. ')[0].replace(/\.$/, '')}`,
+  );
   return [
     group ? `Usage: ordinal ${group} <command>` : 'Usage: ordinal <command> [flags]',
     '',
@@ -20,7 +22,11 @@ function overview(commands: Command[], group?: string): string {
 }
 
 /** Runs `ordinal <args>`; returns the exit code. Errors are one line on stderr. */
-export async function cli(args: string[], term: Terminal, env: Record<string, string | undefined>): Promise<number> {
+export async function cli(
+  args: string[],
+  term: Terminal,
+  env: Record<string, string | undefined>,
+): Promise<number> {
   const [first, second] = args;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     term.out(overview(COMMANDS));
@@ -30,12 +36,15 @@ export async function cli(args: string[], term: Terminal, env: Record<string, st
     term.out('0.1.0\n');
     return EXIT.ok;
   }
-  const command = COMMANDS.find((c) => c.name === `${first} ${second}`) ?? COMMANDS.find((c) => c.name === first);
+  const command =
+    COMMANDS.find((c) => c.name === `${first} ${second}`) ?? COMMANDS.find((c) => c.name === first);
   if (!command) {
     const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
     if (group.length > 0) {
       const known = second === undefined || second === '--help' || second === '-h';
-      (known ? term.out : term.err)((known ? '' : `Unknown command: ordinal ${first} ${second}\n\n`) + overview(group, first));
+      (known ? term.out : term.err)(
+        (known ? '' : `Unknown command: ordinal ${first} ${second}\n\n`) + overview(group, first),
+      );
       return known && second !== undefined ? EXIT.ok : EXIT.usage;
     }
     term.err(`Unknown command: ${first}\n\n${overview(COMMANDS)}`);

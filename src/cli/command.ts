@@ -45,31 +45,50 @@ export function helpOf(command: Command): string {
   const lines = [`Usage: ordinal ${command.usage}`, '', command.summary];
   if (command.details) lines.push('', command.details.trimEnd());
   if (command.server !== false) {
-    lines.push('', 'Connection:', `  --url URL      the server (ORDINAL_URL; default ${DEFAULT_URL})`, '  --token TOKEN  a bearer token (ORDINAL_TOKEN)');
+    lines.push(
+      '',
+      'Connection:',
+      `  --url URL      the server (ORDINAL_URL; default ${DEFAULT_URL})`,
+      '  --token TOKEN  a bearer token (ORDINAL_TOKEN)',
+    );
   }
   lines.push('  --help         this text');
   return lines.join('\n') + '\n';
 }
 
 /** Parses `args` for `command` and runs it; --help prints its help. */
-export async function runCommand(command: Command, args: string[], term: Terminal, env: Record<string, string | undefined>): Promise<number> {
+export async function runCommand(
+  command: Command,
+  args: string[],
+  term: Terminal,
+  env: Record<string, string | undefined>,
+): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
       args,
-      options: { ...(command.options ?? {}), ...(command.server === false ? {} : SERVER_OPTIONS), help: { type: 'boolean', short: 'h' } },
+      options: {
+        ...(command.options ?? {}),
+        ...(command.server === false ? {} : SERVER_OPTIONS),
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
       strict: true,
     });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message.split('\n')[0]}\nUsage: ordinal ${command.usage} (ordinal ${command.name} --help)`);
+    throw new UsageError(
+      `${(error as Error).message.split('\n')[0]}\nUsage: ordinal ${command.usage} (ordinal ${command.name} --help)`,
+    );
   }
   const values = parsed.values as CommandContext['values'];
   if (values.help) {
     term.out(helpOf(command));
     return 0;
   }
-  const baseUrl = ((values.url as string | undefined) || env.ORDINAL_URL || DEFAULT_URL).replace(/\/+$/, '');
+  const baseUrl = ((values.url as string | undefined) || env.ORDINAL_URL || DEFAULT_URL).replace(
+    /\/+$/,
+    '',
+  );
   let client: OrdinalClient | null = null;
   const context: CommandContext = {
     values,
@@ -77,7 +96,11 @@ export async function runCommand(command: Command, args: string[], term: Termina
     term,
     env,
     baseUrl,
-    client: () => (client ??= new OrdinalClient({ baseUrl, token: (values.token as string | undefined) || env.ORDINAL_TOKEN || '' })),
+    client: () =>
+      (client ??= new OrdinalClient({
+        baseUrl,
+        token: (values.token as string | undefined) || env.ORDINAL_TOKEN || '',
+      })),
   };
   return (await command.run(context)) ?? 0;
 }

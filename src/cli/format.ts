@@ -1,10 +1,19 @@
 import type { OrdinalMessage } from '@ordinal/client';
 
 /** Lays rows out in aligned columns under a header (plain text, two spaces apart). */
-export function table(headers: string[], rows: Array<Array<string | number | null | undefined>>): string {
-  const cells = rows.map((row) => row.map((c) => (c === null || c === undefined || c === '' ? '-' : String(c))));
+export function table(
+  headers: string[],
+  rows: Array<Array<string | number | null | undefined>>,
+): string {
+  const cells = rows.map((row) =>
+    row.map((c) => (c === null || c === undefined || c === '' ? '-' : String(c))),
+  );
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]?.length ?? 0)));
-  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...cells.map(line)].join('\n') + '\n';
 }
 

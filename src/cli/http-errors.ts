@@ -21,13 +21,30 @@ export function explainError(error: unknown, baseUrl: string): CliError {
   if (error instanceof OrdinalHttpError) {
     const body = error.body as { message?: string } | undefined;
     const detail = typeof body?.message === 'string' ? body.message : error.message;
-    if (error.status === 401) return new CliError(`The server at ${baseUrl} refused the token (401: ${detail}). Set ORDINAL_TOKEN or pass --token`, EXIT.unauthorized);
-    if (error.status === 403) return new CliError(`The token lacks the scope this needs (403: ${detail}). Use a token with that scope (ORDINAL_TOKENS on the server)`, EXIT.forbidden);
+    if (error.status === 401)
+      return new CliError(
+        `The server at ${baseUrl} refused the token (401: ${detail}). Set ORDINAL_TOKEN or pass --token`,
+        EXIT.unauthorized,
+      );
+    if (error.status === 403)
+      return new CliError(
+        `The token lacks the scope this needs (403: ${detail}). Use a token with that scope (ORDINAL_TOKENS on the server)`,
+        EXIT.forbidden,
+      );
     return new CliError(`The server answered ${error.status}: ${detail}`, EXIT.failed);
   }
   const code = networkCode(error);
-  if (error instanceof TypeError || (code && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET)$/.test(code))) {
-    return new CliError(`Cannot reach the Ordinal server at ${baseUrl}${code ? ` (${code})` : ''}. Is it running? Set ORDINAL_URL or pass --url`, EXIT.unreachable);
+  if (
+    error instanceof TypeError ||
+    (code &&
+      /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET)$/.test(
+        code,
+      ))
+  ) {
+    return new CliError(
+      `Cannot reach the Ordinal server at ${baseUrl}${code ? ` (${code})` : ''}. Is it running? Set ORDINAL_URL or pass --url`,
+      EXIT.unreachable,
+    );
   }
   return new CliError((error as Error)?.message ?? String(error), EXIT.failed);
 }

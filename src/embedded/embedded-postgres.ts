@@ -45,12 +45,23 @@ export const EMBEDDED_PACKAGES = '@electric-sql/pglite@0.5.14 @electric-sql/pgli
  * gapless mode is correct on it (one transaction at a time); concurrent mode is not (its
  * watermark reads other sessions' locks), and the server refuses it there.
  */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
-  let modules: [typeof import('@electric-sql/pglite'), typeof import('@electric-sql/pglite-socket')];
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgres> {
+  let modules: [
+    typeof import('@electric-sql/pglite'),
+    typeof import('@electric-sql/pglite-socket'),
+  ];
   try {
-    modules = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
+    modules = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('@electric-sql/pglite-socket'),
+    ]);
   } catch (error) {
-    throw new EmbeddedPostgresError(`The embedded database needs ${EMBEDDED_PACKAGES}: npm install --save-exact ${EMBEDDED_PACKAGES}`, { cause: error });
+    throw new EmbeddedPostgresError(
+      `The embedded database needs ${EMBEDDED_PACKAGES}: npm install --save-exact ${EMBEDDED_PACKAGES}`,
+      { cause: error },
+    );
   }
   const [{ PGlite }, { PGLiteSocketServer }] = modules;
   const dataDir = options.dataDir ? resolve(options.dataDir) : null;
@@ -59,14 +70,25 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     if (dataDir) mkdirSync(dataDir, { recursive: true });
     db = await PGlite.create(dataDir ? { dataDir } : {});
   } catch (error) {
-    throw new EmbeddedPostgresError(`Cannot open the embedded database${dataDir ? ` in ${dataDir}` : ''} (${(error as Error).message}); is another process using it?`, { cause: error });
+    throw new EmbeddedPostgresError(
+      `Cannot open the embedded database${dataDir ? ` in ${dataDir}` : ''} (${(error as Error).message}); is another process using it?`,
+      { cause: error },
+    );
   }
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0, maxConnections: options.maxConnections ?? 16 });
+  const server = new PGLiteSocketServer({
+    db,
+    host: '127.0.0.1',
+    port: options.port ?? 0,
+    maxConnections: options.maxConnections ?? 16,
+  });
   try {
     await server.start();
   } catch (error) {
     await db.close().catch(() => undefined);
-    throw new EmbeddedPostgresError(`Cannot serve the embedded database on 127.0.0.1:${options.port ?? 0} (${(error as Error).message})`, { cause: error });
+    throw new EmbeddedPostgresError(
+      `Cannot serve the embedded database on 127.0.0.1:${options.port ?? 0} (${(error as Error).message})`,
+      { cause: error },
+    );
   }
   const port = Number(server.getServerConn().split(':').pop());
   let stopped: Promise<void> | null = null;

@@ -1,11 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AggregateClass, AggregateOptions, AggregateRoot } from '@ordinal/event-sourcing';
-import { AGGREGATE_METADATA, markPersisted, requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
+import {
+  AGGREGATE_METADATA,
+  markPersisted,
+  requireEventMetadata,
+  toEventData,
+} from '@ordinal/event-sourcing/internal';
 import 'reflect-metadata';
 import { AggregateSpecFailure } from './aggregate-spec-failure.error.js';
 
 /** What `when` ran into: the events it applied, or the error it threw. */
-type Outcome<T> = { aggregate: T; events: object[]; error: null } | { aggregate: T; events: object[]; error: unknown };
+type Outcome<T> =
+  | { aggregate: T; events: object[]; error: null }
+  | { aggregate: T; events: object[]; error: unknown };
 
 /** `void` after a synchronous `when`, a `Promise<void>` to await after an asynchronous one. */
 export type SpecResult<R> = R extends PromiseLike<unknown> ? Promise<void> : void;
@@ -36,9 +43,16 @@ export class AggregateSpec<T extends AggregateRoot> {
   ) {}
 
   /** A spec of `aggregate`, on the stream `streamId` (default `<class name in lower case>-1`). */
-  static for<T extends AggregateRoot>(aggregate: AggregateClass<T>, streamId = `${aggregate.name.toLowerCase()}-1`): AggregateSpec<T> {
-    const options = Reflect.getMetadata(AGGREGATE_METADATA, aggregate) as AggregateOptions | undefined;
-    if (!options) throw new AggregateSpecFailure(`${aggregate.name} is not an aggregate: decorate it with @Aggregate({ events: [...] })`);
+  static for<T extends AggregateRoot>(
+    aggregate: AggregateClass<T>,
+    streamId = `${aggregate.name.toLowerCase()}-1`,
+  ): AggregateSpec<T> {
+    const options = Reflect.getMetadata(AGGREGATE_METADATA, aggregate) as
+      AggregateOptions | undefined;
+    if (!options)
+      throw new AggregateSpecFailure(
+        `${aggregate.name} is not an aggregate: decorate it with @Aggregate({ events: [...] })`,
+      );
     return new AggregateSpec(aggregate, streamId, []);
   }
 
@@ -73,7 +87,9 @@ export class AggregateSpec<T extends AggregateRoot> {
       const type = Object.getPrototypeOf(event)?.constructor as Function;
       const { eventType } = requireEventMetadata(type);
       if (!options.events.includes(type as never)) {
-        throw new AggregateSpecFailure(`given: ${this.aggregate.name}'s @Aggregate({ events }) does not list ${type.name} ('${eventType}')`);
+        throw new AggregateSpecFailure(
+          `given: ${this.aggregate.name}'s @Aggregate({ events }) does not list ${type.name} ('${eventType}')`,
+        );
       }
       aggregate.apply(event, true);
     }
@@ -95,9 +111,13 @@ export class Then<T extends AggregateRoot, R> {
       failOnError(outcome, 'events');
       const want = expected.map(describeEvent);
       const got = outcome.events.map(describeEvent);
-      const same = want.length === got.length && want.every((w, i) => w.type === got[i].type && isDeepStrictEqual(w.data, got[i].data));
+      const same =
+        want.length === got.length &&
+        want.every((w, i) => w.type === got[i].type && isDeepStrictEqual(w.data, got[i].data));
       if (!same) {
-        throw new AggregateSpecFailure(`expected events:\n${listEvents(want)}\nbut the command applied:\n${listEvents(got)}`);
+        throw new AggregateSpecFailure(
+          `expected events:\n${listEvents(want)}\nbut the command applied:\n${listEvents(got)}`,
+        );
       }
     });
   }
@@ -111,15 +131,26 @@ export class Then<T extends AggregateRoot, R> {
   expectError(type: ErrorClass, message?: string | RegExp): SpecResult<R> {
     return this.check((outcome) => {
       if (outcome.error === null) {
-        throw new AggregateSpecFailure(`expected ${type.name} but the command succeeded, applying:\n${listEvents(outcome.events.map(describeEvent))}`);
+        throw new AggregateSpecFailure(
+          `expected ${type.name} but the command succeeded, applying:\n${listEvents(outcome.events.map(describeEvent))}`,
+        );
       }
       const error = outcome.error;
       if (!(error instanceof type)) {
-        throw new AggregateSpecFailure(`expected ${type.name} but the command threw ${nameOf(error)}: ${messageOf(error)}`, { cause: error });
+        throw new AggregateSpecFailure(
+          `expected ${type.name} but the command threw ${nameOf(error)}: ${messageOf(error)}`,
+          { cause: error },
+        );
       }
       const text = messageOf(error);
-      if (message !== undefined && (typeof message === 'string' ? !text.includes(message) : !message.test(text))) {
-        throw new AggregateSpecFailure(`expected ${type.name} with a message matching ${String(message)}, got: ${text}`, { cause: error });
+      if (
+        message !== undefined &&
+        (typeof message === 'string' ? !text.includes(message) : !message.test(text))
+      ) {
+        throw new AggregateSpecFailure(
+          `expected ${type.name} with a message matching ${String(message)}, got: ${text}`,
+          { cause: error },
+        );
       }
     });
   }
@@ -135,9 +166,14 @@ export class Then<T extends AggregateRoot, R> {
       try {
         verdict = check(outcome.aggregate);
       } catch (error) {
-        throw error instanceof Error ? error : new AggregateSpecFailure(`expectState failed: ${String(error)}`);
+        throw error instanceof Error
+          ? error
+          : new AggregateSpecFailure(`expectState failed: ${String(error)}`);
       }
-      if (verdict === false) throw new AggregateSpecFailure(`expectState returned false for ${outcome.aggregate.id} at version ${outcome.aggregate.version}`);
+      if (verdict === false)
+        throw new AggregateSpecFailure(
+          `expectState returned false for ${outcome.aggregate.id} at version ${outcome.aggregate.version}`,
+        );
     });
   }
 
@@ -160,18 +196,26 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 
 function failOnError(outcome: Outcome<AggregateRoot>, what: string): void {
   if (outcome.error !== null) {
-    throw new AggregateSpecFailure(`expected ${what} but the command threw ${nameOf(outcome.error)}: ${messageOf(outcome.error)}`, { cause: outcome.error });
+    throw new AggregateSpecFailure(
+      `expected ${what} but the command threw ${nameOf(outcome.error)}: ${messageOf(outcome.error)}`,
+      { cause: outcome.error },
+    );
   }
 }
 
 function describeEvent(event: object): { type: string; data: unknown } {
   const type = Object.getPrototypeOf(event)?.constructor as Function;
   // Stored data is JSON: compare what would be stored (Dates as strings, undefined fields dropped).
-  return { type: requireEventMetadata(type).eventType, data: JSON.parse(JSON.stringify(toEventData(event))) as unknown };
+  return {
+    type: requireEventMetadata(type).eventType,
+    data: JSON.parse(JSON.stringify(toEventData(event))) as unknown,
+  };
 }
 
 function listEvents(events: { type: string; data: unknown }[]): string {
-  return events.length === 0 ? '  (none)' : events.map((e) => `  ${e.type} ${JSON.stringify(e.data)}`).join('\n');
+  return events.length === 0
+    ? '  (none)'
+    : events.map((e) => `  ${e.type} ${JSON.stringify(e.data)}`).join('\n');
 }
 
 function nameOf(error: unknown): string {

@@ -31,7 +31,10 @@ class CreateShowSales1767225600000 implements MigrationInterface {
 class ShowSalesProjection {
   @EventHandler(TicketSold)
   async onTicketSold(event: TicketSold, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.query('INSERT INTO show_sales (show, seats) VALUES ($1, $2) ON CONFLICT (show) DO UPDATE SET seats = show_sales.seats + $2', [event.show, event.seats]);
+    await ctx.manager.query(
+      'INSERT INTO show_sales (show, seats) VALUES ($1, $2) ON CONFLICT (show) DO UPDATE SET seats = show_sales.seats + $2',
+      [event.show, event.seats],
+    );
   }
 }
 
@@ -39,7 +42,9 @@ async function databaseExists(name: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: serverUrl() });
   await client.connect();
   try {
-    return (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    return (
+      (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1
+    );
   } finally {
     await client.end();
   }
@@ -48,7 +53,11 @@ async function databaseExists(name: string): Promise<boolean> {
 describe('ProjectionSpec', () => {
   it('runs a projection on a fresh database to the head, hands over the read model, and drops the database', async () => {
     // Given a projection spec with the read model's entity and migration
-    const spec = await ProjectionSpec.start(ShowSalesProjection, { url: serverUrl(), entities: [ShowSales], migrations: [CreateShowSales1767225600000] });
+    const spec = await ProjectionSpec.start(ShowSalesProjection, {
+      url: serverUrl(),
+      entities: [ShowSales],
+      migrations: [CreateShowSales1767225600000],
+    });
     const name = spec.dataSource.driver.database as string;
     try {
       expect(name).toMatch(/^ordinal_spec_/);
@@ -74,7 +83,11 @@ describe('ProjectionSpec', () => {
 
   it('runs on the embedded database (PGlite) with no PostgreSQL server, and refuses concurrent ordering there', async () => {
     // Given a spec on the embedded database
-    const spec = await ProjectionSpec.start(ShowSalesProjection, { embedded: true, entities: [ShowSales], migrations: [CreateShowSales1767225600000] });
+    const spec = await ProjectionSpec.start(ShowSalesProjection, {
+      embedded: true,
+      entities: [ShowSales],
+      migrations: [CreateShowSales1767225600000],
+    });
     try {
       expect(spec.dataSource.driver.database).toBe('postgres');
       // When events are appended and the projection runs to the head
@@ -85,7 +98,12 @@ describe('ProjectionSpec', () => {
     } finally {
       await spec.stop();
     }
-    await expect(ProjectionSpec.start(ShowSalesProjection, { embedded: true, ordinal: { log: { ordering: 'concurrent' } } })).rejects.toThrow(/Concurrent ordering needs a PostgreSQL server/);
+    await expect(
+      ProjectionSpec.start(ShowSalesProjection, {
+        embedded: true,
+        ordinal: { log: { ordering: 'concurrent' } },
+      }),
+    ).rejects.toThrow(/Concurrent ordering needs a PostgreSQL server/);
   });
 
   it('drops its database when the application cannot start', async () => {
@@ -96,7 +114,12 @@ describe('ProjectionSpec', () => {
       async down(): Promise<void> {}
     }
     await expect(
-      ProjectionSpec.start(ShowSalesProjection, { url: serverUrl(), databasePrefix: 'ordinal_spec_broken', entities: [ShowSales], migrations: [BrokenMigration1767225600001] }),
+      ProjectionSpec.start(ShowSalesProjection, {
+        url: serverUrl(),
+        databasePrefix: 'ordinal_spec_broken',
+        entities: [ShowSales],
+        migrations: [BrokenMigration1767225600001],
+      }),
     ).rejects.toThrow(/Migrations failed/);
     expect(await specDatabases('ordinal_spec_broken_%')).toEqual([]);
   });
@@ -106,7 +129,12 @@ async function specDatabases(pattern: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: serverUrl() });
   await client.connect();
   try {
-    return (await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1', [pattern])).rows.map((r) => r.datname);
+    return (
+      await client.query<{ datname: string }>(
+        'SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1',
+        [pattern],
+      )
+    ).rows.map((r) => r.datname);
   } finally {
     await client.end();
   }

@@ -1,8 +1,21 @@
-import { Module, type DynamicModule, type INestApplicationContext, type Provider, type Type } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { DataSource, type EntityManager, type EntityTarget, type MigrationInterface, type ObjectLiteral, type Repository } from 'typeorm';
+import {
+  DataSource,
+  type EntityManager,
+  type EntityTarget,
+  type MigrationInterface,
+  type ObjectLiteral,
+  type Repository,
+} from 'typeorm';
 import { StreamStore } from '@ordinal/event-sourcing';
 import { requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
 import { LogReader, LogWriter, OrdinalError, type NewMessage } from '@ordinal/log';
@@ -71,8 +84,14 @@ export class ProjectionSpec<P> {
   ) {}
 
   /** Creates a fresh database and starts `projection` on it. */
-  static async start<P>(projection: Type<P>, options: ProjectionSpecOptions = {}): Promise<ProjectionSpec<P>> {
-    const database = (options.embedded ?? (options.url === undefined && process.env.ORDINAL_EMBEDDED === '1')) ? await embeddedDatabase(options) : await freshDatabase(options);
+  static async start<P>(
+    projection: Type<P>,
+    options: ProjectionSpecOptions = {},
+  ): Promise<ProjectionSpec<P>> {
+    const database =
+      (options.embedded ?? (options.url === undefined && process.env.ORDINAL_EMBEDDED === '1'))
+        ? await embeddedDatabase(options)
+        : await freshDatabase(options);
     try {
       @Module({
         imports: [
@@ -81,10 +100,20 @@ export class ProjectionSpec<P> {
             entities: options.entities ?? [],
             migrations: options.migrations ?? [],
             // The embedded database is one session: one pooled connection (see startEmbeddedPostgres).
-            typeorm: { extra: { max: database.embedded ? 1 : 4, application_name: 'ordinal-projection-spec' } },
+            typeorm: {
+              extra: {
+                max: database.embedded ? 1 : 4,
+                application_name: 'ordinal-projection-spec',
+              },
+            },
             ...options.ordinal,
             log: { duplicateWindow: 0, ...options.ordinal?.log },
-            subscriptions: { idlePollMs: 50, retryInitialMs: 50, retryMaxMs: 500, ...options.ordinal?.subscriptions },
+            subscriptions: {
+              idlePollMs: 50,
+              retryInitialMs: 50,
+              retryMaxMs: 500,
+              ...options.ordinal?.subscriptions,
+            },
             cqrs: false,
           }),
           ...(options.imports ?? []),
@@ -92,7 +121,9 @@ export class ProjectionSpec<P> {
         providers: [projection, ...(options.providers ?? [])],
       })
       class ProjectionSpecModule {}
-      const app = await NestFactory.createApplicationContext(ProjectionSpecModule, { logger: options.logger ?? false });
+      const app = await NestFactory.createApplicationContext(ProjectionSpecModule, {
+        logger: options.logger ?? false,
+      });
       await app.init();
       return new ProjectionSpec(app, projection, database.drop, options.timeoutMs ?? 10_000);
     } catch (error) {
@@ -105,7 +136,9 @@ export class ProjectionSpec<P> {
   async given(streamId: string, ...events: object[]): Promise<this> {
     if (events.length === 0) return this;
     const encoded = events.map((event) => {
-      const { eventType, schemaVersion } = requireEventMetadata(Object.getPrototypeOf(event).constructor as Function);
+      const { eventType, schemaVersion } = requireEventMetadata(
+        Object.getPrototypeOf(event).constructor as Function,
+      );
       return { eventType, schemaVersion, data: toEventData(event) };
     });
     await this.app.get(StreamStore).append(streamId, 'any', encoded);
@@ -114,7 +147,8 @@ export class ProjectionSpec<P> {
 
   /** Appends plain messages (no stream), as `PUT /api/events/message` would. */
   async givenMessages(...messages: NewMessage[]): Promise<this> {
-    if (messages.length > 0) await this.app.get(LogWriter).append({ messages, skipDuplicateWindow: true });
+    if (messages.length > 0)
+      await this.app.get(LogWriter).append({ messages, skipDuplicateWindow: true });
     return this;
   }
 
@@ -156,24 +190,41 @@ export class ProjectionSpec<P> {
 }
 
 /** A fresh database on the PostgreSQL server of `options.url`, dropped by `drop`. */
-async function freshDatabase(options: ProjectionSpecOptions): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
-  const server = new URL(options.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+async function freshDatabase(
+  options: ProjectionSpecOptions,
+): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
+  const server = new URL(
+    options.url ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  );
   const maintenance = new URL(server);
   maintenance.pathname = '/postgres';
   const prefix = options.databasePrefix ?? 'ordinal_spec';
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new OrdinalError('invalid_configuration', `databasePrefix '${prefix}' must be 1-41 letters, digits or _ (not starting with a digit)`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix))
+    throw new OrdinalError(
+      'invalid_configuration',
+      `databasePrefix '${prefix}' must be 1-41 letters, digits or _ (not starting with a digit)`,
+    );
   const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`.toLowerCase();
   // An identifier cannot be a parameter; the name was checked against [A-Za-z0-9_] above.
   await onServer(maintenance.toString(), `CREATE DATABASE ${name}`);
   const url = new URL(server);
   url.pathname = `/${name}`;
-  return { url: url.toString(), embedded: false, drop: () => onServer(maintenance.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    url: url.toString(),
+    embedded: false,
+    drop: () => onServer(maintenance.toString(), `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
 /** An in-memory embedded PostgreSQL of the spec's own, stopped by `drop`. */
-async function embeddedDatabase(options: ProjectionSpecOptions): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
+async function embeddedDatabase(
+  options: ProjectionSpecOptions,
+): Promise<{ url: string; embedded: boolean; drop: () => Promise<void> }> {
   if (options.ordinal?.log?.ordering === 'concurrent') {
-    throw new OrdinalError('invalid_configuration', "Concurrent ordering needs a PostgreSQL server (its watermark reads other sessions' locks; the embedded database is one session): pass url, or use gapless");
+    throw new OrdinalError(
+      'invalid_configuration',
+      "Concurrent ordering needs a PostgreSQL server (its watermark reads other sessions' locks; the embedded database is one session): pass url, or use gapless",
+    );
   }
   const embedded = await startEmbeddedPostgres();
   return { url: embedded.url, embedded: true, drop: () => embedded.stop() };

@@ -16,9 +16,20 @@ import 'reflect-metadata';
 import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { getPostgreSQLEventStore, type PostgresEventStore } from '@event-driven-io/emmett-postgresql';
+import {
+  getPostgreSQLEventStore,
+  type PostgresEventStore,
+} from '@event-driven-io/emmett-postgresql';
 import { aggregateRepositoryToken } from '@ordinal/event-sourcing';
-import { Aggregate, AggregateRoot, DomainEvent, OrdinalModule, StreamStore, VersionConflictError, type AggregateRepository } from '@ordinal/nestjs';
+import {
+  Aggregate,
+  AggregateRoot,
+  DomainEvent,
+  OrdinalModule,
+  StreamStore,
+  VersionConflictError,
+  type AggregateRepository,
+} from '@ordinal/nestjs';
 import { createBenchDatabase } from './support/bench-database.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -49,10 +60,20 @@ type Mode = 'distinct' | 'hot';
 /** Appends one event to `streamId` expecting `expected`; returns the new version or the current one after a conflict. */
 interface Appender {
   name: string;
-  append(streamId: string, expected: number, value: number): Promise<{ ok: boolean; version: number }>;
+  append(
+    streamId: string,
+    expected: number,
+    value: number,
+  ): Promise<{ ok: boolean; version: number }>;
 }
 
-async function runAppends(appender: Appender, mode: Mode, writers: number, tag: string, seconds: number) {
+async function runAppends(
+  appender: Appender,
+  mode: Mode,
+  writers: number,
+  tag: string,
+  seconds: number,
+) {
   const deadline = performance.now() + seconds * 1000;
   let appended = 0;
   let conflicts = 0;
@@ -71,7 +92,15 @@ async function runAppends(appender: Appender, mode: Mode, writers: number, tag: 
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  return { system: appender.name, mode, writers, appended, conflicts, seconds: round(elapsed), appendsPerSec: Math.round(appended / elapsed) };
+  return {
+    system: appender.name,
+    mode,
+    writers,
+    appended,
+    conflicts,
+    seconds: round(elapsed),
+    appendsPerSec: Math.round(appended / elapsed),
+  };
 }
 
 function ordinalAppender(store: StreamStore): Appender {
@@ -79,7 +108,9 @@ function ordinalAppender(store: StreamStore): Appender {
     name: 'ordinal',
     async append(streamId, expected, value) {
       try {
-        const result = await store.append(streamId, expected, [{ eventType: 'Added', data: { value } }]);
+        const result = await store.append(streamId, expected, [
+          { eventType: 'Added', data: { value } },
+        ]);
         return { ok: true, version: result.version };
       } catch (error) {
         if (error instanceof VersionConflictError) return { ok: false, version: error.current };
@@ -94,12 +125,21 @@ function emmettAppender(store: PostgresEventStore): Appender {
     name: 'emmett',
     async append(streamId, expected, value) {
       try {
-        const result = await store.appendToStream(streamId, [{ type: 'Added', data: { value } }], { expectedStreamVersion: BigInt(expected) });
+        const result = await store.appendToStream(streamId, [{ type: 'Added', data: { value } }], {
+          expectedStreamVersion: BigInt(expected),
+        });
         return { ok: true, version: Number(result.nextExpectedStreamVersion) };
       } catch (error) {
-        if ((error as { name?: string }).name !== 'ExpectedVersionConflictError' && (error as { errorCode?: number }).errorCode !== 412) throw error;
+        if (
+          (error as { name?: string }).name !== 'ExpectedVersionConflictError' &&
+          (error as { errorCode?: number }).errorCode !== 412
+        )
+          throw error;
         const tail = await store.readStream(streamId, { from: BigInt(expected + 1) });
-        return { ok: false, version: tail.events.length > 0 ? Number(tail.currentStreamVersion) : expected };
+        return {
+          ok: false,
+          version: tail.events.length > 0 ? Number(tail.currentStreamVersion) : expected,
+        };
       }
     },
   };
@@ -114,7 +154,12 @@ async function timeLoads(load: () => Promise<unknown>) {
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  return { runs: LOAD_RUNS, medianMs: round(times[Math.floor(times.length / 2)]), p95Ms: round(times[Math.floor(times.length * 0.95)]), meanMs: round(times.reduce((s, t) => s + t, 0) / times.length) };
+  return {
+    runs: LOAD_RUNS,
+    medianMs: round(times[Math.floor(times.length / 2)]),
+    p95Ms: round(times[Math.floor(times.length * 0.95)]),
+    meanMs: round(times.reduce((s, t) => s + t, 0) / times.length),
+  };
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
@@ -127,26 +172,36 @@ async function main(): Promise<void> {
   try {
     @Module({
       imports: [
-        OrdinalModule.forRoot({ url: db.url, typeorm: { extra: { max: 32 } }, log: { duplicateWindow: 0 } }),
+        OrdinalModule.forRoot({
+          url: db.url,
+          typeorm: { extra: { max: 32 } },
+          log: { duplicateWindow: 0 },
+        }),
         OrdinalModule.forFeature([Counter, SnapshotCounter]),
       ],
     })
     class BenchModule {}
     ordinal = await NestFactory.createApplicationContext(BenchModule, { logger: false });
     await ordinal.init();
-    emmettPool = new pg.Pool({ connectionString: db.url, max: Number(process.env.EMMETT_POOL ?? 32) });
+    emmettPool = new pg.Pool({
+      connectionString: db.url,
+      max: Number(process.env.EMMETT_POOL ?? 32),
+    });
     emmett = getPostgreSQLEventStore(db.url, { connectionOptions: { pool: emmettPool } });
     await emmett.schema.migrate();
 
     const appenders = [ordinalAppender(ordinal.get(StreamStore)), emmettAppender(emmett)];
     const appends: Awaited<ReturnType<typeof runAppends>>[] = [];
     let tag = 0;
-    for (const appender of appenders) await runAppends(appender, 'distinct', 8, `warm${tag++}`, 0.5);
+    for (const appender of appenders)
+      await runAppends(appender, 'distinct', 8, `warm${tag++}`, 0.5);
     for (const mode of ['distinct', 'hot'] as Mode[]) {
       for (const writers of WRITERS) {
         for (const appender of appenders) {
           const result = await runAppends(appender, mode, writers, String(tag++), SECONDS);
-          process.stderr.write(`${result.system} ${mode} x${writers}: ${result.appendsPerSec}/s (${result.conflicts} conflicts)\n`);
+          process.stderr.write(
+            `${result.system} ${mode} x${writers}: ${result.appendsPerSec}/s (${result.conflicts} conflicts)\n`,
+          );
           appends.push(result);
         }
       }
@@ -154,7 +209,9 @@ async function main(): Promise<void> {
 
     // Loads of 1,000 events
     const counters: AggregateRepository<Counter> = ordinal.get(aggregateRepositoryToken(Counter));
-    const snapshotted: AggregateRepository<SnapshotCounter> = ordinal.get(aggregateRepositoryToken(SnapshotCounter));
+    const snapshotted: AggregateRepository<SnapshotCounter> = ordinal.get(
+      aggregateRepositoryToken(SnapshotCounter),
+    );
     const plain = counters.create('load-plain');
     const withSnapshot = snapshotted.create('load-snap');
     const events = Array.from({ length: LOAD_EVENTS }, (_, i) => new Added(i));
@@ -164,7 +221,10 @@ async function main(): Promise<void> {
     }
     await counters.save(plain);
     await snapshotted.save(withSnapshot); // crosses 500 and 1000: the policy snapshots at 1000
-    await emmett.appendToStream('load-emmett', events.map((e) => ({ type: 'Added', data: { value: e.value } })));
+    await emmett.appendToStream(
+      'load-emmett',
+      events.map((e) => ({ type: 'Added', data: { value: e.value } })),
+    );
     const expected = (LOAD_EVENTS * (LOAD_EVENTS - 1)) / 2;
     const check = (sum: number) => {
       if (sum !== expected) throw new Error(`load produced sum ${sum}, expected ${expected}`);
@@ -172,22 +232,35 @@ async function main(): Promise<void> {
     const loads = {
       events: LOAD_EVENTS,
       ordinal: await timeLoads(async () => check((await counters.load('load-plain')).sum)),
-      ordinalWithSnapshot: await timeLoads(async () => check((await snapshotted.load('load-snap')).sum)),
+      ordinalWithSnapshot: await timeLoads(async () =>
+        check((await snapshotted.load('load-snap')).sum),
+      ),
       emmett: await timeLoads(async () =>
-        check((await emmett!.aggregateStream('load-emmett', {
-          initialState: () => ({ sum: 0, count: 0 }),
-          evolve: (s: { sum: number; count: number }, e: { data: Record<string, unknown> }) => ({ sum: s.sum + (e.data.value as number), count: s.count + 1 }),
-        })).state.sum),
+        check(
+          (
+            await emmett!.aggregateStream('load-emmett', {
+              initialState: () => ({ sum: 0, count: 0 }),
+              evolve: (
+                s: { sum: number; count: number },
+                e: { data: Record<string, unknown> },
+              ) => ({ sum: s.sum + (e.data.value as number), count: s.count + 1 }),
+            })
+          ).state.sum,
+        ),
       ),
     };
 
-    const rate = (system: string, mode: Mode, writers: number) => appends.find((a) => a.system === system && a.mode === mode && a.writers === writers)!.appendsPerSec;
-    const ratio = (mode: Mode, writers: number) => round(rate('ordinal', mode, writers) / Math.max(1, rate('emmett', mode, writers)));
+    const rate = (system: string, mode: Mode, writers: number) =>
+      appends.find((a) => a.system === system && a.mode === mode && a.writers === writers)!
+        .appendsPerSec;
+    const ratio = (mode: Mode, writers: number) =>
+      round(rate('ordinal', mode, writers) / Math.max(1, rate('emmett', mode, writers)));
     const report = {
       benchmark: 'aggregates',
       date: new Date().toISOString(),
       secondsPerRun: SECONDS,
-      postgres: (await emmettPool.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version,
+      postgres: (await emmettPool.query<{ server_version: string }>('SHOW server_version')).rows[0]
+        .server_version,
       appends,
       loads,
       goals: {

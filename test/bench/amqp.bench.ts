@@ -9,7 +9,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import {
+  connect,
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+} from 'amqplib';
 import pg from 'pg';
 import { inputQueueArguments } from '@ordinal/amqp/internal';
 import { createBenchDatabase } from './support/bench-database.js';
@@ -22,10 +28,18 @@ const WINDOW = 1000;
 const AMQP = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const id = randomUUID().slice(0, 8);
 const rate = (count: number, ms: number) => Math.round((count / ms) * 1000);
-const body = (n: number) => Buffer.from(JSON.stringify({ orderId: `o-${n}`, total: 49.9, lines: [{ sku: 'rocket', qty: 1 }] }));
+const body = (n: number) =>
+  Buffer.from(
+    JSON.stringify({ orderId: `o-${n}`, total: 49.9, lines: [{ sku: 'rocket', qty: 1 }] }),
+  );
 
 /** Publishes `count` messages with confirms, `WINDOW` outstanding at most; returns ms. */
-async function publishConfirmed(channel: ConfirmChannel, queue: string, count: number, headers: (n: number) => Record<string, unknown>): Promise<number> {
+async function publishConfirmed(
+  channel: ConfirmChannel,
+  queue: string,
+  count: number,
+  headers: (n: number) => Record<string, unknown>,
+): Promise<number> {
   const started = performance.now();
   let outstanding = 0;
   let wake: (() => void) | null = null;
@@ -34,20 +48,35 @@ async function publishConfirmed(channel: ConfirmChannel, queue: string, count: n
     while (outstanding >= WINDOW) await new Promise<void>((r) => (wake = r));
     if (failed) throw failed;
     outstanding++;
-    channel.sendToQueue(queue, body(n), { persistent: true, contentType: 'application/json', messageId: String(n), headers: headers(n) }, (error: unknown) => {
-      if (error) failed = error;
-      outstanding--;
-      const w = wake;
-      wake = null;
-      w?.();
-    });
+    channel.sendToQueue(
+      queue,
+      body(n),
+      {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: String(n),
+        headers: headers(n),
+      },
+      (error: unknown) => {
+        if (error) failed = error;
+        outstanding--;
+        const w = wake;
+        wake = null;
+        w?.();
+      },
+    );
   }
   await channel.waitForConfirms();
   return performance.now() - started;
 }
 
 /** Consumes until `done(msg)` says so, acknowledging in runs of 500; returns [first, last] arrival times. */
-function consumeUntil(channel: Channel, queue: string, done: (msg: ConsumeMessage) => boolean, onBatch?: (batch: ConsumeMessage[]) => void): Promise<{ first: number; last: number; count: number }> {
+function consumeUntil(
+  channel: Channel,
+  queue: string,
+  done: (msg: ConsumeMessage) => boolean,
+  onBatch?: (batch: ConsumeMessage[]) => void,
+): Promise<{ first: number; last: number; count: number }> {
   return new Promise((resolve) => {
     let first = 0;
     let count = 0;
@@ -75,26 +104,39 @@ function consumeUntil(channel: Channel, queue: string, done: (msg: ConsumeMessag
   });
 }
 
-async function brokerLimits(connection: ChannelModel): Promise<{ publisherMsgPerSec: number; consumerMsgPerSec: number }> {
+async function brokerLimits(
+  connection: ChannelModel,
+): Promise<{ publisherMsgPerSec: number; consumerMsgPerSec: number }> {
   const queue = `bench-bare-${id}`;
   const confirm = await connection.createConfirmChannel();
   await confirm.assertQueue(queue, { durable: true });
   // Same body and the same headers as an interface delivery.
   const uuid = randomUUID();
-  const ms = await publishConfirmed(confirm, queue, N, (n) => ({ index: n, messageType: 'OrderPlaced', userId: `customer-${n % 97}`, contentHash: 'f'.repeat(64), serverCorrelationUuid: uuid }));
+  const ms = await publishConfirmed(confirm, queue, N, (n) => ({
+    index: n,
+    messageType: 'OrderPlaced',
+    userId: `customer-${n % 97}`,
+    contentHash: 'f'.repeat(64),
+    serverCorrelationUuid: uuid,
+  }));
   const consumer = await connection.createChannel();
   const consumed = await consumeUntil(consumer, queue, (m) => m.properties.messageId === String(N));
   await confirm.deleteQueue(queue);
   await consumer.close();
   await confirm.close();
-  return { publisherMsgPerSec: rate(N, ms), consumerMsgPerSec: rate(consumed.count, consumed.last - consumed.first) };
+  return {
+    publisherMsgPerSec: rate(N, ms),
+    consumerMsgPerSec: rate(consumed.count, consumed.last - consumed.first),
+  };
 }
 
 async function logHead(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return Number((await client.query('SELECT position FROM log_head WHERE id = 1')).rows[0].position);
+    return Number(
+      (await client.query('SELECT position FROM log_head WHERE id = 1')).rows[0].position,
+    );
   } finally {
     await client.end();
   }
@@ -105,18 +147,35 @@ async function main(): Promise<void> {
   const connection = await connect(AMQP);
   const input = `bench-input-${id}`;
   const iface = `bench-replay-${id}`;
-  const env = { DATABASE_URL: db.url, AMQP_URL: AMQP, ORDINAL_LOG_FORMAT: 'json', ORDINAL_DUPLICATE_WINDOW: '0', ORDINAL_AMQP_INPUT_QUEUE: input };
+  const env = {
+    DATABASE_URL: db.url,
+    AMQP_URL: AMQP,
+    ORDINAL_LOG_FORMAT: 'json',
+    ORDINAL_DUPLICATE_WINDOW: '0',
+    ORDINAL_AMQP_INPUT_QUEUE: input,
+  };
   try {
     const broker = await brokerLimits(connection);
 
     // Input drain: the backlog is queued while the server is down (declared as the server declares it).
-    let server = await startChild(serverMain, { ...env, ORDINAL_AMQP_INPUT_QUEUE: 'off' }, 18601, /listening on/);
+    let server = await startChild(
+      serverMain,
+      { ...env, ORDINAL_AMQP_INPUT_QUEUE: 'off' },
+      18601,
+      /listening on/,
+    );
     await server.stop();
     const before = await logHead(db.url);
     const confirm = await connection.createConfirmChannel();
     await confirm.assertQueue(`${input}.rejected`, { durable: true });
-    await confirm.assertQueue(input, { durable: true, arguments: inputQueueArguments(input, false) });
-    const fillMs = await publishConfirmed(confirm, input, N, (n) => ({ messageType: 'OrderPlaced', userId: `customer-${n % 97}` }));
+    await confirm.assertQueue(input, {
+      durable: true,
+      arguments: inputQueueArguments(input, false),
+    });
+    const fillMs = await publishConfirmed(confirm, input, N, (n) => ({
+      messageType: 'OrderPlaced',
+      userId: `customer-${n % 97}`,
+    }));
     const startedAt = performance.now();
     server = await startChild(serverMain, env, 18602, /listening on/);
     const target = before + 1 + N; // its StartMarker, then the backlog
@@ -134,7 +193,10 @@ async function main(): Promise<void> {
 
     // Replayable catch-up of the whole log (a new interface starts at index 1).
     const dir = mkdtempSync(join(tmpdir(), 'ordinal-bench-'));
-    writeFileSync(join(dir, 'interfaces.json'), JSON.stringify({ interfaces: [{ name: iface, type: 'replayable', ackBatch: 1000 }] }));
+    writeFileSync(
+      join(dir, 'interfaces.json'),
+      JSON.stringify({ interfaces: [{ name: iface, type: 'replayable', ackBatch: 1000 }] }),
+    );
     const head = (await logHead(db.url)) + 1; // the next StartMarker
     const consumer = await connection.createChannel();
     const acks = await connection.createChannel();
@@ -142,47 +204,67 @@ async function main(): Promise<void> {
     await consumer.assertQueue(`${iface}.ack`, { durable: true });
     const replayStarted = performance.now();
     let caughtUpLine = '';
-    const replayServer = await startChild(serverMain, { ...env, ORDINAL_AMQP_INPUT_QUEUE: 'off', ORDINAL_INTERFACES: join(dir, 'interfaces.json') }, 18603, /listening on/);
+    const replayServer = await startChild(
+      serverMain,
+      { ...env, ORDINAL_AMQP_INPUT_QUEUE: 'off', ORDINAL_INTERFACES: join(dir, 'interfaces.json') },
+      18603,
+      /listening on/,
+    );
     replayServer.child.stdout!.on('data', (chunk: Buffer) => {
       const m = /catch-up completed[^"]*/.exec(chunk.toString());
       if (m) caughtUpLine = m[0];
     });
-    const consumed = await consumeUntil(consumer, `${iface}.sink`, (m) => Number(m.properties.headers!.index) >= head, (batch) => {
-      const entries = batch.map((m) => ({ index: Number(m.properties.headers!.index), serverCorrelationUuid: m.properties.headers!.serverCorrelationUuid }));
-      acks.sendToQueue(`${iface}.ack`, Buffer.from(JSON.stringify(entries)));
-    });
+    const consumed = await consumeUntil(
+      consumer,
+      `${iface}.sink`,
+      (m) => Number(m.properties.headers!.index) >= head,
+      (batch) => {
+        const entries = batch.map((m) => ({
+          index: Number(m.properties.headers!.index),
+          serverCorrelationUuid: m.properties.headers!.serverCorrelationUuid,
+        }));
+        acks.sendToQueue(`${iface}.ack`, Buffer.from(JSON.stringify(entries)));
+      },
+    );
     const replayTotalMs = performance.now() - replayStarted;
     await new Promise((r) => setTimeout(r, 300));
     await replayServer.stop();
-    for (const q of [input, `${input}.rejected`, `${iface}.sink`, `${iface}.ack`]) await consumer.deleteQueue(q).catch(() => undefined);
+    for (const q of [input, `${input}.rejected`, `${iface}.sink`, `${iface}.ack`])
+      await consumer.deleteQueue(q).catch(() => undefined);
 
     const drain = rate(target - firstHead, steadyMs);
     const catchUp = rate(consumed.count, consumed.last - consumed.first);
-    console.log(JSON.stringify({
-      benchmark: 'amqp',
-      machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-      messages: N,
-      broker: { ...broker, inputFillMsgPerSec: rate(N, fillMs) },
-      inputDrain: {
-        msgPerSec: drain,
-        fromServerStartMsgPerSec: rate(N, drainMs),
-        ms: Math.round(drainMs),
-        note: 'msgPerSec: from the first input message committed to the last; fromServerStart includes the server start-up',
-      },
-      replayableCatchUp: {
-        msgPerSec: catchUp,
-        delivered: consumed.count,
-        firstToLastMs: Math.round(consumed.last - consumed.first),
-        fromServerStartMsgPerSec: rate(consumed.count, replayTotalMs),
-        log: caughtUpLine,
-      },
-      ratios: {
-        catchUpVsBarePublisher: Number((catchUp / broker.publisherMsgPerSec).toFixed(2)),
-        catchUpVsSeed: Number((catchUp / 6500).toFixed(2)),
-        drainVsBareConsumer: Number((drain / broker.consumerMsgPerSec).toFixed(2)),
-      },
-      goals: { catchUpVsBarePublisher: 0.8, catchUpVsSeed: 3, inputDrainMsgPerSec: 10_000 },
-    }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          benchmark: 'amqp',
+          machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+          messages: N,
+          broker: { ...broker, inputFillMsgPerSec: rate(N, fillMs) },
+          inputDrain: {
+            msgPerSec: drain,
+            fromServerStartMsgPerSec: rate(N, drainMs),
+            ms: Math.round(drainMs),
+            note: 'msgPerSec: from the first input message committed to the last; fromServerStart includes the server start-up',
+          },
+          replayableCatchUp: {
+            msgPerSec: catchUp,
+            delivered: consumed.count,
+            firstToLastMs: Math.round(consumed.last - consumed.first),
+            fromServerStartMsgPerSec: rate(consumed.count, replayTotalMs),
+            log: caughtUpLine,
+          },
+          ratios: {
+            catchUpVsBarePublisher: Number((catchUp / broker.publisherMsgPerSec).toFixed(2)),
+            catchUpVsSeed: Number((catchUp / 6500).toFixed(2)),
+            drainVsBareConsumer: Number((drain / broker.consumerMsgPerSec).toFixed(2)),
+          },
+          goals: { catchUpVsBarePublisher: 0.8, catchUpVsSeed: 3, inputDrainMsgPerSec: 10_000 },
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     await connection.close().catch(() => undefined);
     await db.drop();

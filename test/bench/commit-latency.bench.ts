@@ -16,7 +16,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './support/free-port.js';
 import { startChild, type ChildServer } from './support/child-server.js';
-import { startLocalCluster, startStreamingReplica, type LocalCluster, type StreamingReplica } from './support/streaming-replica.js';
+import {
+  startLocalCluster,
+  startStreamingReplica,
+  type LocalCluster,
+  type StreamingReplica,
+} from './support/streaming-replica.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,7 +32,8 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const MODES = ['gapless', 'concurrent'] as const;
 const headers = { authorization: 'Bearer dev-ordinal-token' };
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round2 = (x: number) => Number(x.toFixed(2));
 
 async function onCluster<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -41,17 +47,31 @@ async function onCluster<T>(url: string, fn: (client: pg.Client) => Promise<T>):
 }
 
 /** Makes the standby synchronous (or not) and waits until the primary says so. */
-async function setSynchronous(cluster: LocalCluster, replica: StreamingReplica, on: boolean): Promise<void> {
+async function setSynchronous(
+  cluster: LocalCluster,
+  replica: StreamingReplica,
+  on: boolean,
+): Promise<void> {
   await onCluster(cluster.url(), async (c) => {
     // ALTER SYSTEM takes no parameters; the name is the replica's own (digits, letters, underscores).
     if (!/^\w+$/.test(replica.name)) throw new Error(`unexpected replica name ${replica.name}`);
-    await c.query(on ? `ALTER SYSTEM SET synchronous_standby_names = '"${replica.name}"'` : 'ALTER SYSTEM RESET synchronous_standby_names');
+    await c.query(
+      on
+        ? `ALTER SYSTEM SET synchronous_standby_names = '"${replica.name}"'`
+        : 'ALTER SYSTEM RESET synchronous_standby_names',
+    );
     await c.query('SELECT pg_reload_conf()');
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const { rows } = await c.query<{ sync_state: string }>('SELECT sync_state FROM pg_stat_replication WHERE application_name = $1', [replica.name]);
+      const { rows } = await c.query<{ sync_state: string }>(
+        'SELECT sync_state FROM pg_stat_replication WHERE application_name = $1',
+        [replica.name],
+      );
       if (rows[0]?.sync_state === (on ? 'sync' : 'async')) return;
-      if (Date.now() > deadline) throw new Error(`the standby did not become ${on ? 'sync' : 'async'} (${rows[0]?.sync_state})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the standby did not become ${on ? 'sync' : 'async'} (${rows[0]?.sync_state})`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   });
@@ -73,7 +93,13 @@ async function commitMs(url: string): Promise<number> {
 }
 
 function put(server: ChildServer, seconds: number, prefix: string) {
-  return runWrk({ url: `${server.baseUrl}/api/events/message`, clients: CLIENTS, seconds, headers, bodyPrefix: prefix });
+  return runWrk({
+    url: `${server.baseUrl}/api/events/message`,
+    clients: CLIENTS,
+    seconds,
+    headers,
+    bodyPrefix: prefix,
+  });
 }
 
 async function main(): Promise<void> {
@@ -87,7 +113,18 @@ async function main(): Promise<void> {
       for (const mode of MODES) await c.query(`CREATE DATABASE bench_${mode}`);
     });
     for (const mode of MODES) {
-      servers.push(await startChild(serverMain, { DATABASE_URL: cluster.url(`bench_${mode}`), ORDINAL_LOG_FORMAT: 'json', ORDINAL_ORDERING: mode }, await freePort(), /listening on/));
+      servers.push(
+        await startChild(
+          serverMain,
+          {
+            DATABASE_URL: cluster.url(`bench_${mode}`),
+            ORDINAL_LOG_FORMAT: 'json',
+            ORDINAL_ORDERING: mode,
+          },
+          await freePort(),
+          /listening on/,
+        ),
+      );
     }
     const settings: Record<string, unknown> = {};
     for (const synchronous of [false, true]) {
@@ -99,7 +136,8 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [0, 1] : [1, 0];
         const got: Record<string, number> = {};
-        for (const i of order) got[MODES[i]] = put(servers[i], SECONDS, `r${round}-${synchronous}-${i}`).msgPerSec;
+        for (const i of order)
+          got[MODES[i]] = put(servers[i], SECONDS, `r${round}-${synchronous}-${i}`).msgPerSec;
         for (const mode of MODES) runs[mode].push(got[mode]);
         ratios.push(got.concurrent / got.gapless);
       }
@@ -111,7 +149,20 @@ async function main(): Promise<void> {
         concurrentOverGaplessByRound: ratios.map(round2),
       };
     }
-    console.log(JSON.stringify({ benchmark: 'commit-latency', clients: CLIENTS, secondsPerPhase: SECONDS, rounds: ROUNDS, route: 'PUT /api/events/message', settings }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          benchmark: 'commit-latency',
+          clients: CLIENTS,
+          secondsPerPhase: SECONDS,
+          rounds: ROUNDS,
+          route: 'PUT /api/events/message',
+          settings,
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     for (const server of servers) await server.stop();
     await replica?.stop();

@@ -37,7 +37,11 @@ function lineOf(g: number): string {
   return JSON.stringify({
     messageType: types[g % 3],
     userId: `customer-${g % 1000}`,
-    content: { orderId: `o-${g}`, total: (g % 500) + 0.99, lines: [{ sku: `SKU-${g % 50}`, qty: 1 + (g % 3) }] },
+    content: {
+      orderId: `o-${g}`,
+      total: (g % 500) + 0.99,
+      lines: [{ sku: `SKU-${g % 50}`, qty: 1 + (g % 3) }],
+    },
     metadata: { source: 'bench' },
   });
 }
@@ -55,13 +59,27 @@ async function writeFiles(dir: string): Promise<{ ndjson: string; copy: string; 
       const line = lineOf(i);
       text += line + '\n';
       const p = parseImportLine(line);
-      rows += importRowText({ index: i, messageType: p.message.messageType, userId: p.message.userId ?? null, bodyJson: p.bodyJson, metadataJson: p.metadataJson, contentHash: p.hash, idempotencyKey: null, correlationId: BASELINE_CORRELATION, causationId: BASELINE_CORRELATION, traceparent: null });
+      rows += importRowText({
+        index: i,
+        messageType: p.message.messageType,
+        userId: p.message.userId ?? null,
+        bodyJson: p.bodyJson,
+        metadataJson: p.metadataJson,
+        contentHash: p.hash,
+        idempotencyKey: null,
+        correlationId: BASELINE_CORRELATION,
+        causationId: BASELINE_CORRELATION,
+        traceparent: null,
+      });
     }
     bytes += Buffer.byteLength(text);
-    if (!a.write(text)) await new Promise<void>((r) => a.once("drain", () => r()));
-    if (!b.write(rows)) await new Promise<void>((r) => b.once("drain", () => r()));
+    if (!a.write(text)) await new Promise<void>((r) => a.once('drain', () => r()));
+    if (!b.write(rows)) await new Promise<void>((r) => b.once('drain', () => r()));
   }
-  await Promise.all([new Promise<void>((r) => a.end(() => r())), new Promise<void>((r) => b.end(() => r()))]);
+  await Promise.all([
+    new Promise<void>((r) => a.end(() => r())),
+    new Promise<void>((r) => b.end(() => r())),
+  ]);
   return { ndjson, copy, bytes };
 }
 
@@ -75,7 +93,10 @@ async function bareCopy(databaseUrl: string, file: string): Promise<number> {
     await client.query('CHECKPOINT');
     const started = performance.now();
     await client.query('BEGIN');
-    await pipeline(createReadStream(file, { highWaterMark: 256 * 1024 }), client.query(copyFrom(copyImportRows('import_baseline'))));
+    await pipeline(
+      createReadStream(file, { highWaterMark: 256 * 1024 }),
+      client.query(copyFrom(copyImportRows('import_baseline'))),
+    );
     await client.query('COMMIT');
     return performance.now() - started;
   } finally {
@@ -84,9 +105,15 @@ async function bareCopy(databaseUrl: string, file: string): Promise<number> {
   }
 }
 
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cliMain, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliMain, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -97,26 +124,48 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
 
 async function importOnce(ordering: 'gapless' | 'concurrent', file: string, copyFile: string) {
   const db = await createBenchDatabase();
-  const server = await startChild(serverMain, { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json', ORDINAL_ORDERING: ordering }, 18900 + Math.floor(Math.random() * 90), /listening on/);
+  const server = await startChild(
+    serverMain,
+    {
+      ORDINAL_ENV: 'development',
+      DATABASE_URL: db.url,
+      ORDINAL_LOG_FORMAT: 'json',
+      ORDINAL_ORDERING: ordering,
+    },
+    18900 + Math.floor(Math.random() * 90),
+    /listening on/,
+  );
   try {
     const baselineMs = await bareCopy(db.url, copyFile);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     await client.query('CHECKPOINT');
     const started = performance.now();
-    const r = await runCli(['publish', '--file', file], { ORDINAL_URL: server.baseUrl, ORDINAL_TOKEN: TOKEN });
+    const r = await runCli(['publish', '--file', file], {
+      ORDINAL_URL: server.baseUrl,
+      ORDINAL_TOKEN: TOKEN,
+    });
     const ms = performance.now() - started;
     if (r.code !== 0) throw new Error(`import failed (${r.code}): ${r.stderr}`);
     const range = /indices (\d+)\.\.(\d+)/.exec(r.stdout);
     if (!range) throw new Error(`no range in ${r.stdout}`);
     const [first, last] = [Number(range[1]), Number(range[2])];
-    const { rows } = await client.query<{ n: string; lo: string; hi: string }>('SELECT count(*) AS n, min(index) AS lo, max(index) AS hi FROM messages WHERE index BETWEEN $1 AND $2', [first, last]);
+    const { rows } = await client.query<{ n: string; lo: string; hi: string }>(
+      'SELECT count(*) AS n, min(index) AS lo, max(index) AS hi FROM messages WHERE index BETWEEN $1 AND $2',
+      [first, last],
+    );
     const gapFree = Number(rows[0].n) === MESSAGES && last - first + 1 === MESSAGES;
     // The safe head reaches the end of the range (concurrent mode: the watermark scans it)
     const watermarkStarted = performance.now();
     let head = 0;
     while (performance.now() - watermarkStarted < 120_000) {
-      head = ((await (await fetch(`${server.baseUrl}/api/events/head`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { head: number }).head;
+      head = (
+        (await (
+          await fetch(`${server.baseUrl}/api/events/head`, {
+            headers: { authorization: `Bearer ${TOKEN}` },
+          })
+        ).json()) as { head: number }
+      ).head;
       if (head >= last) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -142,7 +191,8 @@ async function main(): Promise<void> {
     const loadBefore = loadavg();
     const files = await writeFiles(dir);
     const runs = [];
-    for (const ordering of ['gapless', 'concurrent'] as const) runs.push(await importOnce(ordering, files.ndjson, files.copy));
+    for (const ordering of ['gapless', 'concurrent'] as const)
+      runs.push(await importOnce(ordering, files.ndjson, files.copy));
     console.log(
       JSON.stringify(
         {
@@ -151,7 +201,12 @@ async function main(): Promise<void> {
           messages: MESSAGES,
           fileBytes: files.bytes,
           command: 'npm run bench:import',
-          machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavgBefore: loadBefore.map((l) => Number(l.toFixed(2))), loadavgAfter: loadavg().map((l) => Number(l.toFixed(2))) },
+          machine: {
+            cpus: cpus().length,
+            model: cpus()[0]?.model,
+            loadavgBefore: loadBefore.map((l) => Number(l.toFixed(2))),
+            loadavgAfter: loadavg().map((l) => Number(l.toFixed(2))),
+          },
           goal: 'ordinal msgPerSec >= 80000, gap-free',
           runs,
         },

@@ -46,33 +46,61 @@ const PARTS = new Set((process.env.BENCH_PART ?? 'single,batches').split(','));
 const BATCH = 100;
 const BATCH_CLIENTS = 8;
 const headers = { authorization: 'Bearer dev-ordinal-token' };
-const body = (n: number) => JSON.stringify({ messageType: 'OrderPlaced', userId: `customer-${n % 97}`, content: { orderId: `o-${n}`, total: 49.9, lines: [{ sku: 'rocket', qty: 1 }] } });
+const body = (n: number) =>
+  JSON.stringify({
+    messageType: 'OrderPlaced',
+    userId: `customer-${n % 97}`,
+    content: { orderId: `o-${n}`, total: 49.9, lines: [{ sku: 'rocket', qty: 1 }] },
+  });
 
 /** The Ordinal configurations measured: defaults first, then the window off. */
 const CONFIGS: { name: string; env: Record<string, string> }[] = [
   { name: 'gapless', env: {} },
   { name: 'concurrent', env: { ORDINAL_ORDERING: 'concurrent' } },
   { name: 'gaplessWindowOff', env: { ORDINAL_DUPLICATE_WINDOW: '0' } },
-  { name: 'concurrentWindowOff', env: { ORDINAL_ORDERING: 'concurrent', ORDINAL_DUPLICATE_WINDOW: '0' } },
+  {
+    name: 'concurrentWindowOff',
+    env: { ORDINAL_ORDERING: 'concurrent', ORDINAL_DUPLICATE_WINDOW: '0' },
+  },
 ];
 
 let phaseCounter = 0;
 
 /** One phase: `clients` keep-alive clients publishing for `seconds` (or PER_PHASE messages without wrk). */
-async function phase(baseUrl: string, clients: number, seconds = MAX_SECONDS, batch = 0): Promise<LoadResult> {
+async function phase(
+  baseUrl: string,
+  clients: number,
+  seconds = MAX_SECONDS,
+  batch = 0,
+): Promise<LoadResult> {
   const url = `${baseUrl}/api/events/${batch > 0 ? 'messages' : 'message'}`;
   phaseCounter += 1;
-  if (hasWrk()) return runWrk({ url, clients, seconds, headers, bodyPrefix: `p${phaseCounter}`, batch });
+  if (hasWrk())
+    return runWrk({ url, clients, seconds, headers, bodyPrefix: `p${phaseCounter}`, batch });
   if (batch > 0) throw new Error('the batches benchmark needs wrk (/usr/bin/wrk)');
   const total = clients === 1 ? Math.min(PER_PHASE, 5_000) : PER_PHASE;
-  return runLoad({ url, clients, total, maxSeconds: seconds, headers, body: (n) => body(phaseCounter * 1e7 + n) });
+  return runLoad({
+    url,
+    clients,
+    total,
+    maxSeconds: seconds,
+    headers,
+    body: (n) => body(phaseCounter * 1e7 + n),
+  });
 }
 
-type Measured1 = LoadResult & { cpuUsPerMsg?: { server: number; postgres: number }; serverCoreShare?: number };
+type Measured1 = LoadResult & {
+  cpuUsPerMsg?: { server: number; postgres: number };
+  serverCoreShare?: number;
+};
 let admin: pg.Client;
 
 /** A phase with the CPU it cost per message: the server's process and its database's backends. */
-async function measured(serverPid: number, database: string, run: () => Promise<LoadResult>): Promise<Measured1> {
+async function measured(
+  serverPid: number,
+  database: string,
+  run: () => Promise<LoadResult>,
+): Promise<Measured1> {
   const backends = await backendsOf(admin, database);
   const server0 = cpuUs(serverPid);
   const pg0 = new Map(backends.map((pid) => [pid, cpuUs(pid)]));
@@ -84,33 +112,61 @@ async function measured(serverPid: number, database: string, run: () => Promise<
   const per = (us: number) => (result.messages > 0 ? Math.round(us / result.messages) : 0);
   // The share of one core the server's process used: near 1, its one thread is what limits the phase.
   const serverCoreShare = result.seconds > 0 ? round2(server / (result.seconds * 1e6)) : 0;
-  return { ...result, cpuUsPerMsg: { server: per(server), postgres: per(postgres) }, serverCoreShare };
+  return {
+    ...result,
+    cpuUsPerMsg: { server: per(server), postgres: per(postgres) },
+    serverCoreShare,
+  };
 }
 
 /** The bare pg baseline of the batches part, in its own process. */
 function pgInsertPhase(databaseUrl: string): LoadResult {
-  const run = spawnSync(process.execPath, [pgInsertMain, databaseUrl, String(BATCH_CLIENTS), String(MAX_SECONDS), String(BATCH)], { encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [pgInsertMain, databaseUrl, String(BATCH_CLIENTS), String(MAX_SECONDS), String(BATCH)],
+    { encoding: 'utf8' },
+  );
   const m = /RESULT (.*)/.exec(run.stdout ?? '');
   if (!m) throw new Error(`pg-insert-load failed: ${run.stderr || run.stdout}`);
   const { rows, seconds } = JSON.parse(m[1]) as { rows: number; seconds: number };
-  return { clients: BATCH_CLIENTS, messages: rows, failures: 0, seconds, msgPerSec: Math.round(rows / seconds), p50Ms: 0, p99Ms: 0 };
+  return {
+    clients: BATCH_CLIENTS,
+    messages: rows,
+    failures: 0,
+    seconds,
+    msgPerSec: Math.round(rows / seconds),
+    p50Ms: 0,
+    p99Ms: 0,
+  };
 }
 
 /** The middle value (the upper of the two middle ones for an even count, so it is always a measured run). */
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round2 = (x: number) => Number(x.toFixed(2));
 
 /** Per client count: the run with the median throughput, and every run's msg/s. */
-function summarise(runs: LoadResult[], clientCounts = CLIENTS): (LoadResult & { runsMsgPerSec: number[] })[] {
+function summarise(
+  runs: LoadResult[],
+  clientCounts = CLIENTS,
+): (LoadResult & { runsMsgPerSec: number[] })[] {
   return clientCounts.map((clients) => {
     const mine = runs.filter((r) => r.clients === clients);
     const mid = median(mine.map((r) => r.msgPerSec));
     const cpu = (mine as Measured1[]).filter((r) => r.cpuUsPerMsg);
-    const cpuMedian = cpu.length === 0 ? undefined : { server: median(cpu.map((r) => r.cpuUsPerMsg!.server)), postgres: median(cpu.map((r) => r.cpuUsPerMsg!.postgres)) };
+    const cpuMedian =
+      cpu.length === 0
+        ? undefined
+        : {
+            server: median(cpu.map((r) => r.cpuUsPerMsg!.server)),
+            postgres: median(cpu.map((r) => r.cpuUsPerMsg!.postgres)),
+          };
     return {
       ...mine.find((r) => r.msgPerSec === mid)!,
       runsMsgPerSec: mine.map((r) => r.msgPerSec),
-      ...(cpuMedian ? { medianCpuUsPerMsg: cpuMedian, runsCpuUsPerMsg: cpu.map((r) => r.cpuUsPerMsg!) } : {}),
+      ...(cpuMedian
+        ? { medianCpuUsPerMsg: cpuMedian, runsCpuUsPerMsg: cpu.map((r) => r.cpuUsPerMsg!) }
+        : {}),
     };
   });
 }
@@ -122,7 +178,8 @@ interface Measured {
   runs: LoadResult[];
 }
 
-const measured1 = (m: Measured, run: () => Promise<LoadResult>) => measured(m.server.child.pid!, m.database, run);
+const measured1 = (m: Measured, run: () => Promise<LoadResult>) =>
+  measured(m.server.child.pid!, m.database, run);
 
 /** Rotates the order servers run in each round, so none always goes first. */
 const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by) % items.length]);
@@ -130,45 +187,95 @@ const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by)
 async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Promise<unknown> {
   const measured: Measured[] = [];
   try {
-    measured.push({ name: 'seedBaseline', server: await startChild(baselineMain, { DATABASE_URL: baselineDb.url }, await freePort(), /listening/), database: baselineDb.name, runs: [] });
+    measured.push({
+      name: 'seedBaseline',
+      server: await startChild(
+        baselineMain,
+        { DATABASE_URL: baselineDb.url },
+        await freePort(),
+        /listening/,
+      ),
+      database: baselineDb.name,
+      runs: [],
+    });
     for (const [i, config] of CONFIGS.entries()) {
-      const server = await startChild(serverMain, { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env }, await freePort(), /listening on/);
+      const server = await startChild(
+        serverMain,
+        { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env },
+        await freePort(),
+        /listening on/,
+      );
       measured.push({ name: config.name, server, database: databases[i].name, runs: [] });
     }
     // Warm-up: JIT, pools, prepared plans (and, for the default window, its first 2,000 messages).
     for (const m of measured) await phase(m.server.baseUrl, 8, 2);
-    const ratios: Record<string, number[]> = { concurrentOverGapless: [], concurrentOverGaplessWindowOff: [], gaplessOverSeed: [], windowDefaultOverOffGapless: [], windowDefaultOverOffConcurrent: [] };
-    const cpuRatios: Record<string, number[]> = { concurrentOverGapless: [], concurrentOverGaplessWindowOff: [] };
+    const ratios: Record<string, number[]> = {
+      concurrentOverGapless: [],
+      concurrentOverGaplessWindowOff: [],
+      gaplessOverSeed: [],
+      windowDefaultOverOffGapless: [],
+      windowDefaultOverOffConcurrent: [],
+    };
+    const cpuRatios: Record<string, number[]> = {
+      concurrentOverGapless: [],
+      concurrentOverGaplessWindowOff: [],
+    };
     for (let round = 0; round < ROUNDS; round++) {
       for (const clients of CLIENTS) {
-        for (const m of rotate(measured, round)) m.runs.push(await measured1(m, () => phase(m.server.baseUrl, clients)));
+        for (const m of rotate(measured, round))
+          m.runs.push(await measured1(m, () => phase(m.server.baseUrl, clients)));
       }
-      const at = (name: string) => measured.find((m) => m.name === name)!.runs.filter((r) => r.clients === AT)[round].msgPerSec;
+      const at = (name: string) =>
+        measured.find((m) => m.name === name)!.runs.filter((r) => r.clients === AT)[round]
+          .msgPerSec;
       ratios.concurrentOverGapless.push(at('concurrent') / at('gapless'));
-      ratios.concurrentOverGaplessWindowOff.push(at('concurrentWindowOff') / at('gaplessWindowOff'));
+      ratios.concurrentOverGaplessWindowOff.push(
+        at('concurrentWindowOff') / at('gaplessWindowOff'),
+      );
       ratios.gaplessOverSeed.push(at('gapless') / at('seedBaseline'));
       ratios.windowDefaultOverOffGapless.push(at('gapless') / at('gaplessWindowOff'));
       ratios.windowDefaultOverOffConcurrent.push(at('concurrent') / at('concurrentWindowOff'));
       const cpuAt = (name: string) => {
-        const r = measured.find((m) => m.name === name)!.runs.filter((x) => x.clients === AT)[round] as Measured1;
+        const r = measured.find((m) => m.name === name)!.runs.filter((x) => x.clients === AT)[
+          round
+        ] as Measured1;
         return r.cpuUsPerMsg!.server + r.cpuUsPerMsg!.postgres;
       };
       cpuRatios.concurrentOverGapless.push(cpuAt('concurrent') / cpuAt('gapless'));
-      cpuRatios.concurrentOverGaplessWindowOff.push(cpuAt('concurrentWindowOff') / cpuAt('gaplessWindowOff'));
+      cpuRatios.concurrentOverGaplessWindowOff.push(
+        cpuAt('concurrentWindowOff') / cpuAt('gaplessWindowOff'),
+      );
     }
     const results = Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs)]));
-    const msgPerSecAt = Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs).find((r) => r.clients === AT)!.msgPerSec]));
-    const coreShareAt = Object.fromEntries(measured.map((m) => [m.name, median(m.runs.filter((r) => r.clients === AT).map((r) => (r as Measured1).serverCoreShare ?? 0))]));
+    const msgPerSecAt = Object.fromEntries(
+      measured.map((m) => [m.name, summarise(m.runs).find((r) => r.clients === AT)!.msgPerSec]),
+    );
+    const coreShareAt = Object.fromEntries(
+      measured.map((m) => [
+        m.name,
+        median(
+          m.runs.filter((r) => r.clients === AT).map((r) => (r as Measured1).serverCoreShare ?? 0),
+        ),
+      ]),
+    );
     return {
       route: 'PUT /api/events/message',
       note: 'the duplicate window (default 2,000) checks the first 2,000 messages after a start and then switches itself off; the warm-up passes them',
       results,
       [`msgPerSecAt${AT}`]: msgPerSecAt,
-      [`ratiosAt${AT}`]: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round2(median(v))])),
-      [`ratiosAt${AT}ByRound`]: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v.map(round2)])),
+      [`ratiosAt${AT}`]: Object.fromEntries(
+        Object.entries(ratios).map(([k, v]) => [k, round2(median(v))]),
+      ),
+      [`ratiosAt${AT}ByRound`]: Object.fromEntries(
+        Object.entries(ratios).map(([k, v]) => [k, v.map(round2)]),
+      ),
       [`serverCoreShareAt${AT}`]: coreShareAt,
-      [`cpuPerMsgRatiosAt${AT}`]: Object.fromEntries(Object.entries(cpuRatios).map(([k, v]) => [k, round2(median(v))])),
-      [`cpuPerMsgRatiosAt${AT}ByRound`]: Object.fromEntries(Object.entries(cpuRatios).map(([k, v]) => [k, v.map(round2)])),
+      [`cpuPerMsgRatiosAt${AT}`]: Object.fromEntries(
+        Object.entries(cpuRatios).map(([k, v]) => [k, round2(median(v))]),
+      ),
+      [`cpuPerMsgRatiosAt${AT}ByRound`]: Object.fromEntries(
+        Object.entries(cpuRatios).map(([k, v]) => [k, v.map(round2)]),
+      ),
       goals: { concurrentOverGapless: 1, stretch: 1.3 },
     };
   } finally {
@@ -181,23 +288,38 @@ async function batches(databases: BenchDatabase[], baselineDb: BenchDatabase): P
   const baseline: LoadResult[] = [];
   try {
     for (const [i, config] of CONFIGS.slice(0, 2).entries()) {
-      const server = await startChild(serverMain, { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env }, await freePort(), /listening on/);
+      const server = await startChild(
+        serverMain,
+        { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env },
+        await freePort(),
+        /listening on/,
+      );
       measured.push({ name: config.name, server, database: databases[i].name, runs: [] });
     }
     for (const m of measured) await phase(m.server.baseUrl, BATCH_CLIENTS, 2, BATCH);
-    const ratios: Record<string, number[]> = Object.fromEntries(measured.map((m) => [`${m.name}OverPg`, []]));
+    const ratios: Record<string, number[]> = Object.fromEntries(
+      measured.map((m) => [`${m.name}OverPg`, []]),
+    );
     for (let round = 0; round < ROUNDS; round++) {
       const steps: (() => Promise<void>)[] = [
-        ...measured.map((m) => async () => void m.runs.push(await measured1(m, () => phase(m.server.baseUrl, BATCH_CLIENTS, MAX_SECONDS, BATCH)))),
+        ...measured.map(
+          (m) => async () =>
+            void m.runs.push(
+              await measured1(m, () => phase(m.server.baseUrl, BATCH_CLIENTS, MAX_SECONDS, BATCH)),
+            ),
+        ),
         async () => void baseline.push(pgInsertPhase(baselineDb.url)),
       ];
       for (const step of rotate(steps, round)) await step();
-      for (const m of measured) ratios[`${m.name}OverPg`].push(m.runs[round].msgPerSec / baseline[round].msgPerSec);
+      for (const m of measured)
+        ratios[`${m.name}OverPg`].push(m.runs[round].msgPerSec / baseline[round].msgPerSec);
     }
     return {
       route: `POST /api/events/messages, ${BATCH} messages a request, ${BATCH_CLIENTS} clients`,
       baseline: `bare pg: ${BATCH_CLIENTS} connections committing ${BATCH}-row INSERTs (one statement each) into a copy of the messages table`,
-      results: Object.fromEntries(measured.map((m) => [m.name, summarise(m.runs, [BATCH_CLIENTS])[0]])),
+      results: Object.fromEntries(
+        measured.map((m) => [m.name, summarise(m.runs, [BATCH_CLIENTS])[0]]),
+      ),
       pgBaseline: summarise(baseline, [BATCH_CLIENTS])[0],
       ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round2(median(v))])),
       ratiosByRound: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, v.map(round2)])),
@@ -215,12 +337,26 @@ async function main(): Promise<void> {
   await admin.connect();
   try {
     // The baselines write to the same schema: let Ordinal create it first.
-    const schema = await startChild(serverMain, { DATABASE_URL: baselineDb.url, ORDINAL_LOG_FORMAT: 'json' }, await freePort(), /listening on/);
+    const schema = await startChild(
+      serverMain,
+      { DATABASE_URL: baselineDb.url, ORDINAL_LOG_FORMAT: 'json' },
+      await freePort(),
+      /listening on/,
+    );
     await schema.stop();
     const report: Record<string, unknown> = {
       benchmark: 'ingest',
-      machine: { cpus: cpus().length, node: process.version, loadGenerator: hasWrk() ? 'wrk' : 'node http (install wrk for a lighter client)' },
-      method: { rounds: ROUNDS, secondsPerPhase: MAX_SECONDS, figures: 'median over the rounds; runsMsgPerSec lists every run; ratios are medians of same-round ratios' },
+      machine: {
+        cpus: cpus().length,
+        node: process.version,
+        loadGenerator: hasWrk() ? 'wrk' : 'node http (install wrk for a lighter client)',
+      },
+      method: {
+        rounds: ROUNDS,
+        secondsPerPhase: MAX_SECONDS,
+        figures:
+          'median over the rounds; runsMsgPerSec lists every run; ratios are medians of same-round ratios',
+      },
     };
     if (PARTS.has('single')) report.single = await single(databases, baselineDb);
     if (PARTS.has('batches')) report.batches = await batches(databases, baselineDb);

@@ -20,7 +20,9 @@ import { startChild } from './support/child-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `BENCH_SERVER_MAIN`: another build's server (e.g. main's, for a before/after figure). */
-const serverMain = process.env.BENCH_SERVER_MAIN ?? join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
+const serverMain =
+  process.env.BENCH_SERVER_MAIN ??
+  join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
 const IDLE = Number(process.env.BENCH_IDLE_STREAMS ?? 1000);
 const STALLED = Number(process.env.BENCH_STALLED_STREAMS ?? 100);
 const PUBLISHED = Number(process.env.BENCH_PUBLISHED ?? 50_000);
@@ -32,19 +34,29 @@ const MB = (bytes: number) => Number((bytes / 1e6).toFixed(1));
 /** VmRSS and VmHWM of a process, in bytes. */
 function memoryOf(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)![1]) * 1024;
+  const field = (name: string) =>
+    Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)![1]) * 1024;
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
-function request(baseUrl: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(`${baseUrl}${path}`, { method, headers: { ...AUTH, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = http.request(
+      `${baseUrl}${path}`,
+      { method, headers: { ...AUTH, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -61,7 +73,12 @@ class Reader {
   readonly connected: Promise<void>;
   readonly done: Promise<void>;
 
-  constructor(baseUrl: string, startIndex: number, endIndex: number | undefined, private readonly stallAfterConnect: boolean) {
+  constructor(
+    baseUrl: string,
+    startIndex: number,
+    endIndex: number | undefined,
+    private readonly stallAfterConnect: boolean,
+  ) {
     let onConnected!: () => void;
     let onDone!: () => void;
     let onError!: (error: Error) => void;
@@ -69,34 +86,51 @@ class Reader {
     this.done = new Promise((resolve, reject) => ((onDone = resolve), (onError = reject)));
     this.done.catch(() => undefined);
     const query = `startIndex=${startIndex}${endIndex === undefined ? '' : `&endIndex=${endIndex}`}`;
-    this.request = http.get(`${baseUrl}/api/events/stream?${query}`, { headers: AUTH, agent: false }, (response) => {
-      this.response = response;
-      if (response.statusCode !== 200) return onError(new Error(`Stream answered ${response.statusCode}`));
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        this.text += chunk;
-        let end: number;
-        while ((end = this.text.indexOf('\n\n')) >= 0) {
-          const event = this.text.slice(0, end);
-          this.text = this.text.slice(end + 2);
-          if (event.startsWith('event: connected')) {
-            onConnected();
-            if (this.stallAfterConnect) response.pause();
-          } else if (event.startsWith('event: message\n')) {
-            const idLine = /^id: (\d+)$/m.exec(event);
-            if (idLine === null) return onError(new Error(`A message event without an id: ${JSON.stringify(event.slice(0, 200))}`));
-            const id = Number(idLine[1]);
-            if (id !== this.lastId + 1 && this.lastId !== 0) onError(new Error(`A stream went from ${this.lastId} to ${id}`));
-            this.lastId = id;
-            this.messages++;
-          } else if (event.startsWith('event: stream-ended')) {
-            this.ended = true;
+    this.request = http.get(
+      `${baseUrl}/api/events/stream?${query}`,
+      { headers: AUTH, agent: false },
+      (response) => {
+        this.response = response;
+        if (response.statusCode !== 200)
+          return onError(new Error(`Stream answered ${response.statusCode}`));
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          this.text += chunk;
+          let end: number;
+          while ((end = this.text.indexOf('\n\n')) >= 0) {
+            const event = this.text.slice(0, end);
+            this.text = this.text.slice(end + 2);
+            if (event.startsWith('event: connected')) {
+              onConnected();
+              if (this.stallAfterConnect) response.pause();
+            } else if (event.startsWith('event: message\n')) {
+              const idLine = /^id: (\d+)$/m.exec(event);
+              if (idLine === null)
+                return onError(
+                  new Error(
+                    `A message event without an id: ${JSON.stringify(event.slice(0, 200))}`,
+                  ),
+                );
+              const id = Number(idLine[1]);
+              if (id !== this.lastId + 1 && this.lastId !== 0)
+                onError(new Error(`A stream went from ${this.lastId} to ${id}`));
+              this.lastId = id;
+              this.messages++;
+            } else if (event.startsWith('event: stream-ended')) {
+              this.ended = true;
+            }
           }
-        }
-      });
-      response.on('end', () => (this.ended ? onDone() : onError(new Error(`A stream closed after ${this.messages} messages without stream-ended`))));
-      response.on('error', onError);
-    });
+        });
+        response.on('end', () =>
+          this.ended
+            ? onDone()
+            : onError(
+                new Error(`A stream closed after ${this.messages} messages without stream-ended`),
+              ),
+        );
+        response.on('error', onError);
+      },
+    );
     this.request.on('error', onError);
   }
 
@@ -120,10 +154,15 @@ async function publish(baseUrl: string, count: number): Promise<number> {
       const messages = Array.from({ length: Math.min(BATCH, count - first) }, (_, i) => ({
         messageType: 'OrderPlaced',
         userId: `customer-${(first + i) % 1000}`,
-        content: { orderId: `o-${first + i}-${Math.random().toString(36).slice(2)}`, total: (first + i) % 500, lines: [{ sku: `SKU-${i % 50}`, qty: 1 }] },
+        content: {
+          orderId: `o-${first + i}-${Math.random().toString(36).slice(2)}`,
+          total: (first + i) % 500,
+          lines: [{ sku: `SKU-${i % 50}`, qty: 1 }],
+        },
       }));
       const answer = await request(baseUrl, 'POST', '/api/events/messages', { messages });
-      if (answer.status !== 201) throw new Error(`A batch answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+      if (answer.status !== 201)
+        throw new Error(`A batch answered ${answer.status}: ${answer.text.slice(0, 200)}`);
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, client));
@@ -133,7 +172,8 @@ async function publish(baseUrl: string, count: number): Promise<number> {
 /** A few figures of the server's /metrics (bytes, counts). */
 async function metrics(baseUrl: string): Promise<Record<string, number>> {
   const text = (await request(baseUrl, 'GET', '/metrics')).text;
-  const pick = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const pick = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   return {
     heapUsedMB: MB(pick('nodejs_heap_size_used_bytes')),
     externalMB: MB(pick('nodejs_external_memory_bytes')),
@@ -151,27 +191,46 @@ async function main(): Promise<void> {
   const db = await createBenchDatabase();
   // BENCH_SERVER_NODE_ARGS: node flags for the server, e.g. `--max-old-space-size=96` to show what it holds (not garbage).
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = await startChild(serverMain, { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' }, 18900 + Math.floor(Math.random() * 90), /listening on/, nodeArgs);
+  const server = await startChild(
+    serverMain,
+    { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' },
+    18900 + Math.floor(Math.random() * 90),
+    /listening on/,
+    nodeArgs,
+  );
   const pid = server.child.pid!;
   try {
     const atRest = memoryOf(pid).rss;
     const start = (await head(server.baseUrl)) + 1;
 
     // 1. Idle streams at the head.
-    const idle = Array.from({ length: IDLE }, () => new Reader(server.baseUrl, start, undefined, false));
+    const idle = Array.from(
+      { length: IDLE },
+      () => new Reader(server.baseUrl, start, undefined, false),
+    );
     await Promise.all(idle.map((r) => r.connected));
     const withIdle = memoryOf(pid).rss;
     for (const reader of idle) reader.close();
 
     // 2. Stalled readers while messages are published.
     const end = start + PUBLISHED - 1;
-    const stalled = Array.from({ length: STALLED }, () => new Reader(server.baseUrl, start, end, true));
+    const stalled = Array.from(
+      { length: STALLED },
+      () => new Reader(server.baseUrl, start, end, true),
+    );
     await Promise.all(stalled.map((r) => r.connected));
     const beforePublish = memoryOf(pid).rss;
     let peak = beforePublish;
     let peakHeap = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(pid).rss)), 25);
-    const heapSampler = setInterval(() => void metrics(server.baseUrl).then((m) => (peakHeap = Math.max(peakHeap, m.heapUsedMB)), () => undefined), 500);
+    const heapSampler = setInterval(
+      () =>
+        void metrics(server.baseUrl).then(
+          (m) => (peakHeap = Math.max(peakHeap, m.heapUsedMB)),
+          () => undefined,
+        ),
+      500,
+    );
     const publishMs = await publish(server.baseUrl, PUBLISHED);
     clearInterval(heapSampler);
     const afterPublish = memoryOf(pid).rss;
@@ -184,7 +243,10 @@ async function main(): Promise<void> {
     const catchUpMs = performance.now() - resumed;
     clearInterval(sampler);
     for (const reader of stalled) {
-      if (reader.messages !== PUBLISHED || reader.lastId !== end) throw new Error(`A stalled reader got ${reader.messages} of ${PUBLISHED} (last ${reader.lastId})`);
+      if (reader.messages !== PUBLISHED || reader.lastId !== end)
+        throw new Error(
+          `A stalled reader got ${reader.messages} of ${PUBLISHED} (last ${reader.lastId})`,
+        );
     }
     const final = memoryOf(pid);
     console.log(
@@ -192,8 +254,19 @@ async function main(): Promise<void> {
         {
           benchmark: 'memory',
           date: new Date().toISOString(),
-          machine: { cpus: cpus().length, node: process.version, server: serverMain, nodeArgs, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
-          idle: { streams: IDLE, rssAtRestMB: MB(atRest), rssWithStreamsMB: MB(withIdle), perStreamKB: Number(((withIdle - atRest) / IDLE / 1e3).toFixed(1)) },
+          machine: {
+            cpus: cpus().length,
+            node: process.version,
+            server: serverMain,
+            nodeArgs,
+            loadAverage1m: Number(loadavg()[0].toFixed(2)),
+          },
+          idle: {
+            streams: IDLE,
+            rssAtRestMB: MB(atRest),
+            rssWithStreamsMB: MB(withIdle),
+            perStreamKB: Number(((withIdle - atRest) / IDLE / 1e3).toFixed(1)),
+          },
           stalled: {
             streams: STALLED,
             published: PUBLISHED,

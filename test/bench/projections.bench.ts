@@ -57,9 +57,22 @@ interface Worker {
 
 function spawnWorker(url: string): Promise<Worker> {
   // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when it exits (SIGTERM at the end of a run).
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
   const child = spawn(process.execPath, [...profile, WORKER], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, TAKEOVER_MS: String(TAKEOVER_MS), PROJECTION: 'bench', PARTITIONS: String(PARTITIONS), PARTITION_BY: 'userId', BATCH_SIZE: String(BATCH), HANDLER_DELAY_MS: '1', DB_POOL: String(POOL), SIDE_EFFECT_ROWS: process.env.BENCH_SIDE_EFFECT_ROWS ?? '0' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: url,
+      TAKEOVER_MS: String(TAKEOVER_MS),
+      PROJECTION: 'bench',
+      PARTITIONS: String(PARTITIONS),
+      PARTITION_BY: 'userId',
+      BATCH_SIZE: String(BATCH),
+      HANDLER_DELAY_MS: '1',
+      DB_POOL: String(POOL),
+      SIDE_EFFECT_ROWS: process.env.BENCH_SIDE_EFFECT_ROWS ?? '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -81,7 +94,12 @@ const kill = (w: Worker, signal: NodeJS.Signals) =>
     w.child.kill(signal);
   });
 
-async function poll<T>(check: () => Promise<T | null>, timeoutMs: number, what: string, everyMs = 20): Promise<T> {
+async function poll<T>(
+  check: () => Promise<T | null>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -93,7 +111,9 @@ async function poll<T>(check: () => Promise<T | null>, timeoutMs: number, what: 
 
 /** Live owner pid of every partition (null where none). */
 async function owners(client: pg.Client): Promise<(number | null)[]> {
-  const { rows } = await client.query<{ owner: string | null; live: boolean }>(`SELECT owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE group_name = 'bench' ORDER BY name`);
+  const { rows } = await client.query<{ owner: string | null; live: boolean }>(
+    `SELECT owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE group_name = 'bench' ORDER BY name`,
+  );
   return rows.map((r) => (r.live && r.owner ? Number(r.owner.split(':')[1]) : null));
 }
 
@@ -104,18 +124,33 @@ const balancedOver = (pids: number[]) => async (client: pg.Client) => {
   return Math.max(...counts) - Math.min(...counts) <= 1 ? list : null;
 };
 
-async function setUp(): Promise<{ db: BenchDatabase; client: pg.Client; app: Awaited<ReturnType<typeof writerApp>> }> {
+async function setUp(): Promise<{
+  db: BenchDatabase;
+  client: pg.Client;
+  app: Awaited<ReturnType<typeof writerApp>>;
+}> {
   const db = await createBenchDatabase();
   const app = await writerApp(db.url);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
-  await client.query('CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)');
+  await client.query(
+    'CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)',
+  );
   await client.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
   return { db, client, app };
 }
 
 async function writerApp(url: string) {
-  @Module({ imports: [OrdinalModule.forRoot({ url, typeorm: { extra: { max: 4 } }, log: { duplicateWindow: 0 }, cqrs: false })] })
+  @Module({
+    imports: [
+      OrdinalModule.forRoot({
+        url,
+        typeorm: { extra: { max: 4 } },
+        log: { duplicateWindow: 0 },
+        cqrs: false,
+      }),
+    ],
+  })
   class WriterModule {}
   const app = await NestFactory.createApplicationContext(WriterModule, { logger: ['error'] });
   await app.init();
@@ -126,7 +161,13 @@ async function append(writer: LogWriter, count: number, offset = 0): Promise<num
   let last = 0;
   for (let done = 0; done < count; done += 1000) {
     const n = Math.min(1000, count - done);
-    const result = await writer.append({ messages: Array.from({ length: n }, (_, i) => ({ messageType: 'Tick', userId: `user-${(offset + done + i) % USERS}`, body: { i } })) });
+    const result = await writer.append({
+      messages: Array.from({ length: n }, (_, i) => ({
+        messageType: 'Tick',
+        userId: `user-${(offset + done + i) % USERS}`,
+        body: { i },
+      })),
+    });
     last = (result.entries.at(-1) as { message: { id: number } }).message.id;
   }
   return last;
@@ -141,9 +182,18 @@ async function append(writer: LogWriter, count: number, offset = 0): Promise<num
  */
 function costPerEvent(spent: CpuSpent) {
   const per = (us: number) => Math.round(us / EVENTS);
-  const usPerEvent = { workers: per(spent.us.workers), postgres: per(spent.us.postgres), benchmark: per(spent.us.self) };
+  const usPerEvent = {
+    workers: per(spent.us.workers),
+    postgres: per(spent.us.postgres),
+    benchmark: per(spent.us.self),
+  };
   const total = usPerEvent.workers + usPerEvent.postgres + usPerEvent.benchmark;
-  return { usPerEvent: { ...usPerEvent, total }, machineBusy: Math.round(spent.machineBusy * 100) / 100, cores: spent.cores, ceilingEventsPerSecond: Math.round((spent.cores * 1e6) / total) };
+  return {
+    usPerEvent: { ...usPerEvent, total },
+    machineBusy: Math.round(spent.machineBusy * 100) / 100,
+    cores: spent.cores,
+    ceilingEventsPerSecond: Math.round((spent.cores * 1e6) / total),
+  };
 }
 
 async function throughput(processes: number) {
@@ -151,21 +201,52 @@ async function throughput(processes: number) {
   const workers: Worker[] = [];
   try {
     for (let i = 0; i < processes; i++) workers.push(await spawnWorker(db.url));
-    await poll(() => balancedOver(workers.map((w) => w.pid))(client), 60_000, 'balanced partitions', 50);
-    const meter = await cpuMeter({ workers: () => workers.map((w) => w.pid), postgres: () => backendsOf(client, db.name) });
+    await poll(
+      () => balancedOver(workers.map((w) => w.pid))(client),
+      60_000,
+      'balanced partitions',
+      50,
+    );
+    const meter = await cpuMeter({
+      workers: () => workers.map((w) => w.pid),
+      postgres: () => backendsOf(client, db.name),
+    });
     const started = performance.now();
     const last = await append(app.get(LogWriter), EVENTS);
-    await poll(async () => {
-      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM checkpoints WHERE name LIKE 'bench#%' AND position >= $1`, [last]);
-      return Number(rows[0].n) === PARTITIONS ? true : null;
-    }, 600_000, 'every partition to apply the events', 10);
+    await poll(
+      async () => {
+        const { rows } = await client.query<{ n: string }>(
+          `SELECT count(*) AS n FROM checkpoints WHERE name LIKE 'bench#%' AND position >= $1`,
+          [last],
+        );
+        return Number(rows[0].n) === PARTITIONS ? true : null;
+      },
+      600_000,
+      'every partition to apply the events',
+      10,
+    );
     const seconds = (performance.now() - started) / 1000;
     const cpu = costPerEvent(await meter.stop());
-    const { rows } = await client.query<{ n: string; d: string }>('SELECT count(*) AS n, count(DISTINCT index) AS d FROM applied');
-    return { processes, events: EVENTS, seconds: Math.round(seconds * 100) / 100, eventsPerSecond: Math.round(EVENTS / seconds), appliedOnce: rows[0].n === rows[0].d && Number(rows[0].d) === EVENTS, cpu };
+    const { rows } = await client.query<{ n: string; d: string }>(
+      'SELECT count(*) AS n, count(DISTINCT index) AS d FROM applied',
+    );
+    return {
+      processes,
+      events: EVENTS,
+      seconds: Math.round(seconds * 100) / 100,
+      eventsPerSecond: Math.round(EVENTS / seconds),
+      appliedOnce: rows[0].n === rows[0].d && Number(rows[0].d) === EVENTS,
+      cpu,
+    };
   } finally {
     // SIGTERM (a graceful stop) so a profiled worker writes its profile; SIGKILL if it hangs.
-    await Promise.all(workers.map((w) => Promise.race([kill(w, 'SIGTERM'), new Promise<void>((r) => setTimeout(r, 10_000))]).then(() => kill(w, 'SIGKILL'))));
+    await Promise.all(
+      workers.map((w) =>
+        Promise.race([kill(w, 'SIGTERM'), new Promise<void>((r) => setTimeout(r, 10_000))]).then(
+          () => kill(w, 'SIGKILL'),
+        ),
+      ),
+    );
     await client.end();
     await app.close();
     await db.drop();
@@ -187,16 +268,27 @@ async function takeover() {
   try {
     for (let i = 0; i < 3; i++) workers.push(await spawnWorker(db.url));
     for (let k = 0; k < KILLS; k++) {
-      await poll(() => balancedOver(workers.map((w) => w.pid))(client), 60_000, 'balanced partitions', 50);
+      await poll(
+        () => balancedOver(workers.map((w) => w.pid))(client),
+        60_000,
+        'balanced partitions',
+        50,
+      );
       const [first] = await owners(client);
       const victim = workers.find((w) => w.pid === first)!;
       const killedAt = performance.now();
       await kill(victim, 'SIGKILL');
       workers.splice(workers.indexOf(victim), 1);
-      await poll(async () => {
-        const list = await owners(client);
-        return list.length === PARTITIONS && list.every((p) => p !== null && p !== victim.pid) ? true : null;
-      }, 60_000, 'the takeover');
+      await poll(
+        async () => {
+          const list = await owners(client);
+          return list.length === PARTITIONS && list.every((p) => p !== null && p !== victim.pid)
+            ? true
+            : null;
+        },
+        60_000,
+        'the takeover',
+      );
       times.push(Math.round(performance.now() - killedAt));
       workers.push(await spawnWorker(db.url));
     }
@@ -209,8 +301,16 @@ async function takeover() {
     await db.drop();
   }
   const sorted = [...times].sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-  return { kills: KILLS, takeoverMsBound: TAKEOVER_MS, ms: times, p50: pct(50), p99: pct(99), withinBound: sorted.every((t) => t < TAKEOVER_MS) };
+  const pct = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return {
+    kills: KILLS,
+    takeoverMsBound: TAKEOVER_MS,
+    ms: times,
+    p50: pct(50),
+    p99: pct(99),
+    withinBound: sorted.every((t) => t < TAKEOVER_MS),
+  };
 }
 
 const median = (values: number[]) => {
@@ -227,15 +327,22 @@ async function main(): Promise<void> {
     threes.push(await throughput(3));
   }
   const kills = KILLS > 0 ? await takeover() : null;
-  const rate = (runs: typeof ones) => Math.round((runs.length * EVENTS) / runs.reduce((t, r) => t + r.seconds, 0));
+  const rate = (runs: typeof ones) =>
+    Math.round((runs.length * EVENTS) / runs.reduce((t, r) => t + r.seconds, 0));
   const one = { processes: 1, eventsPerSecond: rate(ones), runs: ones };
   const three = { processes: 3, eventsPerSecond: rate(threes), runs: threes };
   const speedup = Math.round((three.eventsPerSecond / one.eventsPerSecond) * 100) / 100;
   // The machine's own limit at 3 processes: its ceiling at the CPU an event costs there, over the 1-process rate.
   const ceiling = Math.round(median(threes.map((r) => r.cpu.ceilingEventsPerSecond)));
   const machine = {
-    cpuUsPerEvent: { oneProcess: median(ones.map((r) => r.cpu.usPerEvent.total)), threeProcesses: median(threes.map((r) => r.cpu.usPerEvent.total)) },
-    machineBusy: { oneProcess: Math.round(median(ones.map((r) => r.cpu.machineBusy)) * 100) / 100, threeProcesses: Math.round(median(threes.map((r) => r.cpu.machineBusy)) * 100) / 100 },
+    cpuUsPerEvent: {
+      oneProcess: median(ones.map((r) => r.cpu.usPerEvent.total)),
+      threeProcesses: median(threes.map((r) => r.cpu.usPerEvent.total)),
+    },
+    machineBusy: {
+      oneProcess: Math.round(median(ones.map((r) => r.cpu.machineBusy)) * 100) / 100,
+      threeProcesses: Math.round(median(threes.map((r) => r.cpu.machineBusy)) * 100) / 100,
+    },
     ceilingEventsPerSecondAtThree: ceiling,
     speedupCeiling: Math.round((ceiling / one.eventsPerSecond) * 100) / 100,
   };
@@ -243,8 +350,24 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         benchmark: 'projections',
-        setup: { partitions: PARTITIONS, partitionBy: 'userId', users: USERS, events: EVENTS, rounds: ROUNDS, handlerIoMs: 1, batchSize: BATCH, poolPerProcess: POOL },
-        throughput: { oneProcess: one, threeProcesses: three, speedup, goalMet: speedup >= 2.5, appliedOnce: [...ones, ...threes].every((r) => r.appliedOnce), machine },
+        setup: {
+          partitions: PARTITIONS,
+          partitionBy: 'userId',
+          users: USERS,
+          events: EVENTS,
+          rounds: ROUNDS,
+          handlerIoMs: 1,
+          batchSize: BATCH,
+          poolPerProcess: POOL,
+        },
+        throughput: {
+          oneProcess: one,
+          threeProcesses: three,
+          speedup,
+          goalMet: speedup >= 2.5,
+          appliedOnce: [...ones, ...threes].every((r) => r.appliedOnce),
+          machine,
+        },
         takeoverAfterKill9: kills,
       },
       null,

@@ -20,7 +20,9 @@ import { pagePg } from './support/page-pg.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `BENCH_SERVER_MAIN`: another build's server (e.g. main's, for a before/after figure). */
-const serverMain = process.env.BENCH_SERVER_MAIN ?? join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
+const serverMain =
+  process.env.BENCH_SERVER_MAIN ??
+  join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
 const STREAMS = 10;
@@ -34,21 +36,35 @@ interface Server {
 
 async function startServer(databaseUrl: string): Promise<Server> {
   // Default settings: only what a development server needs to start.
-  const env: Record<string, string> = { ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, ORDINAL_LOG_FORMAT: 'json' };
+  const env: Record<string, string> = {
+    ORDINAL_ENV: 'development',
+    DATABASE_URL: databaseUrl,
+    ORDINAL_LOG_FORMAT: 'json',
+  };
   if (MODE === 'child') {
     const profile = process.env.BENCH_CPU_PROF;
     const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-    return startChild(serverMain, env, 18600 + Math.floor(Math.random() * 300), /listening on/, nodeArgs);
+    return startChild(
+      serverMain,
+      env,
+      18600 + Math.floor(Math.random() * 300),
+      /listening on/,
+      nodeArgs,
+    );
   }
   const { createApp, loadConfig } = await import('@ordinal/eventstore');
-  const app = await createApp(loadConfig({ ...env, PORT: '0' }), { logger: false, openApiUi: false });
+  const app = await createApp(loadConfig({ ...env, PORT: '0' }), {
+    logger: false,
+    openApiUi: false,
+  });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { baseUrl: `http://127.0.0.1:${port}`, stop: () => app.close() };
 }
 
 const rate = (messages: number, ms: number) => Math.round((messages / ms) * 1000);
-const best = <T extends { ms: number }>(runs: T[]): T => runs.reduce((a, b) => (a.ms < b.ms ? a : b));
+const best = <T extends { ms: number }>(runs: T[]): T =>
+  runs.reduce((a, b) => (a.ms < b.ms ? a : b));
 const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
 
 async function repeat<T>(times: number, run: () => Promise<T>): Promise<T[]> {
@@ -89,7 +105,8 @@ async function main(): Promise<void> {
     const one = best(oneRuns);
     const many = best(tenRuns);
     for (const run of [...oneRuns, ...tenRuns.flatMap((t) => t.runs)]) {
-      if (run.messages !== head) throw new Error(`A stream delivered ${run.messages} of ${head} messages`);
+      if (run.messages !== head)
+        throw new Error(`A stream delivered ${run.messages} of ${head} messages`);
     }
     const baselineRate = rate(baseline.rows, baseline.ms);
     const oneRate = rate(one.messages, one.ms);
@@ -99,20 +116,39 @@ async function main(): Promise<void> {
         {
           benchmark: 'read',
           date: new Date().toISOString(),
-          machine: { cpus: cpus().length, node: process.version, server: MODE === 'child' ? serverMain : MODE, loadAverage1m: Number(loadavg()[0].toFixed(2)) },
+          machine: {
+            cpus: cpus().length,
+            node: process.version,
+            server: MODE === 'child' ? serverMain : MODE,
+            loadAverage1m: Number(loadavg()[0].toFixed(2)),
+          },
           messages: head,
           runs: RUNS,
-          baseline: { what: 'bare pg client paging the messages table (1,000 rows a page, same query)', msgPerSec: baselineRate, ms: Math.round(baseline.ms) },
-          sseOneStream: { msgPerSec: oneRate, ms: Math.round(one.ms), megabytes: Number((one.bytes / 1e6).toFixed(1)) },
+          baseline: {
+            what: 'bare pg client paging the messages table (1,000 rows a page, same query)',
+            msgPerSec: baselineRate,
+            ms: Math.round(baseline.ms),
+          },
+          sseOneStream: {
+            msgPerSec: oneRate,
+            ms: Math.round(one.ms),
+            megabytes: Number((one.bytes / 1e6).toFixed(1)),
+          },
           sseTenStreams: {
             totalMsgPerSec: tenRate,
-            perStreamMsgPerSec: Math.round(many.runs.reduce((sum, r) => sum + rate(r.messages, r.ms), 0) / STREAMS),
+            perStreamMsgPerSec: Math.round(
+              many.runs.reduce((sum, r) => sum + rate(r.messages, r.ms), 0) / STREAMS,
+            ),
             ms: Math.round(many.ms),
           },
           ratioOneStreamToBaseline: ratio(oneRate, baselineRate),
           ratioTenStreamsTotalToBaseline: ratio(tenRate, baselineRate),
           goals: { oneStreamRatio: 0.5, oneStreamStretchRatio: 0.8, tenStreamsTotalRatio: 1 },
-          met: { oneStream: oneRate >= baselineRate * 0.5, oneStreamStretch: oneRate >= baselineRate * 0.8, tenStreams: tenRate >= baselineRate },
+          met: {
+            oneStream: oneRate >= baselineRate * 0.5,
+            oneStreamStretch: oneRate >= baselineRate * 0.8,
+            tenStreams: tenRate >= baselineRate,
+          },
         },
         null,
         2,

@@ -29,11 +29,23 @@ const AUTH = { authorization: 'Bearer dev-ordinal-token' };
 
 let nextPort = 18900 + Math.floor(Math.random() * 400);
 const startServer = (databaseUrl: string, env: Record<string, string> = {}) =>
-  startChild(serverMain, { ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, ORDINAL_LOG_FORMAT: 'json', AMQP_URL: '', ...env }, nextPort++, /listening on/);
+  startChild(
+    serverMain,
+    {
+      ORDINAL_ENV: 'development',
+      DATABASE_URL: databaseUrl,
+      ORDINAL_LOG_FORMAT: 'json',
+      AMQP_URL: '',
+      ...env,
+    },
+    nextPort++,
+    /listening on/,
+  );
 
 function percentiles(values: number[]): { p50: number; p99: number; max: number; n: number } {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 10) / 10;
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 10) / 10;
   return { p50: at(0.5), p99: at(0.99), max: at(1), n: sorted.length };
 }
 
@@ -53,31 +65,43 @@ async function head(baseUrl: string): Promise<number> {
 }
 
 /** A live SSE stream that records when each message index arrived. */
-function watch(baseUrl: string, startIndex: number): Promise<{ arrivals: Map<number, number>; close(): void }> {
+function watch(
+  baseUrl: string,
+  startIndex: number,
+): Promise<{ arrivals: Map<number, number>; close(): void }> {
   return new Promise((resolve, reject) => {
     const arrivals = new Map<number, number>();
     let buffer = '';
-    const request = http.get(`${baseUrl}/api/events/stream?startIndex=${startIndex}`, { headers: AUTH }, (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`stream answered ${response.statusCode}`));
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        const now = performance.now();
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const id = /^id: (\d+)$/m.exec(block);
-          if (id && /^event: message$/m.test(block)) arrivals.set(Number(id[1]), now);
-        }
-      });
-      resolve({ arrivals, close: () => request.destroy() });
-    });
+    const request = http.get(
+      `${baseUrl}/api/events/stream?startIndex=${startIndex}`,
+      { headers: AUTH },
+      (response) => {
+        if (response.statusCode !== 200)
+          return reject(new Error(`stream answered ${response.statusCode}`));
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          const now = performance.now();
+          buffer += chunk;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const id = /^id: (\d+)$/m.exec(block);
+            if (id && /^event: message$/m.test(block)) arrivals.set(Number(id[1]), now);
+          }
+        });
+        resolve({ arrivals, close: () => request.destroy() });
+      },
+    );
     request.on('error', reject);
   });
 }
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
@@ -91,16 +115,27 @@ interface Cleanup {
 }
 
 /** Replica lag and live delivery in one ordering mode. */
-async function live(replica: StreamingReplica, ordering: 'gapless' | 'concurrent', cleanup: Cleanup) {
+async function live(
+  replica: StreamingReplica,
+  ordering: 'gapless' | 'concurrent',
+  cleanup: Cleanup,
+) {
   const db = await createBenchDatabase();
   cleanup.databases.push(() => db.drop());
   const primary = await startServer(db.url, { ORDINAL_ORDERING: ordering });
   cleanup.servers.push(() => primary.stop());
   await replica.caughtUp(30_000);
-  const reader = await startServer(replica.url(db.name), { ORDINAL_ORDERING: ordering, ORDINAL_ROLE: 'replica-reader' });
+  const reader = await startServer(replica.url(db.name), {
+    ORDINAL_ORDERING: ordering,
+    ORDINAL_ROLE: 'replica-reader',
+  });
   cleanup.servers.push(() => reader.stop());
   const from = (await head(primary.baseUrl)) + 1;
-  await until(async () => (await head(reader.baseUrl)) >= from - 1, 10_000, 'the replica reader to catch up');
+  await until(
+    async () => (await head(reader.baseUrl)) >= from - 1,
+    10_000,
+    'the replica reader to catch up',
+  );
   const onPrimary = await watch(primary.baseUrl, from);
   const onReplica = await watch(reader.baseUrl, from);
   const probe = new pg.Client({ connectionString: replica.url(db.name) });
@@ -123,19 +158,28 @@ async function live(replica: StreamingReplica, ordering: 'gapless' | 'concurrent
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
     }
     const last = Math.max(...sent.keys());
-    await until(() => onPrimary.arrivals.has(last) && onReplica.arrivals.has(last), 10_000, 'the last live message on both streams');
+    await until(
+      () => onPrimary.arrivals.has(last) && onReplica.arrivals.has(last),
+      10_000,
+      'the last live message on both streams',
+    );
   } finally {
     await probe.end();
     onPrimary.close();
     onReplica.close();
   }
-  const latencies = (arrivals: Map<number, number>) => [...sent].map(([id, at]) => (arrivals.get(id) ?? Number.NaN) - at);
+  const latencies = (arrivals: Map<number, number>) =>
+    [...sent].map(([id, at]) => (arrivals.get(id) ?? Number.NaN) - at);
   const primaryLive = latencies(onPrimary.arrivals);
   const replicaLive = latencies(onReplica.arrivals);
-  if ([...primaryLive, ...replicaLive].some((v) => Number.isNaN(v))) throw new Error('a live message did not arrive on a stream');
+  if ([...primaryLive, ...replicaLive].some((v) => Number.isNaN(v)))
+    throw new Error('a live message did not arrive on a stream');
   return {
     replicaLagMs: percentiles(lag),
-    liveDeliveryMs: { primaryServer: percentiles(primaryLive), replicaReader: percentiles(replicaLive) },
+    liveDeliveryMs: {
+      primaryServer: percentiles(primaryLive),
+      replicaReader: percentiles(replicaLive),
+    },
   };
 }
 
@@ -149,7 +193,11 @@ async function catchUp(replica: StreamingReplica, cleanup: Cleanup) {
   await replica.caughtUp(60_000);
   const reader = await startServer(replica.url(db.name), { ORDINAL_ROLE: 'replica-reader' });
   cleanup.servers.push(() => reader.stop());
-  await until(async () => (await head(reader.baseUrl)) >= top, 30_000, 'the replica reader to see the filled log');
+  await until(
+    async () => (await head(reader.baseUrl)) >= top,
+    30_000,
+    'the replica reader to see the filled log',
+  );
   const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
   try {
     // Warm-up, then the better of two runs each, alternating.
@@ -159,14 +207,20 @@ async function catchUp(replica: StreamingReplica, cleanup: Cleanup) {
     for (let i = 0; i < 2; i++) {
       const p = await countStream(primary.baseUrl, AUTH, 1, top, agent);
       const r = await countStream(reader.baseUrl, AUTH, 1, top, agent);
-      if (p.messages !== top || r.messages !== top) throw new Error(`a stream delivered ${p.messages}/${r.messages} of ${top}`);
+      if (p.messages !== top || r.messages !== top)
+        throw new Error(`a stream delivered ${p.messages}/${r.messages} of ${top}`);
       runs.primary.push(p.ms);
       runs.replica.push(r.ms);
     }
     const rate = (ms: number[]) => Math.round((top / Math.min(...ms)) * 1000);
     const primaryRate = rate(runs.primary);
     const replicaRate = rate(runs.replica);
-    return { messages: top, primaryServerMsgPerSec: primaryRate, replicaReaderMsgPerSec: replicaRate, ratioReplicaToPrimary: Number((replicaRate / primaryRate).toFixed(2)) };
+    return {
+      messages: top,
+      primaryServerMsgPerSec: primaryRate,
+      replicaReaderMsgPerSec: replicaRate,
+      ratioReplicaToPrimary: Number((replicaRate / primaryRate).toFixed(2)),
+    };
   } finally {
     agent.destroy();
   }
@@ -190,9 +244,17 @@ async function main(): Promise<void> {
         {
           benchmark: 'replica',
           date: new Date().toISOString(),
-          machine: { cpus: cpus().length, node: process.version, loadAverage1mAtStart: Number(load.toFixed(2)) },
+          machine: {
+            cpus: cpus().length,
+            node: process.version,
+            loadAverage1mAtStart: Number(load.toFixed(2)),
+          },
           replicaSetupMs: setupMs,
-          settings: { replicaLivePollMs: 200, liveMessages: LIVE, publishPauseMs: '20-100 (random)' },
+          settings: {
+            replicaLivePollMs: 200,
+            liveMessages: LIVE,
+            publishPauseMs: '20-100 (random)',
+          },
           gapless,
           concurrent,
           catchUp: catchup,

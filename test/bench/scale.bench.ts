@@ -33,9 +33,22 @@ let port = 19100 + Math.floor(Math.random() * 200);
 
 type Ordering = 'gapless' | 'concurrent';
 
-async function start(db: BenchDatabase, ordering: Ordering): Promise<{ server: ChildServer; startupMs: number }> {
+async function start(
+  db: BenchDatabase,
+  ordering: Ordering,
+): Promise<{ server: ChildServer; startupMs: number }> {
   const started = performance.now();
-  const server = await startChild(serverMain, { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json', ORDINAL_ORDERING: ordering }, port++, /listening on/);
+  const server = await startChild(
+    serverMain,
+    {
+      ORDINAL_ENV: 'development',
+      DATABASE_URL: db.url,
+      ORDINAL_LOG_FORMAT: 'json',
+      ORDINAL_ORDERING: ordering,
+    },
+    port++,
+    /listening on/,
+  );
   // Ready for readers: the safe head answers (concurrent mode: the watermark has found its place)
   await fetch(`${server.baseUrl}/api/events/head`, { headers: AUTH });
   return { server, startupMs: Math.round(performance.now() - started) };
@@ -45,9 +58,16 @@ async function appendStream(baseUrl: string): Promise<void> {
   const res = await fetch(`${baseUrl}/api/streams/${STREAM}/events`, {
     method: 'POST',
     headers: { ...AUTH, 'content-type': 'application/json' },
-    body: JSON.stringify({ expectedVersion: 'any', events: Array.from({ length: 20 }, (_, i) => ({ eventType: 'LinePicked', data: { line: i } })) }),
+    body: JSON.stringify({
+      expectedVersion: 'any',
+      events: Array.from({ length: 20 }, (_, i) => ({
+        eventType: 'LinePicked',
+        data: { line: i },
+      })),
+    }),
   });
-  if (res.status >= 300) throw new Error(`stream append answered ${res.status}: ${await res.text()}`);
+  if (res.status >= 300)
+    throw new Error(`stream append answered ${res.status}: ${await res.text()}`);
 }
 
 interface Figures {
@@ -58,9 +78,21 @@ interface Figures {
 }
 
 function measure(baseUrl: string, tag: string): Figures {
-  const get = (path: string) => runWrkGet({ url: `${baseUrl}${path}`, clients: 8, seconds: Math.max(2, Math.round(SECONDS / 2)), headers: AUTH });
+  const get = (path: string) =>
+    runWrkGet({
+      url: `${baseUrl}${path}`,
+      clients: 8,
+      seconds: Math.max(2, Math.round(SECONDS / 2)),
+      headers: AUTH,
+    });
   return {
-    ingest32: runWrk({ url: `${baseUrl}/api/events/message`, clients: 32, seconds: SECONDS, headers: AUTH, bodyPrefix: tag }),
+    ingest32: runWrk({
+      url: `${baseUrl}/api/events/message`,
+      clients: 32,
+      seconds: SECONDS,
+      headers: AUTH,
+      bodyPrefix: tag,
+    }),
     head: get('/api/events/head'),
     version: get(`/api/streams/${STREAM}/version`),
     aggregate: get(`/api/streams/${STREAM}`),
@@ -76,22 +108,49 @@ function compare(empty: Figures[], large: Figures[]) {
     keys.map((k) => {
       const e = median(empty.map((f) => f[k].msgPerSec));
       const l = median(large.map((f) => f[k].msgPerSec));
-      return [k, { emptyPerSec: e, largePerSec: l, largeOverEmpty: ratio(l, e), emptyP50Ms: median(empty.map((f) => f[k].p50Ms)), largeP50Ms: median(large.map((f) => f[k].p50Ms)), failures: [...empty, ...large].reduce((n, f) => n + f[k].failures, 0) }];
+      return [
+        k,
+        {
+          emptyPerSec: e,
+          largePerSec: l,
+          largeOverEmpty: ratio(l, e),
+          emptyP50Ms: median(empty.map((f) => f[k].p50Ms)),
+          largeP50Ms: median(large.map((f) => f[k].p50Ms)),
+          failures: [...empty, ...large].reduce((n, f) => n + f[k].failures, 0),
+        },
+      ];
     }),
   );
 }
 
-async function explain(url: string): Promise<Record<string, { ms: number; seqScan: boolean; plan: string }>> {
+async function explain(
+  url: string,
+): Promise<Record<string, { ms: number; seqScan: boolean; plan: string }>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const statements: Record<string, { text: string; values: unknown[] }> = {
     head: { text: `SELECT position FROM ${TABLES.logHead} WHERE id = 1`, values: [] },
-    streamVersion: { text: `SELECT version FROM ${TABLES.streams} WHERE stream_id = $1`, values: ['bench-1234'] },
-    aggregateEvents: { text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`, values: ['bench-1234', 0] },
-    pageAt4_9M: { text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`, values: [FILL - 100_000, FILL, 1000] },
+    streamVersion: {
+      text: `SELECT version FROM ${TABLES.streams} WHERE stream_id = $1`,
+      values: ['bench-1234'],
+    },
+    aggregateEvents: {
+      text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`,
+      values: ['bench-1234', 0],
+    },
+    pageAt4_9M: {
+      text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`,
+      values: [FILL - 100_000, FILL, 1000],
+    },
     maxIndex: { text: `SELECT max(index) FROM ${TABLES.messages}`, values: [] },
-    latestHashes: { text: `SELECT content_hash FROM ${TABLES.messages} ORDER BY index DESC LIMIT $1`, values: [2000] },
-    categoryPage: { text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE category = $1 AND index > $2 ORDER BY index LIMIT $3`, values: ['bench', FILL - 100_000, 1000] },
+    latestHashes: {
+      text: `SELECT content_hash FROM ${TABLES.messages} ORDER BY index DESC LIMIT $1`,
+      values: [2000],
+    },
+    categoryPage: {
+      text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE category = $1 AND index > $2 ORDER BY index LIMIT $3`,
+      values: ['bench', FILL - 100_000, 1000],
+    },
     openSkipped: readOpenSkipped(FILL, null),
   };
   const out: Record<string, { ms: number; seqScan: boolean; plan: string }> = {};
@@ -101,12 +160,23 @@ async function explain(url: string): Promise<Record<string, { ms: number; seqSca
       const doc = rows[0]['QUERY PLAN'][0];
       const text = JSON.stringify(doc.Plan);
       const nodes: string[] = [];
-      const walk = (p: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: unknown[] }) => {
-        nodes.push(`${p['Node Type']}${p['Index Name'] ? ` ${p['Index Name']}` : p['Relation Name'] ? ` ${p['Relation Name']}` : ''}`);
+      const walk = (p: {
+        'Node Type': string;
+        'Relation Name'?: string;
+        'Index Name'?: string;
+        Plans?: unknown[];
+      }) => {
+        nodes.push(
+          `${p['Node Type']}${p['Index Name'] ? ` ${p['Index Name']}` : p['Relation Name'] ? ` ${p['Relation Name']}` : ''}`,
+        );
         for (const c of (p.Plans ?? []) as (typeof p)[]) walk(c);
       };
       walk(doc.Plan);
-      out[name] = { ms: Number(doc['Execution Time'].toFixed(3)), seqScan: text.includes('"Seq Scan"'), plan: nodes.join(' > ') };
+      out[name] = {
+        ms: Number(doc['Execution Time'].toFixed(3)),
+        seqScan: text.includes('"Seq Scan"'),
+        plan: nodes.join(' > '),
+      };
     }
   } finally {
     await client.end();
@@ -120,17 +190,26 @@ async function catchUp(baseUrl: string) {
   await countStream(baseUrl, AUTH, late, late + 20_000, agent); // warm-up
   const runs = { fromStart: [] as number[], fromLate: [] as number[] };
   for (let r = 0; r < 2; r++) {
-    for (const which of r % 2 === 0 ? (['fromStart', 'fromLate'] as const) : (['fromLate', 'fromStart'] as const)) {
+    for (const which of r % 2 === 0
+      ? (['fromStart', 'fromLate'] as const)
+      : (['fromLate', 'fromStart'] as const)) {
       const from = which === 'fromStart' ? 1 : late;
       const c = await countStream(baseUrl, AUTH, from, from + CATCHUP - 1, agent);
-      if (c.messages !== CATCHUP) throw new Error(`catch-up from ${from} read ${c.messages} messages, expected ${CATCHUP}`);
+      if (c.messages !== CATCHUP)
+        throw new Error(`catch-up from ${from} read ${c.messages} messages, expected ${CATCHUP}`);
       runs[which].push(Math.round((c.messages / c.ms) * 1000));
     }
   }
   agent.destroy();
   const s = Math.max(...runs.fromStart);
   const l = Math.max(...runs.fromLate);
-  return { messages: CATCHUP, fromIndex1PerSec: s, [`fromIndex${late}PerSec`]: l, lateOverStart: ratio(l, s), runs };
+  return {
+    messages: CATCHUP,
+    fromIndex1PerSec: s,
+    [`fromIndex${late}PerSec`]: l,
+    lateOverStart: ratio(l, s),
+    runs,
+  };
 }
 
 async function main(): Promise<void> {
@@ -150,7 +229,9 @@ async function main(): Promise<void> {
     // A log that ran concurrent mode for a long time keeps every exactly released hole in log_skipped
     const c = new pg.Client({ connectionString: dbLarge.url });
     await c.connect();
-    await c.query(`INSERT INTO log_skipped (position, held_ms, released_exactly) SELECT g, 0, true FROM generate_series(2, 200001) g ON CONFLICT DO NOTHING`);
+    await c.query(
+      `INSERT INTO log_skipped (position, held_ms, released_exactly) SELECT g, 0, true FROM generate_series(2, 200001) g ON CONFLICT DO NOTHING`,
+    );
     await c.query('VACUUM (ANALYZE) log_skipped');
     // Write the fill out now, or its checkpoint lands in whichever phase runs next.
     await c.query('CHECKPOINT');
@@ -163,12 +244,30 @@ async function main(): Promise<void> {
       servers.push(large.server, empty.server);
       if (ordering === 'gapless') await appendStream(empty.server.baseUrl);
       // Warm-up: JIT, pools and caches on both
-      runWrk({ url: `${empty.server.baseUrl}/api/events/message`, clients: 32, seconds: 1, headers: AUTH, bodyPrefix: `warm-e-${ordering}` });
-      runWrk({ url: `${large.server.baseUrl}/api/events/message`, clients: 32, seconds: 1, headers: AUTH, bodyPrefix: `warm-l-${ordering}` });
+      runWrk({
+        url: `${empty.server.baseUrl}/api/events/message`,
+        clients: 32,
+        seconds: 1,
+        headers: AUTH,
+        bodyPrefix: `warm-e-${ordering}`,
+      });
+      runWrk({
+        url: `${large.server.baseUrl}/api/events/message`,
+        clients: 32,
+        seconds: 1,
+        headers: AUTH,
+        bodyPrefix: `warm-l-${ordering}`,
+      });
       const figures = { empty: [] as Figures[], large: [] as Figures[] };
       for (let r = 0; r < ROUNDS; r++) {
         const order = r % 2 === 0 ? (['large', 'empty'] as const) : (['empty', 'large'] as const);
-        for (const which of order) figures[which].push(measure((which === 'large' ? large : empty).server.baseUrl, `${ordering}-${which}-${r}`));
+        for (const which of order)
+          figures[which].push(
+            measure(
+              (which === 'large' ? large : empty).server.baseUrl,
+              `${ordering}-${which}-${r}`,
+            ),
+          );
       }
       result[ordering] = {
         startupMs: { empty: empty.startupMs, large: large.startupMs },
@@ -189,8 +288,14 @@ async function main(): Promise<void> {
           fillMs,
           secondsPerPhase: SECONDS,
           rounds: ROUNDS,
-          machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavgBefore: loadBefore.map((l) => Number(l.toFixed(2))), loadavgAfter: loadavg().map((l) => Number(l.toFixed(2))) },
-          goals: 'ingest32 largeOverEmpty >= 0.8; catch-up lateOverStart ~ 1; head, version, aggregate largeOverEmpty ~ 1',
+          machine: {
+            cpus: cpus().length,
+            model: cpus()[0]?.model,
+            loadavgBefore: loadBefore.map((l) => Number(l.toFixed(2))),
+            loadavgAfter: loadavg().map((l) => Number(l.toFixed(2))),
+          },
+          goals:
+            'ingest32 largeOverEmpty >= 0.8; catch-up lateOverStart ~ 1; head, version, aggregate largeOverEmpty ~ 1',
           ...result,
           explainAtLargeLog: plans,
           totalSeconds: Math.round((performance.now() - began) / 1000),

@@ -18,7 +18,16 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { LogWatermark } from '@ordinal/log';
-import { EventHandler, LogWriter, OrdinalModule, Projection, ProjectionsService, SubscriptionsService, type OrdinalModuleOptions, type ProjectionContext } from '@ordinal/nestjs';
+import {
+  EventHandler,
+  LogWriter,
+  OrdinalModule,
+  Projection,
+  ProjectionsService,
+  SubscriptionsService,
+  type OrdinalModuleOptions,
+  type ProjectionContext,
+} from '@ordinal/nestjs';
 import { createBenchDatabase } from './support/bench-database.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -27,10 +36,19 @@ const ROLLBACK_RATE = 0.01;
 const DRAIN_CAP_MS = Number(process.env.BENCH_DRAIN_CAP_MS ?? 20_000);
 const PROJECTION_EVENTS = Number(process.env.BENCH_PROJECTION_EVENTS ?? 20_000);
 
-async function startApp(url: string, log: OrdinalModuleOptions['log'], providers: Function[] = []): Promise<INestApplicationContext> {
+async function startApp(
+  url: string,
+  log: OrdinalModuleOptions['log'],
+  providers: Function[] = [],
+): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      OrdinalModule.forRoot({ url, typeorm: { extra: { max: 16 } }, log: { duplicateWindow: 0, ...log }, cqrs: false }),
+      OrdinalModule.forRoot({
+        url,
+        typeorm: { extra: { max: 16 } },
+        log: { duplicateWindow: 0, ...log },
+        cqrs: false,
+      }),
     ],
     providers: providers as never[],
   })
@@ -40,17 +58,22 @@ async function startApp(url: string, log: OrdinalModuleOptions['log'], providers
   return app;
 }
 
-const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0
+    ? null
+    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const round = (n: number | null) => (n === null ? null : Math.round(n * 100) / 100);
 
 async function latencyRun(exactRelease: boolean) {
   const db = await createBenchDatabase();
   const app = await startApp(db.url, { ordering: 'concurrent', exactRelease, gapTimeoutMs: 5000 });
-  const rollbackClients = await Promise.all(Array.from({ length: CATEGORIES }, async () => {
-    const c = new pg.Client({ connectionString: db.url, application_name: 'bench-rollback' });
-    await c.connect();
-    return c;
-  }));
+  const rollbackClients = await Promise.all(
+    Array.from({ length: CATEGORIES }, async () => {
+      const c = new pg.Client({ connectionString: db.url, application_name: 'bench-rollback' });
+      await c.connect();
+      return c;
+    }),
+  );
   try {
     const writer = app.get(LogWriter);
     const committedAt = new Map<number, number>();
@@ -61,7 +84,8 @@ async function latencyRun(exactRelease: boolean) {
     const latencies: number[] = [];
     const deliveredIndexes: number[] = [];
     app.get(SubscriptionsService).subscribe({
-      name: 'bench-all', stream: '$all',
+      name: 'bench-all',
+      stream: '$all',
       handle: (m) => {
         const at = committedAt.get(m.id);
         if (at === undefined) return;
@@ -73,25 +97,39 @@ async function latencyRun(exactRelease: boolean) {
     let rolledBack = 0;
     let last = 0;
     const deadline = performance.now() + SECONDS * 1000;
-    await Promise.all(Array.from({ length: CATEGORIES }, async (_, c) => {
-      while (performance.now() < deadline) {
-        if (Math.random() < ROLLBACK_RATE) {
-          const client = rollbackClients[c];
-          await client.query('BEGIN');
-          await client.query(`INSERT INTO messages (index, message_type, category, body, content_hash) VALUES (nextval('messages_index_seq'), 'Bench', $1, '{}', 'h')`, [`cat${c}`]);
-          await client.query('ROLLBACK');
-          rolledBack += 1;
-          continue;
+    await Promise.all(
+      Array.from({ length: CATEGORIES }, async (_, c) => {
+        while (performance.now() < deadline) {
+          if (Math.random() < ROLLBACK_RATE) {
+            const client = rollbackClients[c];
+            await client.query('BEGIN');
+            await client.query(
+              `INSERT INTO messages (index, message_type, category, body, content_hash) VALUES (nextval('messages_index_seq'), 'Bench', $1, '{}', 'h')`,
+              [`cat${c}`],
+            );
+            await client.query('ROLLBACK');
+            rolledBack += 1;
+            continue;
+          }
+          const result = await writer.append({
+            messages: [{ messageType: 'Bench', body: { c } }],
+            stream: { streamId: `cat${c}-1`, expectedVersion: 'any' },
+          });
+          const entry = result.entries[0];
+          if (entry.status === 'created') last = Math.max(last, entry.message.id);
+          appended += 1;
         }
-        const result = await writer.append({ messages: [{ messageType: 'Bench', body: { c } }], stream: { streamId: `cat${c}-1`, expectedVersion: 'any' } });
-        const entry = result.entries[0];
-        if (entry.status === 'created') last = Math.max(last, entry.message.id);
-        appended += 1;
-      }
-    }));
+      }),
+    );
     // The timeout-only run may never drain (each hole costs the timeout): stop at a cap and count
     // what is still undelivered with its latency so far (a lower bound).
-    const drained = await app.get(SubscriptionsService).waitFor('bench-all', last, DRAIN_CAP_MS).then(() => true, () => false);
+    const drained = await app
+      .get(SubscriptionsService)
+      .waitFor('bench-all', last, DRAIN_CAP_MS)
+      .then(
+        () => true,
+        () => false,
+      );
     const delivered = latencies.length;
     const now = performance.now();
     const deliveredIds = new Set(deliveredIndexes);
@@ -109,7 +147,12 @@ async function latencyRun(exactRelease: boolean) {
       delivered,
       undelivered: latencies.length - delivered,
       drained,
-      latencyMs: { p50: round(percentile(sorted, 50)), p90: round(percentile(sorted, 90)), p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? null) },
+      latencyMs: {
+        p50: round(percentile(sorted, 50)),
+        p90: round(percentile(sorted, 90)),
+        p99: round(percentile(sorted, 99)),
+        max: round(sorted.at(-1) ?? null),
+      },
       watermark: counters,
     };
   } finally {
@@ -124,7 +167,11 @@ async function latencyRun(exactRelease: boolean) {
 class BenchProjection {
   @EventHandler('BenchEvent')
   async on(body: { n: number; amount: number }, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.query('INSERT INTO bench_read_model (index, n, amount) VALUES ($1, $2, $3)', [ctx.index, body.n, body.amount]);
+    await ctx.manager.query('INSERT INTO bench_read_model (index, n, amount) VALUES ($1, $2, $3)', [
+      ctx.index,
+      body.n,
+      body.amount,
+    ]);
   }
 }
 
@@ -135,21 +182,34 @@ async function projectionRun() {
   try {
     const writer = fill.get(LogWriter);
     for (let i = 0; i < PROJECTION_EVENTS; i += 1000) {
-      await writer.append({ messages: Array.from({ length: 1000 }, (_, k) => ({ messageType: 'BenchEvent', body: { n: i + k, amount: k } })), skipDuplicateWindow: true });
+      await writer.append({
+        messages: Array.from({ length: 1000 }, (_, k) => ({
+          messageType: 'BenchEvent',
+          body: { n: i + k, amount: k },
+        })),
+        skipDuplicateWindow: true,
+      });
     }
   } finally {
     await fill.close();
   }
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query('CREATE TABLE bench_read_model (index bigint PRIMARY KEY, n int NOT NULL, amount int NOT NULL)');
+  await client.query(
+    'CREATE TABLE bench_read_model (index bigint PRIMARY KEY, n int NOT NULL, amount int NOT NULL)',
+  );
   await client.end();
   const started = performance.now();
   const app = await startApp(url, {}, [BenchProjection]);
   try {
     await app.get(ProjectionsService).waitFor(BenchProjection, PROJECTION_EVENTS, 300_000);
     const seconds = (performance.now() - started) / 1000;
-    return { events: PROJECTION_EVENTS, batchSize: 500, seconds: round(seconds), eventsPerSecond: Math.round(PROJECTION_EVENTS / seconds) };
+    return {
+      events: PROJECTION_EVENTS,
+      batchSize: 500,
+      seconds: round(seconds),
+      eventsPerSecond: Math.round(PROJECTION_EVENTS / seconds),
+    };
   } finally {
     await app.close();
     await db.drop();

@@ -8,7 +8,12 @@ import { COMMANDS } from '../../src/cli/commands/index.js';
 import { parseTokens } from '../../apps/eventstore/src/auth/api-token.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { http, startServer, waitFor, type TestServer } from '../support/test-server.js';
-import { brokerUrl, connectTestBroker, uniqueName, type TestBroker } from '../support/amqp-broker.js';
+import {
+  brokerUrl,
+  connectTestBroker,
+  uniqueName,
+  type TestBroker,
+} from '../support/amqp-broker.js';
 import { runCli, spawnCli } from '../support/cli-process.js';
 
 describe('the ordinal command, as a process against a real server', () => {
@@ -30,14 +35,19 @@ describe('the ordinal command, as a process against a real server', () => {
     db = await createTestDatabase();
     broker = await connectTestBroker();
     const dir = tempDir('ordinal-cli-');
-    writeFileSync(join(dir, 'interfaces.yaml'), `interfaces:\n  - name: ${billing}\n    type: replayable\n`);
+    writeFileSync(
+      join(dir, 'interfaces.yaml'),
+      `interfaces:\n  - name: ${billing}\n    type: replayable\n`,
+    );
     server = await startServer(db.url, {
       ORDINAL_TOKENS: 'reader:reader-secret:read',
       AMQP_URL: brokerUrl(),
       ORDINAL_AMQP_INPUT_QUEUE: input,
       ORDINAL_INTERFACES: join(dir, 'interfaces.yaml'),
     });
-    server.app.get(SubscriptionsService).subscribe({ name: 'audit', stream: '$all', handle: (m) => void audited.push(m.id) });
+    server.app
+      .get(SubscriptionsService)
+      .subscribe({ name: 'audit', stream: '$all', handle: (m) => void audited.push(m.id) });
     env = { ORDINAL_URL: server.baseUrl, ORDINAL_TOKEN: 'dev-ordinal-token' };
   });
   afterAll(async () => {
@@ -48,7 +58,8 @@ describe('the ordinal command, as a process against a real server', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  const head = async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
+  const head = async () =>
+    (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
 
   it('prints help for every command (exit 0), the overview, and refuses unknown commands and flags (exit 2)', async () => {
     const [overview, unknown, flag, ...results] = await Promise.all([
@@ -71,20 +82,42 @@ describe('the ordinal command, as a process against a real server', () => {
 
   it('publish prints the stored index; --key repeats return it again; bad JSON is a usage error', async () => {
     // When a message is published
-    const first = await runCli(['publish', 'CliOrder', '{"orderId":"o-1"}', '--user', 'customer-1', '--key', 'cli-o-1'], env);
+    const first = await runCli(
+      ['publish', 'CliOrder', '{"orderId":"o-1"}', '--user', 'customer-1', '--key', 'cli-o-1'],
+      env,
+    );
     // Then stdout is its index, and it is stored as sent
     expect(first.code).toBe(0);
     const id = Number(first.stdout.trim());
     expect(id).toBe(await head());
     const stored = await http(server.baseUrl, 'GET', `/api/events/${id}`);
-    expect(stored.body).toMatchObject({ messageType: 'CliOrder', userId: 'customer-1', body: { orderId: 'o-1' } });
+    expect(stored.body).toMatchObject({
+      messageType: 'CliOrder',
+      userId: 'customer-1',
+      body: { orderId: 'o-1' },
+    });
     // And a repeat of the same request with the key answers the same index
-    const repeat = await runCli(['publish', 'CliOrder', '{"orderId":"o-1"}', '--user', 'customer-1', '--key', 'cli-o-1', '--json'], env);
+    const repeat = await runCli(
+      [
+        'publish',
+        'CliOrder',
+        '{"orderId":"o-1"}',
+        '--user',
+        'customer-1',
+        '--key',
+        'cli-o-1',
+        '--json',
+      ],
+      env,
+    );
     expect(repeat.code).toBe(0);
     expect(JSON.parse(repeat.stdout).id).toBe(id);
     expect(repeat.stderr).toContain('Already stored');
     // While the key with another request is refused (422 idempotency_key_reused), exit code 1
-    const reused = await runCli(['publish', 'CliOrder', '{"orderId":"o-2"}', '--user', 'customer-1', '--key', 'cli-o-1'], env);
+    const reused = await runCli(
+      ['publish', 'CliOrder', '{"orderId":"o-2"}', '--user', 'customer-1', '--key', 'cli-o-1'],
+      env,
+    );
     expect(reused.code).toBe(1);
     expect(reused.stderr).toMatch(/idempotency/i);
     const bad = await runCli(['publish', 'CliOrder', '{nope'], env);
@@ -99,13 +132,20 @@ describe('the ordinal command, as a process against a real server', () => {
     // Given a file of 2,500 messages
     const dir = tempDir('ordinal-cli-import-');
     const file = join(dir, 'events.ndjson');
-    writeFileSync(file, Array.from({ length: 2500 }, (_, i) => JSON.stringify({ messageType: 'Imported', userId: `u-${i % 7}`, content: { n: i } })).join('\n') + '\n');
+    writeFileSync(
+      file,
+      Array.from({ length: 2500 }, (_, i) =>
+        JSON.stringify({ messageType: 'Imported', userId: `u-${i % 7}`, content: { n: i } }),
+      ).join('\n') + '\n',
+    );
     const before = await head();
     // When it is imported
     const r = await runCli(['publish', '--file', file, '--batch', '1000'], env);
     // Then all are stored, contiguously, and the progress went to stderr
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Imported 2500 messages from ${file}: 2500 stored, 0 idempotent repeats, 0 duplicates, indices ${before + 1}..${before + 2500}`);
+    expect(r.stdout).toContain(
+      `Imported 2500 messages from ${file}: 2500 stored, 0 idempotent repeats, 0 duplicates, indices ${before + 1}..${before + 2500}`,
+    );
     expect(r.stderr).toMatch(/Importing \[#+\] 2500\/2500 100%/);
     expect(await head()).toBe(before + 2500);
     const last = await http(server.baseUrl, 'GET', `/api/events/${before + 2500}`);
@@ -122,14 +162,18 @@ describe('the ordinal command, as a process against a real server', () => {
     // Given a file of 3,000 messages
     const dir = tempDir('ordinal-cli-bulk-');
     const file = join(dir, 'events.ndjson');
-    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ messageType: 'Bulk', userId: `u-${i % 5}`, content: { n: i } }));
+    const lines = Array.from({ length: 3000 }, (_, i) =>
+      JSON.stringify({ messageType: 'Bulk', userId: `u-${i % 5}`, content: { n: i } }),
+    );
     writeFileSync(file, lines.join('\n') + '\n');
     const before = await head();
     // When it is imported
     const r = await runCli(['publish', '--file', file], env);
     // Then all are stored in one range, and the progress went to stderr
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Imported 3000 messages from ${file}: 3000 stored, 0 idempotent repeats, indices ${before + 1}..${before + 3000}`);
+    expect(r.stdout).toContain(
+      `Imported 3000 messages from ${file}: 3000 stored, 0 idempotent repeats, indices ${before + 1}..${before + 3000}`,
+    );
     expect(r.stderr).toMatch(/Sending \[#+\] \d+\/\d+ 100%/);
     expect(await head()).toBe(before + 3000);
     // And a line the JSON rules refuse (an integer JSON cannot carry exactly) imports nothing and names the line
@@ -144,21 +188,45 @@ describe('the ordinal command, as a process against a real server', () => {
   it('tail prints history and live messages, filtered by type, readable or as JSON, and stops at --until', async () => {
     const from = (await head()) + 1;
     // Given a tail started before the messages exist
-    const tail = spawnCli(['tail', '--from', String(from), '--until', String(from + 2), '--types', 'Tailed'], env);
-    const json = spawnCli(['tail', '--from', String(from), '--until', String(from + 2), '--json'], env);
+    const tail = spawnCli(
+      ['tail', '--from', String(from), '--until', String(from + 2), '--types', 'Tailed'],
+      env,
+    );
+    const json = spawnCli(
+      ['tail', '--from', String(from), '--until', String(from + 2), '--json'],
+      env,
+    );
     try {
       // When three messages arrive, one of another type
-      for (const [type, n] of [['Tailed', 1], ['Other', 2], ['Tailed', 3]] as const) {
-        await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: type, userId: 'tail-user', content: { n } });
+      for (const [type, n] of [
+        ['Tailed', 1],
+        ['Other', 2],
+        ['Tailed', 3],
+      ] as const) {
+        await http(server.baseUrl, 'PUT', '/api/events/message', {
+          messageType: type,
+          userId: 'tail-user',
+          content: { n },
+        });
       }
       // Then both exit at --until: the readable one shows the two of its type, one line each
       expect(await tail.exited).toBe(0);
       const lines = tail.stdout().trim().split('\n');
       expect(lines).toHaveLength(2);
-      expect(lines[0]).toMatch(new RegExp(`^#${from}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ  Tailed  user=tail-user  \\{"n":1\\}$`));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^#${from}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ  Tailed  user=tail-user  \\{"n":1\\}$`,
+        ),
+      );
       expect(lines[1]).toContain(`#${from + 2}`);
       expect(await json.exited).toBe(0);
-      expect(json.stdout().trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([from, from + 1, from + 2]);
+      expect(
+        json
+          .stdout()
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).id),
+      ).toEqual([from, from + 1, from + 2]);
     } finally {
       tail.child.kill();
       json.child.kill();
@@ -174,7 +242,9 @@ describe('the ordinal command, as a process against a real server', () => {
     expect(table.stdout).toMatch(/Held hole +none/);
     expect(table.stdout).toMatch(/NAME +KIND +STREAM +POSITION +LAG +STATE +OWNER/);
     // (the audit subscription runs in the server: its owner is that process, by pid and host)
-    expect(table.stdout).toMatch(/audit +subscription +\$all +\d+ +\d+ +running +\d+@\S+ \(\d+ ms ago\)/);
+    expect(table.stdout).toMatch(
+      /audit +subscription +\$all +\d+ +\d+ +running +\d+@\S+ \(\d+ ms ago\)/,
+    );
     expect(table.stdout).not.toContain('[object Object]');
     expect(table.stdout).toMatch(new RegExp(`${billing} +replayable`));
     const json = await runCli(['status', '--json'], { ...env, ORDINAL_TOKEN: 'reader-secret' });
@@ -202,14 +272,22 @@ describe('the ordinal command, as a process against a real server', () => {
   it('interfaces rewind resends everything after the new bookmark', async () => {
     const h = await head();
     // Given the interface has sent the whole log to its sink
-    await waitFor(async () => (await broker.count(`${billing}.sink`)) >= h, 20_000, 'the sink filled');
+    await waitFor(
+      async () => (await broker.count(`${billing}.sink`)) >= h,
+      20_000,
+      'the sink filled',
+    );
     const sent = await broker.count(`${billing}.sink`);
     // When it is rewound to 0
     const r = await runCli(['interfaces', 'rewind', billing, '--to', '0'], env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Interface ${billing} rewound: bookmark 0`);
     // Then every message is sent again
-    await waitFor(async () => (await broker.count(`${billing}.sink`)) >= sent + h, 20_000, 'the resend');
+    await waitFor(
+      async () => (await broker.count(`${billing}.sink`)) >= sent + h,
+      20_000,
+      'the resend',
+    );
     const list = await runCli(['interfaces', 'list'], env);
     expect(list.stdout).toMatch(new RegExp(`${billing} +replayable +0 `));
     const usage = await runCli(['interfaces', 'rewind', billing], env);
@@ -223,7 +301,11 @@ describe('the ordinal command, as a process against a real server', () => {
   it('dead-letters list shows the rejected queue; redrive moves it back to the input with a count', async () => {
     // Given a malformed input message (no messageType) dead-lettered by the server
     await broker.publish(input, { n: 1 }, {});
-    await waitFor(async () => (await broker.count(`${input}.rejected`)) === 1, 15_000, 'the dead letter');
+    await waitFor(
+      async () => (await broker.count(`${input}.rejected`)) === 1,
+      15_000,
+      'the dead letter',
+    );
     const list = await runCli(['dead-letters', 'list'], env);
     expect(list.code).toBe(0);
     expect(list.stdout).toContain(`1 dead letter(s) in ${input}.rejected`);
@@ -236,10 +318,22 @@ describe('the ordinal command, as a process against a real server', () => {
     expect(redrive.code).toBe(0);
     expect(redrive.stdout).toContain(`Redrove 2 message(s) from ${input}.rejected to ${input}`);
     // Then the good one is stored and the malformed one is rejected again
-    await waitFor(async () => (await db.query(`SELECT 1 FROM messages WHERE message_type = 'Redriven'`)).length === 1, 15_000, 'the redriven message stored');
-    await waitFor(async () => (await broker.count(`${input}.rejected`)) === 1, 15_000, 'the malformed one rejected again');
+    await waitFor(
+      async () =>
+        (await db.query(`SELECT 1 FROM messages WHERE message_type = 'Redriven'`)).length === 1,
+      15_000,
+      'the redriven message stored',
+    );
+    await waitFor(
+      async () => (await broker.count(`${input}.rejected`)) === 1,
+      15_000,
+      'the malformed one rejected again',
+    );
     const json = await runCli(['dead-letters', 'list', '--json'], env);
-    expect(JSON.parse(json.stdout)).toMatchObject({ count: 1, messages: [{ messageType: null, body: '{"n":1}' }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      count: 1,
+      messages: [{ messageType: null, body: '{"n":1}' }],
+    });
   });
 
   it('migrate runs every migration on a database and exits; needs DATABASE_URL; says when it cannot reach it', async () => {
@@ -248,21 +342,40 @@ describe('the ordinal command, as a process against a real server', () => {
       const r = await runCli(['migrate'], { DATABASE_URL: fresh.url });
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Applied \d+ migration\(s\): .*CreateLog/i);
-      const tables = await fresh.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'`);
-      expect(tables.map((t) => t.t)).toEqual(expect.arrayContaining(['messages', 'interface_bookmarks', 'ordinal_migrations', 'consumer_leases']));
+      const tables = await fresh.query<{ t: string }>(
+        `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'`,
+      );
+      expect(tables.map((t) => t.t)).toEqual(
+        expect.arrayContaining([
+          'messages',
+          'interface_bookmarks',
+          'ordinal_migrations',
+          'consumer_leases',
+        ]),
+      );
       // Every migration a server runs (its own schema checks need them all, e.g. a replica reader's).
       const { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS } = await import('@ordinal/log/internal');
       const { EVENT_SOURCING_MIGRATIONS } = await import('@ordinal/event-sourcing/internal');
       const { SUBSCRIPTIONS_MIGRATIONS } = await import('@ordinal/subscriptions/internal');
-      const appliedNames = (await fresh.query<{ name: string }>('SELECT name FROM ordinal_migrations')).map((m) => m.name);
-      const expected = [...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...EVENT_SOURCING_MIGRATIONS, ...SUBSCRIPTIONS_MIGRATIONS].map((m) => m.name);
+      const appliedNames = (
+        await fresh.query<{ name: string }>('SELECT name FROM ordinal_migrations')
+      ).map((m) => m.name);
+      const expected = [
+        ...LOG_MIGRATIONS,
+        ...OWNERSHIP_MIGRATIONS,
+        ...EVENT_SOURCING_MIGRATIONS,
+        ...SUBSCRIPTIONS_MIGRATIONS,
+      ].map((m) => m.name);
       expect(appliedNames).toEqual(expect.arrayContaining(expected));
       const again = await runCli(['migrate'], { DATABASE_URL: fresh.url });
       expect(again.stdout).toContain('Nothing to migrate');
     } finally {
       await fresh.drop();
     }
-    const [none, down] = await Promise.all([runCli(['migrate']), runCli(['migrate', '--database-url', 'postgres://postgres@127.0.0.1:1/nowhere'])]);
+    const [none, down] = await Promise.all([
+      runCli(['migrate']),
+      runCli(['migrate', '--database-url', 'postgres://postgres@127.0.0.1:1/nowhere']),
+    ]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('set DATABASE_URL');
     expect(down.code).toBe(3);
@@ -270,7 +383,11 @@ describe('the ordinal command, as a process against a real server', () => {
   });
 
   it('token prints a new ORDINAL_TOKENS entry the server accepts', async () => {
-    const [r, other, bad] = await Promise.all([runCli(['token', '--name', 'ingest', '--scopes', 'write+read']), runCli(['token']), runCli(['token', '--scopes', 'root'])]);
+    const [r, other, bad] = await Promise.all([
+      runCli(['token', '--name', 'ingest', '--scopes', 'write+read']),
+      runCli(['token']),
+      runCli(['token', '--scopes', 'root']),
+    ]);
     expect(r.code).toBe(0);
     const [token] = parseTokens(r.stdout.trim());
     expect(token).toMatchObject({ name: 'ingest', scopes: new Set(['write', 'read']) });
@@ -297,7 +414,11 @@ describe('the ordinal command, as a process against a real server', () => {
   });
 
   it('runs as `npx ordinal` in this repository', async () => {
-    const { stdout } = await promisify(execFile)('npx', ['--no-install', 'ordinal', 'token', '--name', 'npx'], { cwd: join(process.cwd()), env: { ...process.env } });
+    const { stdout } = await promisify(execFile)(
+      'npx',
+      ['--no-install', 'ordinal', 'token', '--name', 'npx'],
+      { cwd: join(process.cwd()), env: { ...process.env } },
+    );
     expect(stdout).toMatch(/^npx:[A-Za-z0-9_-]{43}:read\+write\n$/);
   });
 });

@@ -44,7 +44,8 @@ function copyOf(args: string): { from: string | null; sources: string[]; dest: s
 
 const dockerfile = instructions(read('docker/Dockerfile'));
 const stages = Math.max(...dockerfile.map((i) => i.stage)) + 1;
-const inStage = (stage: number, op: string) => dockerfile.filter((i) => i.stage === stage && i.op === op);
+const inStage = (stage: number, op: string) =>
+  dockerfile.filter((i) => i.stage === stage && i.op === op);
 const FINAL = stages - 1;
 
 describe('the Docker image and compose files (no Docker engine here: their content and their build steps)', () => {
@@ -53,24 +54,45 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     const base = /ARG NODE_IMAGE=(\S+)/.exec(read('docker/Dockerfile'))![1];
     expect(base).toMatch(/^node:(22|24)(\.\d+)*-/);
     expect(read('docker/Dockerfile')).not.toMatch(/node:(1\d|20|21|23)\b/);
-    for (const from of dockerfile.filter((i) => i.op === 'FROM')) expect(from.args).toMatch(/^\$\{NODE_IMAGE\}/);
+    for (const from of dockerfile.filter((i) => i.op === 'FROM'))
+      expect(from.args).toMatch(/^\$\{NODE_IMAGE\}/);
     expect(inStage(FINAL, 'USER').map((i) => i.args)).toEqual(['node']);
     expect(inStage(FINAL, 'HEALTHCHECK')).toHaveLength(1);
     expect(inStage(FINAL, 'CMD')[0].args).toMatch(/^\["node",/);
     // Nothing from test/ or the benchmarks is copied, and the final stage gets only built output and production dependencies
-    for (const copy of dockerfile.filter((i) => i.op === 'COPY')) expect(copy.args).not.toMatch(/\btest\b|bench/);
+    for (const copy of dockerfile.filter((i) => i.op === 'COPY'))
+      expect(copy.args).not.toMatch(/\btest\b|bench/);
     for (const copy of inStage(FINAL, 'COPY').map((i) => copyOf(i.args))) {
       expect(copy.from).not.toBeNull();
-      for (const source of copy.sources) expect(source === '/app' || source.endsWith('/dist')).toBe(true);
+      for (const source of copy.sources)
+        expect(source === '/app' || source.endsWith('/dist')).toBe(true);
     }
     // The build compiles the server only (not the samples or benchmarks)
-    expect(dockerfile.filter((i) => i.op === 'RUN' && /tsc/.test(i.args)).map((i) => i.args)).toEqual(['node node_modules/typescript/bin/tsc -b apps/eventstore']);
+    expect(
+      dockerfile.filter((i) => i.op === 'RUN' && /tsc/.test(i.args)).map((i) => i.args),
+    ).toEqual(['node node_modules/typescript/bin/tsc -b apps/eventstore']);
   });
 
   it('copies only paths that exist and that .dockerignore lets through; .dockerignore keeps out secrets, local data and tests', () => {
-    const ignore = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-    expect(ignore).toEqual(expect.arrayContaining(['.git', '**/node_modules', '**/dist', 'test', '.ordinal', '.env', 'bench-results']));
-    for (const copy of dockerfile.filter((i) => i.op === 'COPY').map((i) => copyOf(i.args)).filter((c) => c.from === null)) {
+    const ignore = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
+    expect(ignore).toEqual(
+      expect.arrayContaining([
+        '.git',
+        '**/node_modules',
+        '**/dist',
+        'test',
+        '.ordinal',
+        '.env',
+        'bench-results',
+      ]),
+    );
+    for (const copy of dockerfile
+      .filter((i) => i.op === 'COPY')
+      .map((i) => copyOf(i.args))
+      .filter((c) => c.from === null)) {
       for (const source of copy.sources) {
         expect(existsSync(join(root, source))).toBe(true);
         expect(ignore).not.toContain(source.split('/')[0]);
@@ -92,18 +114,31 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     }
     expect(deploy.services.postgres.volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
     expect(deploy.services.rabbitmq.volumes).toEqual(['rabbitmq-data:/var/lib/rabbitmq']);
-    for (const text of [read('docker/compose.yml'), read('docker/compose.deploy.yml'), read('docker/Dockerfile')]) expect(text).not.toContain('dev-ordinal-token');
+    for (const text of [
+      read('docker/compose.yml'),
+      read('docker/compose.deploy.yml'),
+      read('docker/Dockerfile'),
+    ])
+      expect(text).not.toContain('dev-ordinal-token');
     const ordinal = deploy.services.ordinal;
     expect(ordinal.environment.ORDINAL_ENV).toBe('production');
     expect(ordinal.environment.ORDINAL_TOKENS).toMatch(/^\$\{ORDINAL_TOKENS:\?/);
     // Only Ordinal publishes a port in the deployment; the development services bind to this machine only
-    expect(Object.entries<any>(deploy.services).filter(([, s]) => s.ports).map(([n]) => n)).toEqual(['ordinal']);
-    for (const service of Object.values<any>(dev.services)) for (const port of service.ports as string[]) expect(port).toMatch(/^127\.0\.0\.1:/);
+    expect(
+      Object.entries<any>(deploy.services)
+        .filter(([, s]) => s.ports)
+        .map(([n]) => n),
+    ).toEqual(['ordinal']);
+    for (const service of Object.values<any>(dev.services))
+      for (const port of service.ports as string[]) expect(port).toMatch(/^127\.0\.0\.1:/);
     // The mounted interfaces file is the one ORDINAL_INTERFACES names, and it loads
     const [mount] = ordinal.volumes as string[];
     const [hostPath, containerPath] = mount.split(':');
     expect(containerPath).toBe(ordinal.environment.ORDINAL_INTERFACES);
-    expect(loadInterfacesFile(join(root, 'docker', hostPath)).map((i) => i.name)).toEqual(['billing', 'notifications']);
+    expect(loadInterfacesFile(join(root, 'docker', hostPath)).map((i) => i.name)).toEqual([
+      'billing',
+      'notifications',
+    ]);
   });
 
   describe('the build steps, run as the Dockerfile runs them, in a temporary folder', () => {
@@ -120,13 +155,17 @@ describe('the Docker image and compose files (no Docker engine here: their conte
 
     it('installs production dependencies only, takes the built output, and starts in production mode from it', async () => {
       // Given the build stage's compile (npm test built the repository: this is its no-op check)
-      await run(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'apps/eventstore'], { cwd: root });
+      await run(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'apps/eventstore'], {
+        cwd: root,
+      });
       // And the dependency stage: its manifests copied, then its RUN as written (npm's cache first)
       const depsStage = dockerfile.find((i) => i.op === 'RUN' && /--omit=dev/.test(i.args))!;
       for (const copy of inStage(depsStage.stage, 'COPY').map((i) => copyOf(i.args))) {
         for (const source of copy.sources) {
           const rel = source.replace(/^\/app\//, '');
-          const target = copy.dest.endsWith('/') ? join(dir, copy.dest, rel.split('/').pop()!) : join(dir, rel);
+          const target = copy.dest.endsWith('/')
+            ? join(dir, copy.dest, rel.split('/').pop()!)
+            : join(dir, rel);
           mkdirSync(dirname(target), { recursive: true });
           cpSync(join(root, rel), target);
         }
@@ -134,35 +173,79 @@ describe('the Docker image and compose files (no Docker engine here: their conte
       // (BuildKit's cache mount flag is the builder's, not the command's.)
       const command = depsStage.args.replace(/^(--mount=\S+\s+)+/, '');
       expect(command).not.toMatch(/npm cache/);
-      await run('sh', ['-c', command], { cwd: dir, env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_loglevel: 'error' }, maxBuffer: 16 * 1024 * 1024 });
+      await run('sh', ['-c', command], {
+        cwd: dir,
+        env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_loglevel: 'error' },
+        maxBuffer: 16 * 1024 * 1024,
+      });
       // And the final stage's built output
-      for (const copy of inStage(FINAL, 'COPY').map((i) => copyOf(i.args)).filter((c) => c.sources[0] !== '/app')) {
+      for (const copy of inStage(FINAL, 'COPY')
+        .map((i) => copyOf(i.args))
+        .filter((c) => c.sources[0] !== '/app')) {
         const rel = copy.sources[0].replace(/^\/app\//, '');
         cpSync(join(root, rel), join(dir, copy.dest), { recursive: true });
       }
       // Then no development dependency, test or benchmark is there
-      for (const absent of ['jest', 'ts-jest', 'playwright-core', 'testcontainers', 'fast-check', '@electric-sql', '@event-driven-io']) expect([absent, existsSync(join(dir, 'node_modules', absent))]).toEqual([absent, false]);
+      for (const absent of [
+        'jest',
+        'ts-jest',
+        'playwright-core',
+        'testcontainers',
+        'fast-check',
+        '@electric-sql',
+        '@event-driven-io',
+      ])
+        expect([absent, existsSync(join(dir, 'node_modules', absent))]).toEqual([absent, false]);
       expect(existsSync(join(dir, 'test'))).toBe(false);
       // When the image's command starts it in production mode
       const cmd = JSON.parse(inStage(FINAL, 'CMD')[0].args) as string[];
       const port = '18741';
-      const env = { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ORDINAL_ENV: 'production', PORT: port, HOST: '127.0.0.1', DATABASE_URL: db.url, ORDINAL_TOKENS: 'ops:image-test-secret:read+write+admin' };
-      const child = spawn(process.execPath, cmd.slice(1), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const env = {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        ORDINAL_ENV: 'production',
+        PORT: port,
+        HOST: '127.0.0.1',
+        DATABASE_URL: db.url,
+        ORDINAL_TOKENS: 'ops:image-test-secret:read+write+admin',
+      };
+      const child = spawn(process.execPath, cmd.slice(1), {
+        cwd: dir,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.on('data', (c: Buffer) => (output += c.toString()));
       child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-      const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+      const exited = new Promise<number | string | null>((resolve) =>
+        child.once('exit', (code, signal) => resolve(code ?? signal)),
+      );
       try {
         const deadline = Date.now() + 30_000;
         while (!/listening on/.test(output)) {
-          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`The server did not start:\n${output}`);
+          if (Date.now() > deadline || child.exitCode !== null)
+            throw new Error(`The server did not start:\n${output}`);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
         // Then the HEALTHCHECK passes, its token works and the development token does not
-        const healthcheck = JSON.parse(/HEALTHCHECK .*CMD (\[.*\])$/.exec(inStage(FINAL, 'HEALTHCHECK')[0].args.replace(/^/, 'HEALTHCHECK '))![1]) as string[];
+        const healthcheck = JSON.parse(
+          /HEALTHCHECK .*CMD (\[.*\])$/.exec(
+            inStage(FINAL, 'HEALTHCHECK')[0].args.replace(/^/, 'HEALTHCHECK '),
+          )![1],
+        ) as string[];
         await run(process.execPath, healthcheck.slice(1), { env: { ...env } });
         const base = `http://127.0.0.1:${port}`;
-        expect((await http(base, 'PUT', '/api/events/message', { messageType: 'FromImage', content: { ok: true } }, { authorization: 'Bearer image-test-secret' })).status).toBe(201);
+        expect(
+          (
+            await http(
+              base,
+              'PUT',
+              '/api/events/message',
+              { messageType: 'FromImage', content: { ok: true } },
+              { authorization: 'Bearer image-test-secret' },
+            )
+          ).status,
+        ).toBe(201);
         expect((await http(base, 'GET', '/api/events/head')).status).toBe(401);
         expect(output).toMatch(/"level":"log"/);
       } finally {

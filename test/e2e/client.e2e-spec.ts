@@ -2,15 +2,30 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { OrdinalClient, callbackBookmark, fileBookmark, shardOf, type OrdinalMessage, type PullConsumer } from '@ordinal/client';
+import {
+  OrdinalClient,
+  callbackBookmark,
+  fileBookmark,
+  shardOf,
+  type OrdinalMessage,
+  type PullConsumer,
+} from '@ordinal/client';
 import { createApp } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/test-server.js';
 
 /** The server on a given port (0: any), so a test can restart it on the same address. */
-async function listen(databaseUrl: string, port: number): Promise<{ app: NestFastifyApplication; port: number }> {
-  const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, ORDINAL_DUPLICATE_WINDOW: '0', ORDINAL_HEARTBEAT_MS: '300' });
+async function listen(
+  databaseUrl: string,
+  port: number,
+): Promise<{ app: NestFastifyApplication; port: number }> {
+  const config = loadConfig({
+    ORDINAL_ENV: 'development',
+    DATABASE_URL: databaseUrl,
+    ORDINAL_DUPLICATE_WINDOW: '0',
+    ORDINAL_HEARTBEAT_MS: '300',
+  });
   const app = await createApp(config, { logger: false, openApiUi: false });
   await app.listen(port, '127.0.0.1');
   return { app, port: (app.getHttpServer().address() as { port: number }).port };
@@ -36,12 +51,19 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
     }
   };
   const orders = (n: number, type = 'OrderPlaced') =>
-    Array.from({ length: n }, (_, i) => ({ messageType: type, userId: `customer-${i % 10}`, content: { i, at: Math.random() } }));
+    Array.from({ length: n }, (_, i) => ({
+      messageType: type,
+      userId: `customer-${i % 10}`,
+      content: { i, at: Math.random() },
+    }));
 
   beforeAll(async () => {
     db = await createTestDatabase();
     server = await listen(db.url, 0);
-    client = new OrdinalClient({ baseUrl: `http://127.0.0.1:${server.port}`, token: 'dev-ordinal-token' });
+    client = new OrdinalClient({
+      baseUrl: `http://127.0.0.1:${server.port}`,
+      token: 'dev-ordinal-token',
+    });
     dir = await mkdtemp(join(tmpdir(), 'ordinal-client-'));
   });
   afterEach(async () => {
@@ -55,14 +77,32 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
 
   it('publishes, pages, gets and reads the head', async () => {
     // When a message and a batch are published
-    const one = await client.publish({ messageType: 'OrderPlaced', userId: 'customer-1', content: { total: 10 } });
+    const one = await client.publish({
+      messageType: 'OrderPlaced',
+      userId: 'customer-1',
+      content: { total: 10 },
+    });
     const batch = await client.publishBatch(orders(3, 'OrderShipped'));
-    const keyed = await client.publish({ messageType: 'Paid', content: { n: 1 }, idempotencyKey: 'k-1' });
-    const again = await client.publish({ messageType: 'Paid', content: { n: 1 }, idempotencyKey: 'k-1' });
+    const keyed = await client.publish({
+      messageType: 'Paid',
+      content: { n: 1 },
+      idempotencyKey: 'k-1',
+    });
+    const again = await client.publish({
+      messageType: 'Paid',
+      content: { n: 1 },
+      idempotencyKey: 'k-1',
+    });
     // Then each comes back stored, with its index
-    expect(one).toMatchObject({ status: 'created', message: { id: 2, messageType: 'OrderPlaced', userId: 'customer-1', body: { total: 10 } } });
+    expect(one).toMatchObject({
+      status: 'created',
+      message: { id: 2, messageType: 'OrderPlaced', userId: 'customer-1', body: { total: 10 } },
+    });
     expect(batch.map((r) => r.status)).toEqual(['created', 'created', 'created']);
-    expect(again).toEqual({ status: 'repeat', message: keyed.status === 'duplicate' ? undefined : keyed.message });
+    expect(again).toEqual({
+      status: 'repeat',
+      message: keyed.status === 'duplicate' ? undefined : keyed.message,
+    });
     // And the reads agree with it
     expect(await client.head()).toBe(6);
     const page = await client.page({ fromIndex: 2, limit: 2, types: ['OrderShipped'] });
@@ -88,13 +128,19 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
     });
     await consumer.done;
     // Then it saw exactly the matching messages and its bookmark is the end index
-    const expected = (await client.page({ fromIndex: 1, limit: 1000, types: ['OrderPlaced'] })).messages.filter((m) => shardOf(m.userId, 2) === 0);
+    const expected = (
+      await client.page({ fromIndex: 1, limit: 1000, types: ['OrderPlaced'] })
+    ).messages.filter((m) => shardOf(m.userId, 2) === 0);
     expect(handled.map((m) => m.id)).toEqual(expected.map((m) => m.id));
     expect(expected.length).toBeGreaterThan(0);
     expect((await readFile(path, 'utf8')).trim()).toBe(String(end));
     // And a second run with the same bookmark has nothing left to do
     const rerun: number[] = [];
-    await consume({ bookmark: fileBookmark(path), endIndex: end, handler: (m) => void rerun.push(m.id) }).done;
+    await consume({
+      bookmark: fileBookmark(path),
+      endIndex: end,
+      handler: (m) => void rerun.push(m.id),
+    }).done;
     expect(rerun).toEqual([]);
   });
 
@@ -104,10 +150,15 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
     let connectedHead = -1;
     const consumer = consume({
       bookmark: callbackBookmark({ load: () => 0, save: () => undefined }),
-      handler: (_m, context) => void seen.push({ index: context.index, caughtUp: context.caughtUp }),
+      handler: (_m, context) =>
+        void seen.push({ index: context.index, caughtUp: context.caughtUp }),
       onConnected: ({ headIndex }) => (connectedHead = headIndex),
     });
-    await waitFor(async () => connectedHead >= 0 && seen.length === connectedHead, 5000, 'the history');
+    await waitFor(
+      async () => connectedHead >= 0 && seen.length === connectedHead,
+      5000,
+      'the history',
+    );
     // When a message is published after it connected
     const live = await client.publish({ messageType: 'Live', content: {} });
     const liveIndex = live.status === 'duplicate' ? -1 : live.message.id;
@@ -132,7 +183,8 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
       bookmark: callbackBookmark({
         load: () => bookmark,
         save: (index) => {
-          for (let i = bookmark + 1; i <= index; i++) if (!processed.has(i)) violations.push(`bookmark ${index} passes unprocessed ${i}`);
+          for (let i = bookmark + 1; i <= index; i++)
+            if (!processed.has(i)) violations.push(`bookmark ${index} passes unprocessed ${i}`);
           bookmark = index;
         },
       }),
@@ -143,7 +195,11 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
         processed.add(message.id);
       },
     });
-    await waitFor(async () => processed.size === blockAt - 1, 10_000, 'the consumer to reach the blocking message');
+    await waitFor(
+      async () => processed.size === blockAt - 1,
+      10_000,
+      'the consumer to reach the blocking message',
+    );
     // When the server restarts on the same port while the handler is busy, and more arrives meanwhile
     await server.app.close();
     server = await listen(db.url, server.port);
@@ -165,7 +221,13 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
 
   it('gives up on a request the server refuses', async () => {
     const bad = new OrdinalClient({ baseUrl: `http://127.0.0.1:${server.port}`, token: 'wrong' });
-    const consumer = consume({ bookmark: callbackBookmark({ load: () => 0, save: () => undefined }), handler: () => undefined }, bad);
+    const consumer = consume(
+      {
+        bookmark: callbackBookmark({ load: () => 0, save: () => undefined }),
+        handler: () => undefined,
+      },
+      bad,
+    );
     await expect(consumer.done).rejects.toMatchObject({ status: 401 });
   });
 });

@@ -3,7 +3,14 @@ import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import { startOrdinalProcess, type OrdinalProcess } from '../support/ordinal-process.js';
 import { HeldTransaction, lastDrawn, sessionsBlockedBy } from '../support/held-transaction.js';
-import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../support/amqp-broker.js';
+import {
+  brokerUrl,
+  collect,
+  connectTestBroker,
+  uniqueName,
+  type Collector,
+  type TestBroker,
+} from '../support/amqp-broker.js';
 import { startProjectionsApp } from '../support/projections-app.js';
 import { SubscriptionsService } from '@ordinal/subscriptions';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -30,12 +37,24 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
   let broker: TestBroker | null = null;
   const configDir = mkdtempSync(join(tmpdir(), 'ordinal-c10-'));
 
-  const start = async (env: Record<string, string> = {}, port?: number, database: TestDatabase = db) => {
-    const server = await startOrdinalProcess(database.url, { ORDINAL_ORDERING: 'concurrent', ...env }, port);
+  const start = async (
+    env: Record<string, string> = {},
+    port?: number,
+    database: TestDatabase = db,
+  ) => {
+    const server = await startOrdinalProcess(
+      database.url,
+      { ORDINAL_ORDERING: 'concurrent', ...env },
+      port,
+    );
     servers.push(server);
     return server;
   };
-  const connect = async (server: OrdinalProcess, path: string, headers: Record<string, string> = {}) => {
+  const connect = async (
+    server: OrdinalProcess,
+    path: string,
+    headers: Record<string, string> = {},
+  ) => {
     const connection = await SseConnection.open(server.baseUrl, path, { ...DEV_AUTH, ...headers });
     connections.push(connection);
     expect(connection.status).toBe(200);
@@ -48,14 +67,26 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
   };
   /** Every committed index at or above `from`, from the database itself. */
   const committedFrom = async (from: number, database: TestDatabase = db) =>
-    (await database.query<{ index: string }>('SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index', [from])).map((r) => Number(r.index));
+    (
+      await database.query<{ index: string }>(
+        'SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index',
+        [from],
+      )
+    ).map((r) => Number(r.index));
   const drawn = () => lastDrawn((text) => db.query(text));
   /** Waits until the sequence has handed out a position above `before` (a writer drew it inside its open transaction). */
-  const positionDrawnAbove = (before: number) => waitFor(async () => ((await drawn()) > before ? drawn() : false), 10_000, `a position drawn above ${before}`);
+  const positionDrawnAbove = (before: number) =>
+    waitFor(
+      async () => ((await drawn()) > before ? drawn() : false),
+      10_000,
+      `a position drawn above ${before}`,
+    );
   /** One sample of a /metrics figure (the first series of that name), or null when absent. */
   const metric = async (server: OrdinalProcess, name: string): Promise<number | null> => {
     const res = await fetch(`${server.baseUrl}/metrics`);
-    const line = (await res.text()).split('\n').find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{'));
+    const line = (await res.text())
+      .split('\n')
+      .find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{'));
     return line === undefined ? null : Number(line.slice(line.lastIndexOf(' ') + 1));
   };
   /**
@@ -63,9 +94,14 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
    * `index` (own commit, NOTIFY, poll), up to a bound; it is not an error if it never says so.
    */
   const routerHeardOf = (server: OrdinalProcess, index: number) =>
-    waitFor(async () => ((await metric(server, 'ordinal_router_delivered_up_to')) ?? 0) >= index, 800, 'the router to hear of ' + index).catch(() => undefined);
+    waitFor(
+      async () => ((await metric(server, 'ordinal_router_delivered_up_to')) ?? 0) >= index,
+      800,
+      'the router to hear of ' + index,
+    ).catch(() => undefined);
   /** Sleeps for the rest of a deliberate hold (the scenario's slow writer), measured from `since`. */
-  const holdUntil = (since: number, ms: number) => new Promise((r) => setTimeout(r, Math.max(0, since + ms - Date.now())));
+  const holdUntil = (since: number, ms: number) =>
+    new Promise((r) => setTimeout(r, Math.max(0, since + ms - Date.now())));
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -93,7 +129,10 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
     it('with no stream open, a held stream append (1.5 s, under the gap timeout), a message above it, a client connecting from below: the client receives both', async () => {
       // Given a server in concurrent mode with no SSE stream open, and a stream at version 1
       const server = await start({ ORDINAL_GAP_TIMEOUT_MS: '10000' });
-      const created = await http(server.baseUrl, 'POST', '/api/streams/order-c1/events', { expectedVersion: 0, events: [{ eventType: 'OrderPlaced', data: { n: 1 } }] });
+      const created = await http(server.baseUrl, 'POST', '/api/streams/order-c1/events', {
+        expectedVersion: 0,
+        events: [{ eventType: 'OrderPlaced', data: { n: 1 } }],
+      });
       expect(created.status).toBe(201);
       const from = created.body.firstIndex as number;
 
@@ -102,17 +141,27 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       await lock.lockStreamRow('order-c1');
       const heldSince = Date.now();
       const before = await drawn();
-      const append = http(server.baseUrl, 'POST', '/api/streams/order-c1/events', { expectedVersion: 1, events: [{ eventType: 'OrderPaid', data: { n: 2 } }] });
+      const append = http(server.baseUrl, 'POST', '/api/streams/order-c1/events', {
+        expectedVersion: 1,
+        events: [{ eventType: 'OrderPaid', data: { n: 2 } }],
+      });
       const heldIndex = await positionDrawnAbove(before);
 
       // When a message commits above the held position
-      const above = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Above', content: { n: 3 } });
+      const above = await http(server.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Above',
+        content: { n: 3 },
+      });
       expect(above.status).toBe(201);
       expect(above.body.id).toBeGreaterThan(heldIndex);
       await routerHeardOf(server, above.body.id);
       // And a client connects from below the held position
       const stream = await connect(server, `/api/events/stream?startIndex=${from}`);
-      await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
+      await stream.waitFor(
+        () => stream.events.some((e) => e.event === 'connected'),
+        5000,
+        'connected',
+      );
 
       // And the held append commits after 1.5 s (well under the gap timeout) and is acknowledged
       await holdUntil(heldSince, 1500);
@@ -123,23 +172,36 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
 
       // Then the client receives both, in index order, once each: every committed index from its start
       await stream
-        .waitFor(() => stream.indices().includes(heldIndex) && stream.indices().includes(above.body.id), 6000, `indices ${heldIndex} and ${above.body.id}`)
+        .waitFor(
+          () => stream.indices().includes(heldIndex) && stream.indices().includes(above.body.id),
+          6000,
+          `indices ${heldIndex} and ${above.body.id}`,
+        )
         .catch(() => undefined);
-      expect({ held: stream.indices().includes(heldIndex), above: stream.indices().includes(above.body.id) }).toEqual({ held: true, above: true });
+      expect({
+        held: stream.indices().includes(heldIndex),
+        above: stream.indices().includes(above.body.id),
+      }).toEqual({ held: true, above: true });
       expect(stream.indices()).toEqual(await committedFrom(from));
     });
 
     it('after a restart with a drawn position held: a client connecting from below receives the held message, the message above it and the new StartMarker', async () => {
       // Given a server, and an external transaction that drew a position and holds it
       const first = await start({ ORDINAL_GAP_TIMEOUT_MS: '20000' });
-      const before = await http(first.baseUrl, 'PUT', '/api/events/message', { messageType: 'Before', content: { n: 0 } });
+      const before = await http(first.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Before',
+        content: { n: 0 },
+      });
       expect(before.status).toBe(201);
       const from = before.body.id as number;
       const writer = await begin();
       const heldIndex = await writer.drawPosition('extrestart-1', 'HeldAcrossRestart', { n: 1 });
       const heldSince = Date.now();
       // And a message committed above it
-      const above = await http(first.baseUrl, 'PUT', '/api/events/message', { messageType: 'Above', content: { n: 2 } });
+      const above = await http(first.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Above',
+        content: { n: 2 },
+      });
       expect(above.status).toBe(201);
       expect(above.body.id).toBeGreaterThan(heldIndex);
 
@@ -147,20 +209,34 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       await first.stop();
       servers.splice(servers.indexOf(first), 1);
       const second = await start({ ORDINAL_GAP_TIMEOUT_MS: '20000' }, first.port);
-      const [marker] = await db.query<{ index: string }>(`SELECT max(index)::text AS index FROM messages WHERE message_type = 'StartMarker'`);
+      const [marker] = await db.query<{ index: string }>(
+        `SELECT max(index)::text AS index FROM messages WHERE message_type = 'StartMarker'`,
+      );
       expect(Number(marker.index)).toBeGreaterThan(above.body.id);
       await routerHeardOf(second, Number(marker.index));
       // And a client connects from below the held position
       const stream = await connect(second, `/api/events/stream?startIndex=${from}`);
-      await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
+      await stream.waitFor(
+        () => stream.events.some((e) => e.event === 'connected'),
+        5000,
+        'connected',
+      );
       // And the held writer commits (1.5 s after drawing; far under the gap timeout)
       await holdUntil(heldSince, 1500);
       await writer.commit();
 
       // Then the client receives the held message, the one above and the new StartMarker, in order, once each
       const expected = await committedFrom(from);
-      expect(expected).toEqual(expect.arrayContaining([heldIndex, above.body.id, Number(marker.index)]));
-      await stream.waitFor(() => stream.indices().length >= expected.length, 6000, `${expected.length} messages`).catch(() => undefined);
+      expect(expected).toEqual(
+        expect.arrayContaining([heldIndex, above.body.id, Number(marker.index)]),
+      );
+      await stream
+        .waitFor(
+          () => stream.indices().length >= expected.length,
+          6000,
+          `${expected.length} messages`,
+        )
+        .catch(() => undefined);
       expect(stream.indices()).toEqual(expected);
     });
   });
@@ -182,16 +258,31 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       const deliveries: { index: number; late: unknown }[] = [];
       collectors.push(
         await collect(broker, `${name}.sink`, (msg, channel) => {
-          deliveries.push({ index: Number(msg.properties.headers?.index), late: msg.properties.headers?.late });
+          deliveries.push({
+            index: Number(msg.properties.headers?.index),
+            late: msg.properties.headers?.late,
+          });
           channel.ack(msg);
         }),
       );
       // (its watermark never claims late arrivals itself: the durable claim is once per database, and the server's must count this one)
-      const app = await startProjectionsApp(db.url, { log: { ordering: 'concurrent', gapTimeoutMs: 1000, lateRescanMs: 3_600_000 }, subscriptions: { lateCheckMs: 200 } });
+      const app = await startProjectionsApp(db.url, {
+        log: { ordering: 'concurrent', gapTimeoutMs: 1000, lateRescanMs: 3_600_000 },
+        subscriptions: { lateCheckMs: 200 },
+      });
       apps.push(app);
       const applied: { index: number; isLate: boolean }[] = [];
-      app.get(SubscriptionsService).subscribe({ name: 'c10-late-audit', stream: '$all', handle: async (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }) });
-      const created = await http(server.baseUrl, 'POST', '/api/streams/order-c2/events', { expectedVersion: 0, events: [{ eventType: 'OrderPlaced', data: { n: 1 } }] });
+      app
+        .get(SubscriptionsService)
+        .subscribe({
+          name: 'c10-late-audit',
+          stream: '$all',
+          handle: async (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }),
+        });
+      const created = await http(server.baseUrl, 'POST', '/api/streams/order-c2/events', {
+        expectedVersion: 0,
+        events: [{ eventType: 'OrderPlaced', data: { n: 1 } }],
+      });
       expect(created.status).toBe(201);
       const from = created.body.firstIndex as number;
       // And an SSE reader connected from the stream's first event
@@ -202,13 +293,25 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       const lock = await begin();
       await lock.lockStreamRow('order-c2');
       const before = await drawn();
-      const append = http(server.baseUrl, 'POST', '/api/streams/order-c2/events', { expectedVersion: 1, events: [{ eventType: 'OrderPaid', data: { n: 2 } }] });
+      const append = http(server.baseUrl, 'POST', '/api/streams/order-c2/events', {
+        expectedVersion: 1,
+        events: [{ eventType: 'OrderPaid', data: { n: 2 } }],
+      });
       const heldIndex = await positionDrawnAbove(before);
       // And a message above it commits, which the reader receives once the hole is abandoned (it passed the held position)
-      const above = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Above', content: { n: 3 } });
+      const above = await http(server.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Above',
+        content: { n: 3 },
+      });
       expect(above.status).toBe(201);
-      await stream.waitFor(() => stream.indices().includes(above.body.id), 8000, `the message above the hole (${above.body.id})`);
-      expect(await db.query('SELECT 1 FROM log_skipped WHERE position = $1', [heldIndex])).toHaveLength(1);
+      await stream.waitFor(
+        () => stream.indices().includes(above.body.id),
+        8000,
+        `the message above the hole (${above.body.id})`,
+      );
+      expect(
+        await db.query('SELECT 1 FROM log_skipped WHERE position = $1', [heldIndex]),
+      ).toHaveLength(1);
       expect(stream.indices()).not.toContain(heldIndex);
       // And then the held append commits and is acknowledged
       await lock.commit();
@@ -218,9 +321,14 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
 
       // Then, once everything had the time to arrive (one deadline for all):
       const lateEvents = () => stream.events.filter((e) => e.event === 'late-message');
-      const metricNow = async () => (await metric(server, 'ordinal_watermark_late_arrivals_total')) ?? 0;
+      const metricNow = async () =>
+        (await metric(server, 'ordinal_watermark_late_arrivals_total')) ?? 0;
       await waitFor(
-        async () => (await metricNow()) >= 1 && applied.some((a) => a.index === heldIndex) && deliveries.some((d) => d.index === heldIndex) && lateEvents().length > 0,
+        async () =>
+          (await metricNow()) >= 1 &&
+          applied.some((a) => a.index === heldIndex) &&
+          deliveries.some((d) => d.index === heldIndex) &&
+          lateEvents().length > 0,
         8000,
         'the late arrival to reach every reader',
       ).catch(() => undefined);
@@ -259,7 +367,10 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       const env = { ORDINAL_GAP_TIMEOUT_MS: '1500' };
       let server = await start(env);
       const put = async (n: number) => {
-        const res = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Filler', content: { n } });
+        const res = await http(server.baseUrl, 'PUT', '/api/events/message', {
+          messageType: 'Filler',
+          content: { n },
+        });
         expect(res.status).toBe(201);
         return res.body.id as number;
       };
@@ -281,16 +392,31 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       const sample = async (at: string) => {
         const res = await http(server.baseUrl, 'GET', '/api/events/head');
         if (res.status === 200) samples.push({ at: `${at} GET /head`, head: res.body.head });
-        const sse = await SseConnection.open(server.baseUrl, '/api/events/stream?startIndex=1000000000', DEV_AUTH);
+        const sse = await SseConnection.open(
+          server.baseUrl,
+          '/api/events/stream?startIndex=1000000000',
+          DEV_AUTH,
+        );
         try {
-          await sse.waitFor(() => sse.events.some((e) => e.event === 'connected'), 5000, 'connected');
-          samples.push({ at: `${at} connected.headIndex`, head: sse.events.find((e) => e.event === 'connected')!.data.headIndex });
+          await sse.waitFor(
+            () => sse.events.some((e) => e.event === 'connected'),
+            5000,
+            'connected',
+          );
+          samples.push({
+            at: `${at} connected.headIndex`,
+            head: sse.events.find((e) => e.event === 'connected')!.data.headIndex,
+          });
         } finally {
           sse.close();
         }
       };
       // When the held position has been abandoned (the head passed it) and the server restarts
-      await waitFor(async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head >= top, 10_000, `the head to reach ${top}`);
+      await waitFor(
+        async () => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head >= top,
+        10_000,
+        `the head to reach ${top}`,
+      );
       const deadline1 = Date.now() + 1000;
       while (Date.now() < deadline1) await sample('before restart');
       const headBefore = Math.max(...samples.map((s) => s.head));
@@ -301,9 +427,16 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       const deadline2 = Date.now() + 6000;
       while (Date.now() < deadline2) await sample('after restart');
       await writer.rollback();
-      const backwards = samples.filter((s, k) => k > 0 && s.head < Math.max(...samples.slice(0, k).map((p) => p.head)));
-      expect({ headBefore, backwards: backwards.slice(0, 5) }).toEqual({ headBefore, backwards: [] });
-      expect(Math.min(...samples.filter((s) => s.at.startsWith('after')).map((s) => s.head))).toBeGreaterThanOrEqual(headBefore);
+      const backwards = samples.filter(
+        (s, k) => k > 0 && s.head < Math.max(...samples.slice(0, k).map((p) => p.head)),
+      );
+      expect({ headBefore, backwards: backwards.slice(0, 5) }).toEqual({
+        headBefore,
+        backwards: [],
+      });
+      expect(
+        Math.min(...samples.filter((s) => s.at.startsWith('after')).map((s) => s.head)),
+      ).toBeGreaterThanOrEqual(headBefore);
     });
   });
 
@@ -312,14 +445,43 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
     // outcome, and the row is stored once the lock is free. The checked flush times out before
     // COMMIT: the server drops that connection, so nothing can commit, and it says so.
     it.each([
-      ['a single message (the one-statement flush)', (base: string) => http(base, 'PUT', '/api/events/message', { messageType: 'Waiting', content: { n: 1 } }), 1, true],
-      ['a message with an idempotency key (the checked flush)', (base: string) => http(base, 'PUT', '/api/events/message', { messageType: 'Waiting', content: { n: 2 }, idempotencyKey: 'c4-key' }), 2, false],
-      ['a stream append', (base: string) => http(base, 'POST', '/api/streams/order-c4/events', { expectedVersion: 0, events: [{ eventType: 'OrderPlaced', data: { n: 3 } }] }), 3, true],
+      [
+        'a single message (the one-statement flush)',
+        (base: string) =>
+          http(base, 'PUT', '/api/events/message', { messageType: 'Waiting', content: { n: 1 } }),
+        1,
+        true,
+      ],
+      [
+        'a message with an idempotency key (the checked flush)',
+        (base: string) =>
+          http(base, 'PUT', '/api/events/message', {
+            messageType: 'Waiting',
+            content: { n: 2 },
+            idempotencyKey: 'c4-key',
+          }),
+        2,
+        false,
+      ],
+      [
+        'a stream append',
+        (base: string) =>
+          http(base, 'POST', '/api/streams/order-c4/events', {
+            expectedVersion: 0,
+            events: [{ eventType: 'OrderPlaced', data: { n: 3 } }],
+          }),
+        3,
+        true,
+      ],
     ] as const)('%s', async (_name, write, n, outcomeUnknown) => {
       // Given a gapless server whose queries time out after 2 s, and another session holding the log lock
       const gapless = extraDatabases[0] ?? (await createTestDatabase());
       if (!extraDatabases.includes(gapless)) extraDatabases.push(gapless);
-      const server = await start({ ORDINAL_ORDERING: 'gapless', ORDINAL_QUERY_TIMEOUT_MS: '2000' }, undefined, gapless);
+      const server = await start(
+        { ORDINAL_ORDERING: 'gapless', ORDINAL_QUERY_TIMEOUT_MS: '2000' },
+        undefined,
+        gapless,
+      );
       const lock = await begin(gapless);
       await lock.lockLog();
       const lockPid = await lock.pid();
@@ -327,22 +489,50 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       // When a write waits for the lock longer than the query timeout
       let answer: Awaited<ReturnType<typeof http>> | null = null;
       const pendingWrite = write(server.baseUrl).then((res) => (answer = res));
-      await waitFor(async () => (await sessionsBlockedBy((t, v) => gapless.query(t, v), lockPid)) > 0, 5000, 'the write to wait for the log lock');
+      await waitFor(
+        async () => (await sessionsBlockedBy((t, v) => gapless.query(t, v), lockPid)) > 0,
+        5000,
+        'the write to wait for the log lock',
+      );
       // (the lock is held until the server answers, or for 8 s past the query timeout at most)
-      await waitFor(async () => answer !== null, 10_000, 'an answer while the lock is held').catch(() => undefined);
+      await waitFor(async () => answer !== null, 10_000, 'an answer while the lock is held').catch(
+        () => undefined,
+      );
       const answeredWhileHeld = answer !== null;
       const heldMs = Date.now() - since;
       await lock.commit();
       const res = await pendingWrite;
 
       // Then it answered 503 with Retry-After while the lock was still held, never a 500, and says whether the outcome is unknown
-      expect({ status: res.status, outcomeUnknown: res.body?.outcomeUnknown ?? false, retryAfter: res.headers.get('retry-after') !== null, answeredWhileHeld })
-        .toEqual({ status: 503, outcomeUnknown, retryAfter: true, answeredWhileHeld: true });
+      expect({
+        status: res.status,
+        outcomeUnknown: res.body?.outcomeUnknown ?? false,
+        retryAfter: res.headers.get('retry-after') !== null,
+        answeredWhileHeld,
+      }).toEqual({ status: 503, outcomeUnknown, retryAfter: true, answeredWhileHeld: true });
       expect(heldMs).toBeLessThan(8000);
       // And what it said holds: once the lock is free, the write the server gave up on either lands (unknown) or never does
-      const stored = async () => Number((await gapless.query<{ c: string }>(`SELECT count(*) AS c FROM messages WHERE (body->>'n')::int = $1`, [n]))[0].c);
-      const settled = async () => (await gapless.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).length === 0;
-      if (outcomeUnknown) await waitFor(async () => (await stored()) === 1, 10_000, 'the write whose outcome was unknown to land');
+      const stored = async () =>
+        Number(
+          (
+            await gapless.query<{ c: string }>(
+              `SELECT count(*) AS c FROM messages WHERE (body->>'n')::int = $1`,
+              [n],
+            )
+          )[0].c,
+        );
+      const settled = async () =>
+        (
+          await gapless.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).length === 0;
+      if (outcomeUnknown)
+        await waitFor(
+          async () => (await stored()) === 1,
+          10_000,
+          'the write whose outcome was unknown to land',
+        );
       else {
         await waitFor(settled, 10_000, 'the abandoned write to end');
         expect(await stored()).toBe(0);

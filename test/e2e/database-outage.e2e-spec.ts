@@ -28,7 +28,10 @@ describe('database outage (G1, I3)', () => {
     const producer = async (p: number) => {
       for (let i = 0; running && i < 400; i++) {
         const key = `k-${p}-${i}`;
-        const res = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Load', content: { key } });
+        const res = await http(server.baseUrl, 'PUT', '/api/events/message', {
+          messageType: 'Load',
+          content: { key },
+        });
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status === 201) acknowledged.push({ key, id: res.body.id });
         else expect(res.status).toBe(503);
@@ -39,22 +42,40 @@ describe('database outage (G1, I3)', () => {
     // When the server's database connections are killed three times while it writes
     for (let round = 0; round < 3; round++) {
       const target = acknowledged.length + 100;
-      await waitFor(async () => acknowledged.length >= target, 20_000, `${target} acknowledged messages`);
+      await waitFor(
+        async () => acknowledged.length >= target,
+        20_000,
+        `${target} acknowledged messages`,
+      );
       await killServerBackends();
     }
     await load;
     running = false;
 
     // Then the server recovers by itself
-    await waitFor(async () => (await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Load', content: { key: 'after' } })).status === 201, 20_000, 'a 201 after the outage');
+    await waitFor(
+      async () =>
+        (
+          await http(server.baseUrl, 'PUT', '/api/events/message', {
+            messageType: 'Load',
+            content: { key: 'after' },
+          })
+        ).status === 201,
+      20_000,
+      'a 201 after the outage',
+    );
     // And every acknowledged message is stored exactly once, at the index it was given
-    const rows = await db.query<{ key: string; index: string }>(`SELECT body->>'key' AS key, index FROM messages WHERE message_type = 'Load'`);
+    const rows = await db.query<{ key: string; index: string }>(
+      `SELECT body->>'key' AS key, index FROM messages WHERE message_type = 'Load'`,
+    );
     const byKey = new Map<string, number[]>();
     for (const r of rows) byKey.set(r.key, [...(byKey.get(r.key) ?? []), Number(r.index)]);
     expect(acknowledged.length).toBeGreaterThan(300);
     for (const { key, id } of acknowledged) expect(byKey.get(key)).toEqual([id]);
     // And the log is still gap-free
-    const [g] = await db.query<{ n: string; max: string }>('SELECT count(*) AS n, max(index) AS max FROM messages');
+    const [g] = await db.query<{ n: string; max: string }>(
+      'SELECT count(*) AS n, max(index) AS max FROM messages',
+    );
     expect(g.max).toBe(g.n);
   });
 
@@ -64,11 +85,18 @@ describe('database outage (G1, I3)', () => {
     await killServerBackends();
     try {
       // When a message is published
-      const res = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Down', content: { n: 1 } });
+      const res = await http(server.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Down',
+        content: { n: 1 },
+      });
       // Then the answer is a JSON 503 with Retry-After, promptly
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(res.body).toMatchObject({ statusCode: 503, error: 'Service Unavailable', message: expect.stringContaining('database') });
+      expect(res.body).toMatchObject({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: expect.stringContaining('database'),
+      });
       const health = await http(server.baseUrl, 'GET', '/health', undefined, {});
       expect(health.status).toBe(503);
       expect(health.body.database).toBe('down');
@@ -76,10 +104,17 @@ describe('database outage (G1, I3)', () => {
       await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
     }
     // Then, once it is back, the same server stores messages again
-    const after = await waitFor(async () => {
-      const r = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Down', content: { n: 2 } });
-      return r.status === 201 ? r : undefined;
-    }, 20_000, 'recovery');
+    const after = await waitFor(
+      async () => {
+        const r = await http(server.baseUrl, 'PUT', '/api/events/message', {
+          messageType: 'Down',
+          content: { n: 2 },
+        });
+        return r.status === 201 ? r : undefined;
+      },
+      20_000,
+      'recovery',
+    );
     expect(after.body.id).toBeGreaterThan(1);
   });
 });

@@ -4,7 +4,16 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { http, startServer, type TestServer } from '../support/test-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 describe('the debug console in a real headless Chromium (R7)', () => {
   let db: TestDatabase;
@@ -12,9 +21,13 @@ describe('the debug console in a real headless Chromium (R7)', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
     db = await createTestDatabase();
-    server = await startServer(db.url, { ORDINAL_TOKENS: 'viewer:viewer-secret:read', ORDINAL_DUPLICATE_WINDOW: '0' });
+    server = await startServer(db.url, {
+      ORDINAL_TOKENS: 'viewer:viewer-secret:read',
+      ORDINAL_DUPLICATE_WINDOW: '0',
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   });
   afterAll(async () => {
@@ -31,10 +44,22 @@ describe('the debug console in a real headless Chromium (R7)', () => {
     await page.fill('#token', 'viewer-secret');
     await page.fill('#types', 'OrderPlaced');
     await page.click('#connect');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('connected'), undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.getElementById('status')?.textContent?.startsWith('connected'),
+      undefined,
+      { timeout: 10_000 },
+    );
     // When messages of two types are published after the page connected
-    const skipped = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'OrderCancelled', userId: 'wile', content: { orderId: 'o-0' } });
-    const shown = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'OrderPlaced', userId: 'wile', content: { orderId: 'o-1', item: '<b>rocket</b>' } });
+    const skipped = await http(server.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'OrderCancelled',
+      userId: 'wile',
+      content: { orderId: 'o-0' },
+    });
+    const shown = await http(server.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'OrderPlaced',
+      userId: 'wile',
+      content: { orderId: 'o-1', item: '<b>rocket</b>' },
+    });
     expect(shown.status).toBe(201);
     // Then the matching one appears as a row, its body shown as text, and the other does not
     const row = page.locator(`#messages tr[data-index="${shown.body.id}"]`);
@@ -53,7 +78,11 @@ describe('the debug console in a real headless Chromium (R7)', () => {
     await page.goto(`${server.baseUrl}/debug/events`);
     await page.fill('#token', 'not-a-token');
     await page.click('#connect');
-    await page.waitForFunction(() => document.getElementById('status')?.className === 'error', undefined, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.getElementById('status')?.className === 'error',
+      undefined,
+      { timeout: 10_000 },
+    );
     expect(await page.textContent('#status')).toMatch(/401/);
     await page.close();
   });

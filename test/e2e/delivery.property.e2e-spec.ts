@@ -5,9 +5,21 @@ import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, waitFor } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
-import { api, freePort, startOrdinalProcess, type OrdinalProcess } from '../support/ordinal-process.js';
+import {
+  api,
+  freePort,
+  startOrdinalProcess,
+  type OrdinalProcess,
+} from '../support/ordinal-process.js';
 import { HeldTransaction, sessionsBlockedBy } from '../support/held-transaction.js';
-import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../support/amqp-broker.js';
+import {
+  brokerUrl,
+  collect,
+  connectTestBroker,
+  uniqueName,
+  type Collector,
+  type TestBroker,
+} from '../support/amqp-broker.js';
 
 /**
  * Issue 10, the property: whatever the interleaving of appends (single, batch, stream),
@@ -74,15 +86,63 @@ const holdAbove = fc.integer({ min: GAP_TIMEOUT_MS + 300, max: GAP_TIMEOUT_MS + 
 function actorArb(mode: Mode): fc.Arbitrary<Actor> {
   const common: fc.WeightedArbitrary<Actor>[] = [
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('single' as const), at }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('batch' as const), at, n: fc.integer({ min: 2, max: 5 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('stream' as const), at, s: fc.integer({ min: 0, max: 2 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('heldStream' as const), at: atHeld, s: fc.integer({ min: 0, max: 2 }), holdMs: fc.oneof({ weight: 3, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }) }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('reader' as const), at: atReader, offset: fc.integer({ min: -6, max: 0 }), lifeMs: fc.option(fc.integer({ min: 800, max: 3000 }), { nil: null, freq: 2 }) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('batch' as const),
+        at,
+        n: fc.integer({ min: 2, max: 5 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('stream' as const),
+        at,
+        s: fc.integer({ min: 0, max: 2 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('heldStream' as const),
+        at: atHeld,
+        s: fc.integer({ min: 0, max: 2 }),
+        holdMs: fc.oneof({ weight: 3, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('reader' as const),
+        at: atReader,
+        offset: fc.integer({ min: -6, max: 0 }),
+        lifeMs: fc.option(fc.integer({ min: 800, max: 3000 }), { nil: null, freq: 2 }),
+      }),
+    },
   ];
   const special: fc.WeightedArbitrary<Actor> =
     mode === 'concurrent'
-      ? { weight: 4, arbitrary: fc.record({ kind: fc.constant('external' as const), at: atHeld, holdMs: fc.oneof({ weight: 2, arbitrary: holdBelow }, { weight: 1, arbitrary: holdAbove }), commit: fc.boolean() }) }
-      : { weight: 2, arbitrary: fc.record({ kind: fc.constant('lockLog' as const), at, holdMs: fc.integer({ min: 50, max: 1200 }) }) };
+      ? {
+          weight: 4,
+          arbitrary: fc.record({
+            kind: fc.constant('external' as const),
+            at: atHeld,
+            holdMs: fc.oneof(
+              { weight: 2, arbitrary: holdBelow },
+              { weight: 1, arbitrary: holdAbove },
+            ),
+            commit: fc.boolean(),
+          }),
+        }
+      : {
+          weight: 2,
+          arbitrary: fc.record({
+            kind: fc.constant('lockLog' as const),
+            at,
+            holdMs: fc.integer({ min: 50, max: 1200 }),
+          }),
+        };
   return fc.oneof(...common, special);
 }
 
@@ -90,10 +150,15 @@ function actorArb(mode: Mode): fc.Arbitrary<Actor> {
  * About a sixth of the runs has a replayable interface (all along, or from the restart on):
  * an interface keeps a feed open in the server all the time, which hides the zero-feed cases.
  */
-const interfaceArb = fc.noBias(fc.integer({ min: 0, max: 9 })).map((n) => ({ before: n === 0, after: n === 0 || n === 1 }));
+const interfaceArb = fc
+  .noBias(fc.integer({ min: 0, max: 9 }))
+  .map((n) => ({ before: n === 0, after: n === 0 || n === 1 }));
 
 function scenarioArb(mode: Mode, withAmqp: boolean): fc.Arbitrary<Scenario> {
-  const actors = (min: number, max: number) => fc.array(actorArb(mode), { minLength: min, maxLength: max, size: 'max' }).map((list) => [...list].sort((x, y) => x.at - y.at));
+  const actors = (min: number, max: number) =>
+    fc
+      .array(actorArb(mode), { minLength: min, maxLength: max, size: 'max' })
+      .map((list) => [...list].sort((x, y) => x.at - y.at));
   return fc.record({
     before: actors(3, 16),
     // Two runs in three restart the server (the actors after it run on the new process).
@@ -118,7 +183,12 @@ interface ReaderRecord {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The violations of the delivery contract by one reader, against the database. */
-function violations(r: ReaderRecord, committed: number[], committedSet: Set<number>, lateSet: Set<number>): string[] {
+function violations(
+  r: ReaderRecord,
+  committed: number[],
+  committedSet: Set<number>,
+  lateSet: Set<number>,
+): string[] {
   const out: string[] = [];
   const received = [...r.messages, ...r.late];
   const seen = new Set<number>();
@@ -133,12 +203,16 @@ function violations(r: ReaderRecord, committed: number[], committedSet: Set<numb
   const falseLate = r.late.filter((i) => !lateSet.has(i));
   if (falseLate.length) out.push(`marked late but not a late arrival ${falseLate.join(',')}`);
   const top = r.messages.length ? r.messages[r.messages.length - 1] : r.start - 1;
-  const due = committed.filter((i) => i >= r.start && (r.stayed || i < top || i <= (r.headAtLeave ?? 0)));
+  const due = committed.filter(
+    (i) => i >= r.start && (r.stayed || i < top || i <= (r.headAtLeave ?? 0)),
+  );
   const missed = due.filter((i) => !seen.has(i) && !lateSet.has(i));
   if (missed.length) out.push(`MISSED (case 1: skipped, not late) ${missed.join(',')}`);
   const lateMissed = r.stayed ? due.filter((i) => !seen.has(i) && lateSet.has(i)) : [];
   if (lateMissed.length) out.push(`late arrivals never delivered (case 2) ${lateMissed.join(',')}`);
-  return out.map((v) => `${r.label} [start ${r.start}${r.stayed ? ', open to the end' : ', left'}]: ${v}`);
+  return out.map(
+    (v) => `${r.label} [start ${r.start}${r.stayed ? ', open to the end' : ', left'}]: ${v}`,
+  );
 }
 
 function describeScenario(s: Scenario): string {
@@ -146,11 +220,16 @@ function describeScenario(s: Scenario): string {
     actors
       .map((actor) => {
         const { kind, at: start, ...rest } = actor;
-        const args = Object.entries(rest).map(([k, v]) => `${k}=${v}`).join(' ');
+        const args = Object.entries(rest)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ');
         return `@${start} ${kind}${args ? ' ' + args : ''}`;
       })
       .join('; ');
-  const iface = s.iface.before || s.iface.after ? ` (interface before=${s.iface.before} after=${s.iface.after})` : '';
+  const iface =
+    s.iface.before || s.iface.after
+      ? ` (interface before=${s.iface.before} after=${s.iface.after})`
+      : '';
   return phase(s.before) + (s.after ? ` || RESTART || ${phase(s.after)}` : '') + iface;
 }
 
@@ -161,9 +240,19 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
     let port: number;
     let runNo = 0;
     const configDir = mkdtempSync(join(tmpdir(), 'ordinal-p10-'));
-    const live = { server: null as OrdinalProcess | null, readers: [] as SseConnection[], held: [] as HeldTransaction[], collector: null as Collector | null };
+    const live = {
+      server: null as OrdinalProcess | null,
+      readers: [] as SseConnection[],
+      held: [] as HeldTransaction[],
+      collector: null as Collector | null,
+    };
 
-    const maxIndex = async () => Number((await db.query<{ m: string }>('SELECT coalesce(max(index), 0)::text AS m FROM messages'))[0].m);
+    const maxIndex = async () =>
+      Number(
+        (
+          await db.query<{ m: string }>('SELECT coalesce(max(index), 0)::text AS m FROM messages')
+        )[0].m,
+      );
 
     beforeAll(async () => {
       db = await createTestDatabase();
@@ -192,12 +281,20 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       const run = ++runNo;
       const ifaceName = uniqueName(`p10-${mode}-${run}`);
       const configFile = join(configDir, `${ifaceName}.json`);
-      writeFileSync(configFile, JSON.stringify({ interfaces: [{ name: ifaceName, type: 'replayable' }] }));
+      writeFileSync(
+        configFile,
+        JSON.stringify({ interfaces: [{ name: ifaceName, type: 'replayable' }] }),
+      );
       const env = (withInterface: boolean): Record<string, string> => ({
         ORDINAL_ORDERING: mode,
         ORDINAL_GAP_TIMEOUT_MS: String(GAP_TIMEOUT_MS),
         ...(withInterface && broker
-          ? { AMQP_URL: brokerUrl(), ORDINAL_INTERFACES: configFile, ORDINAL_AMQP_INPUT_QUEUE: 'off', ORDINAL_AMQP_CONNECTION_NAME: ifaceName }
+          ? {
+              AMQP_URL: brokerUrl(),
+              ORDINAL_INTERFACES: configFile,
+              ORDINAL_AMQP_INPUT_QUEUE: 'off',
+              ORDINAL_AMQP_CONNECTION_NAME: ifaceName,
+            }
           : {}),
       });
       const records: ReaderRecord[] = [];
@@ -213,19 +310,30 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       let externals = 0;
       const began = Date.now();
       // A hold past the gap timeout may make a late arrival (then readers may take longer).
-      const latePossible = [...scenario.before, ...(scenario.after ?? [])].some((a) => ((a.kind === 'external' && a.commit) || a.kind === 'heldStream' ? a.holdMs >= GAP_TIMEOUT_MS - 100 : false));
+      const latePossible = [...scenario.before, ...(scenario.after ?? [])].some((a) =>
+        (a.kind === 'external' && a.commit) || a.kind === 'heldStream'
+          ? a.holdMs >= GAP_TIMEOUT_MS - 100
+          : false,
+      );
       const settleMs = latePossible ? SETTLE_LATE_MS : SETTLE_MS;
       let server: OrdinalProcess;
 
       const note = (res: { status: number; body: any }) => {
         if (res.status !== 201) return;
-        if (Array.isArray(res.body?.messages)) for (const m of res.body.messages) acknowledged.push(m.id);
-        else if (typeof res.body?.firstIndex === 'number') for (let i = res.body.firstIndex; i <= res.body.lastIndex; i++) acknowledged.push(i);
+        if (Array.isArray(res.body?.messages))
+          for (const m of res.body.messages) acknowledged.push(m.id);
+        else if (typeof res.body?.firstIndex === 'number')
+          for (let i = res.body.firstIndex; i <= res.body.lastIndex; i++) acknowledged.push(i);
         else if (typeof res.body?.id === 'number') acknowledged.push(res.body.id);
       };
       // A request may meet a restart: its outcome is then unknown to the test, and only the database decides.
-      const call = (method: string, path: string, body: unknown) => api(server.baseUrl, method, path, body).then(note, () => undefined);
-      const appendTo = (s: number) => call('POST', `/api/streams/${streamId(s)}/events`, { expectedVersion: 'any', events: [{ eventType: 'Step', data: { run, s } }] });
+      const call = (method: string, path: string, body: unknown) =>
+        api(server.baseUrl, method, path, body).then(note, () => undefined);
+      const appendTo = (s: number) =>
+        call('POST', `/api/streams/${streamId(s)}/events`, {
+          expectedVersion: 'any',
+          events: [{ eventType: 'Step', data: { run, s } }],
+        });
       const startServer = async (withInterface: boolean) => {
         server = await startOrdinalProcess(db.url, env(withInterface), port);
         live.server = server;
@@ -233,7 +341,11 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         if (withInterface && broker && !live.collector) {
           live.collector = await collect(broker, `${ifaceName}.sink`, (msg, channel) => {
             const h = msg.properties.headers ?? {};
-            deliveries.push({ index: Number(h.index), uuid: String(h.serverCorrelationUuid), late: h.late === true });
+            deliveries.push({
+              index: Number(h.index),
+              uuid: String(h.serverCorrelationUuid),
+              late: h.late === true,
+            });
             channel.ack(msg);
           });
         }
@@ -249,11 +361,19 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         live.server = null;
       };
       const record = (conn: SseConnection, rec: ReaderRecord) => {
-        rec.messages = conn.events.filter((e) => e.event === 'message').map((e) => e.data.message.id);
-        rec.late = conn.events.filter((e) => e.event === 'late-message').map((e) => e.data.message.id);
+        rec.messages = conn.events
+          .filter((e) => e.event === 'message')
+          .map((e) => e.data.message.id);
+        rec.late = conn.events
+          .filter((e) => e.event === 'late-message')
+          .map((e) => e.data.message.id);
       };
       const openReader = async (start: number, label: string) => {
-        const conn = await SseConnection.open(server.baseUrl, `/api/events/stream?startIndex=${start}`, DEV_AUTH);
+        const conn = await SseConnection.open(
+          server.baseUrl,
+          `/api/events/stream?startIndex=${start}`,
+          DEV_AUTH,
+        );
         live.readers.push(conn);
         const rec: ReaderRecord = { label, start, messages: [], late: [], stayed: true };
         records.push(rec);
@@ -282,27 +402,65 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       const catchUp = async (conn: SseConnection) => {
         const rec = open.get(conn);
         if (!rec) return;
-        const head = await api(server.baseUrl, 'GET', '/api/events/head').then((r) => (r.status === 200 ? (r.body.head as number) : null), () => null);
+        const head = await api(server.baseUrl, 'GET', '/api/events/head').then(
+          (r) => (r.status === 200 ? (r.body.head as number) : null),
+          () => null,
+        );
         if (head === null || !open.has(conn)) return;
-        const due = (await db.query<{ i: string }>('SELECT index::text AS i FROM messages WHERE index >= $1 AND index <= $2', [rec.start, head])).map((r) => Number(r.i));
-        const got = () => new Set(conn.events.filter((e) => e.event === 'message' || e.event === 'late-message').map((e) => e.data.message.id));
-        await conn.waitFor(() => { const g = got(); return due.every((i) => g.has(i)); }, 3000, 'everything up to the head').catch(() => undefined);
+        const due = (
+          await db.query<{ i: string }>(
+            'SELECT index::text AS i FROM messages WHERE index >= $1 AND index <= $2',
+            [rec.start, head],
+          )
+        ).map((r) => Number(r.i));
+        const got = () =>
+          new Set(
+            conn.events
+              .filter((e) => e.event === 'message' || e.event === 'late-message')
+              .map((e) => e.data.message.id),
+          );
+        await conn
+          .waitFor(
+            () => {
+              const g = got();
+              return due.every((i) => g.has(i));
+            },
+            3000,
+            'everything up to the head',
+          )
+          .catch(() => undefined);
         rec.headAtLeave = head;
       };
       const leaving = new Set<SseConnection>();
       const hold = (tx: HeldTransaction, ms: number, commit: boolean) => {
         live.held.push(tx);
-        pending.push(sleep(ms).then(() => (commit ? tx.commit() : tx.rollback())).catch(() => undefined));
+        pending.push(
+          sleep(ms)
+            .then(() => (commit ? tx.commit() : tx.rollback()))
+            .catch(() => undefined),
+        );
       };
 
       /** Runs one actor (its effect starts now; holds and lifetimes continue in `pending`). */
       const act = async (actor: Actor): Promise<void> => {
         switch (actor.kind) {
           case 'single':
-            pending.push(call('PUT', '/api/events/message', { messageType: 'Single', content: { run, at: actor.at } }));
+            pending.push(
+              call('PUT', '/api/events/message', {
+                messageType: 'Single',
+                content: { run, at: actor.at },
+              }),
+            );
             break;
           case 'batch':
-            pending.push(call('POST', '/api/events/messages', { messages: Array.from({ length: actor.n }, (_, k) => ({ messageType: 'Batch', content: { run, at: actor.at, k } })) }));
+            pending.push(
+              call('POST', '/api/events/messages', {
+                messages: Array.from({ length: actor.n }, (_, k) => ({
+                  messageType: 'Batch',
+                  content: { run, at: actor.at, k },
+                })),
+              }),
+            );
             break;
           case 'stream':
             pending.push(appendTo(actor.s));
@@ -315,14 +473,21 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             const since = Date.now();
             pending.push(appendTo(actor.s));
             // The append drew its position and waits on the row (or the server went away meanwhile).
-            await waitFor(async () => (await sessionsBlockedBy((t, v) => db.query(t, v), pid)) > 0, 3000, 'the stream append to wait on its row').catch(() => undefined);
+            await waitFor(
+              async () => (await sessionsBlockedBy((t, v) => db.query(t, v), pid)) > 0,
+              3000,
+              'the stream append to wait on its row',
+            ).catch(() => undefined);
             hold(locker, Math.max(0, since + actor.holdMs - Date.now()), true);
             break;
           }
           case 'external': {
             const tx = await HeldTransaction.begin(db.url);
             live.held.push(tx);
-            const position = await tx.drawPosition(`px${run}n${externals++}-1`, 'External', { run, at: actor.at });
+            const position = await tx.drawPosition(`px${run}n${externals++}-1`, 'External', {
+              run,
+              at: actor.at,
+            });
             drawnHeld.add(position);
             hold(tx, actor.holdMs, actor.commit);
             pending.at(-1)!.finally(() => drawnHeld.delete(position));
@@ -338,8 +503,12 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
           case 'reader': {
             const top = await maxIndex();
             const start = Math.max(1, top + actor.offset);
-            joins.push(`@${actor.at}${phaseName ? 'b' : 'a'}: open=${[...open.keys()].filter((c) => !c.ended).length} start=${start} top=${top} held=${[...drawnHeld].join('/')} life=${actor.lifeMs}`);
-            const conn = await openReader(start, `reader@${actor.at}${phaseName}`).catch(() => null);
+            joins.push(
+              `@${actor.at}${phaseName ? 'b' : 'a'}: open=${[...open.keys()].filter((c) => !c.ended).length} start=${start} top=${top} held=${[...drawnHeld].join('/')} life=${actor.lifeMs}`,
+            );
+            const conn = await openReader(start, `reader@${actor.at}${phaseName}`).catch(
+              () => null,
+            );
             // It leaves after its lifetime (if the run lasts that long; else it is open at the end and judged so).
             if (conn && actor.lifeMs !== null) {
               const timer = setTimeout(() => pending.push(leave(conn)), actor.lifeMs);
@@ -352,10 +521,14 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       /** Starts every actor at its time; resolves once all have started (their effects may continue). */
       const phase = (actors: Actor[]) => {
         const t0 = Date.now();
-        return Promise.all(actors.map(async (actor) => {
-          await sleep(Math.max(0, t0 + actor.at - Date.now()));
-          await act(actor).catch((error: unknown) => failures.push(`${actor.kind}@${actor.at}: ${String(error)}`));
-        }));
+        return Promise.all(
+          actors.map(async (actor) => {
+            await sleep(Math.max(0, t0 + actor.at - Date.now()));
+            await act(actor).catch((error: unknown) =>
+              failures.push(`${actor.kind}@${actor.at}: ${String(error)}`),
+            );
+          }),
+        );
       };
 
       const runBase = (await maxIndex()) + 1;
@@ -383,23 +556,46 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         lap('settled');
         // A reader joining now, from the run's start, must get everything too.
         await openReader(runBase, 'late joiner (after the run)');
-        const committed = (await db.query<{ index: string }>('SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index', [Math.min(runBase, ...records.map((r) => r.start))])).map((r) => Number(r.index));
+        const committed = (
+          await db.query<{ index: string }>(
+            'SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index',
+            [Math.min(runBase, ...records.map((r) => r.start))],
+          )
+        ).map((r) => Number(r.index));
         // Wait (bounded) until every reader still open has everything from its start, then judge.
         const complete = () =>
           [...open].every(([conn, rec]) => {
             if (conn.ended) return true;
-            const got = new Set(conn.events.filter((e) => e.event === 'message' || e.event === 'late-message').map((e) => e.data.message.id));
+            const got = new Set(
+              conn.events
+                .filter((e) => e.event === 'message' || e.event === 'late-message')
+                .map((e) => e.data.message.id),
+            );
             return committed.every((i) => i < rec.start || got.has(i));
           });
-        await waitFor(async () => complete(), settleMs, 'every open reader to have everything').catch(() => undefined);
+        await waitFor(
+          async () => complete(),
+          settleMs,
+          'every open reader to have everything',
+        ).catch(() => undefined);
         const iface = scenario.after === null ? scenario.iface.before : scenario.iface.after;
         if (iface && live.collector) {
-          const all = (await db.query<{ index: string }>('SELECT index::text AS index FROM messages ORDER BY messages.index')).map((r) => Number(r.index));
+          const all = (
+            await db.query<{ index: string }>(
+              'SELECT index::text AS index FROM messages ORDER BY messages.index',
+            )
+          ).map((r) => Number(r.index));
           const lastUuid = () => deliveries.at(-1)?.uuid;
-          await waitFor(async () => {
-            const got = new Set(deliveries.filter((d) => d.uuid === lastUuid()).map((d) => d.index));
-            return all.every((i) => got.has(i));
-          }, settleMs, 'the interface to deliver everything').catch(() => undefined);
+          await waitFor(
+            async () => {
+              const got = new Set(
+                deliveries.filter((d) => d.uuid === lastUuid()).map((d) => d.index),
+              );
+              return all.every((i) => got.has(i));
+            },
+            settleMs,
+            'the interface to deliver everything',
+          ).catch(() => undefined);
         }
         lap('delivered');
         for (const [conn, rec] of open) {
@@ -408,10 +604,18 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
         }
 
         // Judge, against the database: every reader, the interface's runs, and every 201.
-        const all = (await db.query<{ index: string }>('SELECT index::text AS index FROM messages ORDER BY messages.index')).map((r) => Number(r.index));
+        const all = (
+          await db.query<{ index: string }>(
+            'SELECT index::text AS index FROM messages ORDER BY messages.index',
+          )
+        ).map((r) => Number(r.index));
         const committedSet = new Set(all);
         const lateSet = new Set(
-          (await db.query<{ p: string }>('SELECT s.position::text AS p FROM log_skipped s JOIN messages m ON m.index = s.position')).map((r) => Number(r.p)),
+          (
+            await db.query<{ p: string }>(
+              'SELECT s.position::text AS p FROM log_skipped s JOIN messages m ON m.index = s.position',
+            )
+          ).map((r) => Number(r.p)),
         );
         const found: string[] = failures.map((f) => `the test could not run actor ${f}`);
         const lost = acknowledged.filter((i) => !committedSet.has(i));
@@ -430,7 +634,18 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
           found.push(...violations(rec, all, committedSet, lateSet));
         });
         if (iface && uuids.length === 0) found.push('the interface delivered nothing');
-        if (LOG) console.log(JSON.stringify({ mode, run, ms: Date.now() - began, violations: found, timing, joins, scenario: describeScenario(scenario) }));
+        if (LOG)
+          console.log(
+            JSON.stringify({
+              mode,
+              run,
+              ms: Date.now() - began,
+              violations: found,
+              timing,
+              joins,
+              scenario: describeScenario(scenario),
+            }),
+          );
         if (found.length > 0 && !SURVEY) {
           throw new Error(
             `${found.length} violation(s) in run ${run} (indices ${runBase}..${all.at(-1)}, late arrivals: ${[...lateSet].filter((i) => i >= runBase).join(',') || 'none'}):\n  ` +
@@ -453,21 +668,33 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       }
     }
 
-    it(`every reader gets exactly the committed messages from its start (${numRuns} runs)`, async () => {
-      let inFlight: Promise<void> = Promise.resolve();
-      try {
-        await fc.assert(
-          // ORDINAL_PROPERTY_SCENARIO='{"before":[...],"after":null,"iface":{...}}' replays one scenario (a counterexample) instead of generating.
-          fc.asyncProperty(process.env.ORDINAL_PROPERTY_SCENARIO ? fc.constant(JSON.parse(process.env.ORDINAL_PROPERTY_SCENARIO) as Scenario) : scenarioArb(mode, broker !== null), (scenario) => (inFlight = run(scenario))),
-          { numRuns: Number(process.env.ORDINAL_PROPERTY_RUNS ?? numRuns), plugins: [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: false })] },
-        );
-      } finally {
-        // The time limit races the run in flight, it does not stop it: without this wait the
-        // abandoned run went on after afterAll (its actors queried a dropped database, it could
-        // start a server after the suite's was stopped). Its own finally cleans up.
-        await inFlight.catch(() => undefined);
-      }
-    }, budgetMs + 60_000);
+    it(
+      `every reader gets exactly the committed messages from its start (${numRuns} runs)`,
+      async () => {
+        let inFlight: Promise<void> = Promise.resolve();
+        try {
+          await fc.assert(
+            // ORDINAL_PROPERTY_SCENARIO='{"before":[...],"after":null,"iface":{...}}' replays one scenario (a counterexample) instead of generating.
+            fc.asyncProperty(
+              process.env.ORDINAL_PROPERTY_SCENARIO
+                ? fc.constant(JSON.parse(process.env.ORDINAL_PROPERTY_SCENARIO) as Scenario)
+                : scenarioArb(mode, broker !== null),
+              (scenario) => (inFlight = run(scenario)),
+            ),
+            {
+              numRuns: Number(process.env.ORDINAL_PROPERTY_RUNS ?? numRuns),
+              plugins: [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: false })],
+            },
+          );
+        } finally {
+          // The time limit races the run in flight, it does not stop it: without this wait the
+          // abandoned run went on after afterAll (its actors queried a dropped database, it could
+          // start a server after the suite's was stopped). Its own finally cleans up.
+          await inFlight.catch(() => undefined);
+        }
+      },
+      budgetMs + 60_000,
+    );
   });
 }
 

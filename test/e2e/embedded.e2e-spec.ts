@@ -33,12 +33,20 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
   it('says so in one line, stores, batches, streams history and live, saves and loads an aggregate, and keeps the data across a restart', async () => {
     // Given the server started on the embedded database
     const first = await start();
-    expect(first.output()).toContain(`Embedded PostgreSQL (PGlite) with its data in ${dir}/ (ORDINAL_EMBEDDED=1); for a real server set DATABASE_URL=`);
+    expect(first.output()).toContain(
+      `Embedded PostgreSQL (PGlite) with its data in ${dir}/ (ORDINAL_EMBEDDED=1); for a real server set DATABASE_URL=`,
+    );
     // When a message and a batch are published
-    const one = await http(BASE, 'PUT', '/api/events/message', { messageType: 'Embedded', userId: 'u-1', content: { n: 1 } });
+    const one = await http(BASE, 'PUT', '/api/events/message', {
+      messageType: 'Embedded',
+      userId: 'u-1',
+      content: { n: 1 },
+    });
     expect(one.status).toBe(201);
     expect(one.body.id).toBe(2);
-    const batch = await http(BASE, 'POST', '/api/events/messages', { messages: [1, 2, 3].map((n) => ({ messageType: 'EmbeddedBatch', content: { batch: n } })) });
+    const batch = await http(BASE, 'POST', '/api/events/messages', {
+      messages: [1, 2, 3].map((n) => ({ messageType: 'EmbeddedBatch', content: { batch: n } })),
+    });
     expect(batch.status).toBe(201);
     expect(batch.body.messages.map((m: { id: number }) => m.id)).toEqual([3, 4, 5]);
     // Then an SSE stream sends the history, then a message published while it is open
@@ -46,10 +54,18 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
     const abort = new AbortController();
     const seen: number[] = [];
     const stream = (async () => {
-      for await (const event of client.stream({ startIndex: 1, endIndex: 6, signal: abort.signal }) as AsyncGenerator<StreamEvent>) {
+      for await (const event of client.stream({
+        startIndex: 1,
+        endIndex: 6,
+        signal: abort.signal,
+      }) as AsyncGenerator<StreamEvent>) {
         if (event.event === 'message') {
           seen.push(event.message.id);
-          if (event.message.id === 5) await http(BASE, 'PUT', '/api/events/message', { messageType: 'EmbeddedLive', content: { live: true } });
+          if (event.message.id === 5)
+            await http(BASE, 'PUT', '/api/events/message', {
+              messageType: 'EmbeddedLive',
+              content: { live: true },
+            });
         }
         if (event.event === 'stream-ended') return;
       }
@@ -57,31 +73,76 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
     await stream;
     expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
     // And an aggregate stream saves with its expected version, loads, and conflicts
-    expect((await http(BASE, 'POST', '/api/streams/cart-1/events', { expectedVersion: 0, events: [{ eventType: 'ItemAdded', data: { sku: 'a' } }, { eventType: 'ItemAdded', data: { sku: 'b' } }] })).status).toBe(201);
-    expect((await http(BASE, 'POST', '/api/streams/cart-1/events', { expectedVersion: 0, events: [{ eventType: 'ItemAdded', data: { sku: 'c' } }] })).status).toBe(409);
-    expect((await http(BASE, 'PUT', '/api/streams/cart-1/snapshot', { version: 2, state: { items: 2 } })).status).toBeLessThan(300);
+    expect(
+      (
+        await http(BASE, 'POST', '/api/streams/cart-1/events', {
+          expectedVersion: 0,
+          events: [
+            { eventType: 'ItemAdded', data: { sku: 'a' } },
+            { eventType: 'ItemAdded', data: { sku: 'b' } },
+          ],
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await http(BASE, 'POST', '/api/streams/cart-1/events', {
+          expectedVersion: 0,
+          events: [{ eventType: 'ItemAdded', data: { sku: 'c' } }],
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (await http(BASE, 'PUT', '/api/streams/cart-1/snapshot', { version: 2, state: { items: 2 } }))
+        .status,
+    ).toBeLessThan(300);
     const loaded = await http(BASE, 'GET', '/api/streams/cart-1');
-    expect(loaded.body).toMatchObject({ streamId: 'cart-1', version: 2, snapshot: { version: 2, state: { items: 2 } } });
+    expect(loaded.body).toMatchObject({
+      streamId: 'cart-1',
+      version: 2,
+      snapshot: { version: 2, state: { items: 2 } },
+    });
     // When the server restarts on the same data folder
     expect(await first.stop()).toBe(0);
     const second = await start();
     // Then everything is still there, after a new StartMarker
     const head = (await http(BASE, 'GET', '/api/events/head')).body.head;
     expect(head).toBe(9);
-    expect((await http(BASE, 'GET', '/api/events/2')).body).toMatchObject({ messageType: 'Embedded', body: { n: 1 } });
+    expect((await http(BASE, 'GET', '/api/events/2')).body).toMatchObject({
+      messageType: 'Embedded',
+      body: { n: 1 },
+    });
     expect((await http(BASE, 'GET', '/api/streams/cart-1/version')).body.version).toBe(2);
-    expect((await http(BASE, 'GET', '/health')).body).toMatchObject({ status: 'ok', database: 'up' });
+    expect((await http(BASE, 'GET', '/health')).body).toMatchObject({
+      status: 'ok',
+      database: 'up',
+    });
     abort.abort();
     await second.stop();
   });
 
   it('refuses concurrent ordering on the embedded database, and refuses the embedded database in production', async () => {
-    const concurrent = spawnServer({ ORDINAL_EMBEDDED: '1', ORDINAL_EMBEDDED_DIR: `${dir}-concurrent`, ORDINAL_ORDERING: 'concurrent', PORT: String(PORT + 1) });
+    const concurrent = spawnServer({
+      ORDINAL_EMBEDDED: '1',
+      ORDINAL_EMBEDDED_DIR: `${dir}-concurrent`,
+      ORDINAL_ORDERING: 'concurrent',
+      PORT: String(PORT + 1),
+    });
     expect(await concurrent.exited).toBe(1);
-    expect(concurrent.output()).toContain("Ordinal cannot start: ORDINAL_ORDERING=concurrent needs a PostgreSQL server: its low watermark reads other sessions' locks (pg_locks)");
-    const production = spawnServer({ ORDINAL_ENV: 'production', ORDINAL_EMBEDDED: '1', DATABASE_URL: 'postgres://x@127.0.0.1:1/x', ORDINAL_TOKENS: 'ops:a-long-secret:admin', PORT: String(PORT + 1) });
+    expect(concurrent.output()).toContain(
+      "Ordinal cannot start: ORDINAL_ORDERING=concurrent needs a PostgreSQL server: its low watermark reads other sessions' locks (pg_locks)",
+    );
+    const production = spawnServer({
+      ORDINAL_ENV: 'production',
+      ORDINAL_EMBEDDED: '1',
+      DATABASE_URL: 'postgres://x@127.0.0.1:1/x',
+      ORDINAL_TOKENS: 'ops:a-long-secret:admin',
+      PORT: String(PORT + 1),
+    });
     expect(await production.exited).toBe(1);
-    expect(production.output()).toContain('Ordinal cannot start: ORDINAL_EMBEDDED=1 is for development only');
+    expect(production.output()).toContain(
+      'Ordinal cannot start: ORDINAL_EMBEDDED=1 is for development only',
+    );
   });
 });
 
@@ -89,23 +150,59 @@ describe('a projection in the server on the embedded database', () => {
   it('catches up, reports its lag through the API, and rebuilds', async () => {
     // Given the server's application on an in-memory embedded database, with the pool main.ts gives it
     const embedded = await startEmbeddedPostgres();
-    const config = { ...loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: embedded.url, AMQP_URL: '', ORDINAL_DUPLICATE_WINDOW: '0' }), dbPoolSize: EMBEDDED_POOL_SIZE };
+    const config = {
+      ...loadConfig({
+        ORDINAL_ENV: 'development',
+        DATABASE_URL: embedded.url,
+        AMQP_URL: '',
+        ORDINAL_DUPLICATE_WINDOW: '0',
+      }),
+      dbPoolSize: EMBEDDED_POOL_SIZE,
+    };
     const app = await createApp(config, { logger: false, openApiUi: false });
     const applied: number[] = [];
     try {
-      app.get(SubscriptionsService).subscribe({ name: 'embedded-audit', stream: '$all', handle: (m) => void applied.push(m.id) });
+      app
+        .get(SubscriptionsService)
+        .subscribe({
+          name: 'embedded-audit',
+          stream: '$all',
+          handle: (m) => void applied.push(m.id),
+        });
       await listen(app, 0, '127.0.0.1');
       const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
       // When messages are published
-      for (let n = 0; n < 5; n++) expect((await http(base, 'PUT', '/api/events/message', { messageType: 'Audited', content: { n } })).status).toBe(201);
+      for (let n = 0; n < 5; n++)
+        expect(
+          (
+            await http(base, 'PUT', '/api/events/message', {
+              messageType: 'Audited',
+              content: { n },
+            })
+          ).status,
+        ).toBe(201);
       const head = (await http(base, 'GET', '/api/events/head')).body.head as number;
       // Then the subscription applies every one, and says so with lag 0
-      const status = await http(base, 'GET', `/api/projections/embedded-audit?atLeast=${head}&timeoutMs=10000`);
-      expect(status.body).toMatchObject({ reached: true, state: 'running', position: head, lag: 0 });
+      const status = await http(
+        base,
+        'GET',
+        `/api/projections/embedded-audit?atLeast=${head}&timeoutMs=10000`,
+      );
+      expect(status.body).toMatchObject({
+        reached: true,
+        state: 'running',
+        position: head,
+        lag: 0,
+      });
       expect(applied).toEqual(Array.from({ length: head }, (_, i) => i + 1));
       // And a rebuild replays the log into it again
-      expect((await http(base, 'POST', '/api/projections/embedded-audit/rebuild')).status).toBe(202);
-      expect((await http(base, 'GET', `/api/projections/embedded-audit?atLeast=${head}&timeoutMs=10000`)).body.reached).toBe(true);
+      expect((await http(base, 'POST', '/api/projections/embedded-audit/rebuild')).status).toBe(
+        202,
+      );
+      expect(
+        (await http(base, 'GET', `/api/projections/embedded-audit?atLeast=${head}&timeoutMs=10000`))
+          .body.reached,
+      ).toBe(true);
       expect(applied.filter((i) => i === head)).toHaveLength(2);
     } finally {
       await app.close();

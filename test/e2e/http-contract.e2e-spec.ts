@@ -9,7 +9,8 @@ const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
   let db: TestDatabase;
   let server: TestServer;
-  const send = (method: string, path: string, body?: unknown) => checkedHttp(server.baseUrl, method, path, body);
+  const send = (method: string, path: string, body?: unknown) =>
+    checkedHttp(server.baseUrl, method, path, body);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -23,19 +24,50 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
 
   it('checks every answer of this suite against the OpenAPI document (the check itself refuses what it must)', async () => {
     const headers = new Headers();
-    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 418, body: {}, headers })).rejects.toThrow(/status not in the OpenAPI document/);
-    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 200, body: { head: 'x' }, headers })).rejects.toThrow(/does not match/);
-    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/7', { status: 404, body: { statusCode: 404 }, headers })).rejects.toThrow(/does not match/);
-    await expect(assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 200, body: { head: 3 }, headers })).resolves.toBeUndefined();
+    await expect(
+      assertConforms(server.baseUrl, 'GET', '/api/events/head', { status: 418, body: {}, headers }),
+    ).rejects.toThrow(/status not in the OpenAPI document/);
+    await expect(
+      assertConforms(server.baseUrl, 'GET', '/api/events/head', {
+        status: 200,
+        body: { head: 'x' },
+        headers,
+      }),
+    ).rejects.toThrow(/does not match/);
+    await expect(
+      assertConforms(server.baseUrl, 'GET', '/api/events/7', {
+        status: 404,
+        body: { statusCode: 404 },
+        headers,
+      }),
+    ).rejects.toThrow(/does not match/);
+    await expect(
+      assertConforms(server.baseUrl, 'GET', '/api/events/head', {
+        status: 200,
+        body: { head: 3 },
+        headers,
+      }),
+    ).resolves.toBeUndefined();
   });
 
   describe('constructor and __proto__ are ordinary keys of content, data and metadata', () => {
-    const odd = '{"constructor":{"prototype":{"x":1}},"__proto__":{"polluted":true},"nested":[{"constructor":"c","__proto__":null}]}';
+    const odd =
+      '{"constructor":{"prototype":{"x":1}},"__proto__":{"polluted":true},"nested":[{"constructor":"c","__proto__":null}]}';
     const expected = JSON.parse(odd);
 
     it.each([
-      ['PUT /api/events/message', 'PUT', '/api/events/message', `{"messageType":"Odd","content":${odd},"metadata":${odd}}`],
-      ['POST /api/events/messages', 'POST', '/api/events/messages', `{"messages":[{"messageType":"Odd","content":${odd},"metadata":${odd}}]}`],
+      [
+        'PUT /api/events/message',
+        'PUT',
+        '/api/events/message',
+        `{"messageType":"Odd","content":${odd},"metadata":${odd}}`,
+      ],
+      [
+        'POST /api/events/messages',
+        'POST',
+        '/api/events/messages',
+        `{"messages":[{"messageType":"Odd","content":${odd},"metadata":${odd}}]}`,
+      ],
     ])('%s stores them and every reader gives them back', async (_name, method, path, body) => {
       // When content and metadata with those keys are published
       const res = await send(method, path, body);
@@ -51,17 +83,31 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
     });
 
     it('POST /api/streams/:id/events and PUT …/snapshot store them too', async () => {
-      const append = await send('POST', '/api/streams/odd-1/events', `{"expectedVersion":0,"events":[{"eventType":"Odd","data":${odd},"metadata":${odd}}]}`);
+      const append = await send(
+        'POST',
+        '/api/streams/odd-1/events',
+        `{"expectedVersion":0,"events":[{"eventType":"Odd","data":${odd},"metadata":${odd}}]}`,
+      );
       expect(append.status).toBe(201);
-      const snapshot = await send('PUT', '/api/streams/odd-1/snapshot', `{"version":1,"state":${odd}}`);
+      const snapshot = await send(
+        'PUT',
+        '/api/streams/odd-1/snapshot',
+        `{"version":1,"state":${odd}}`,
+      );
       expect(snapshot.status).toBe(201);
       const read = await send('GET', '/api/streams/odd-1?snapshot=false');
       expect(read.body.events[0].data).toEqual(expected);
-      expect((await send('GET', '/api/streams/odd-1/snapshot')).body.snapshot.state).toEqual(expected);
+      expect((await send('GET', '/api/streams/odd-1/snapshot')).body.snapshot.state).toEqual(
+        expected,
+      );
     });
 
     it('refuses them as top-level fields of a request, naming them', async () => {
-      const res = await send('PUT', '/api/events/message', '{"messageType":"A","content":{},"__proto__":{"messageType":"x"}}');
+      const res = await send(
+        'PUT',
+        '/api/events/message',
+        '{"messageType":"A","content":{},"__proto__":{"messageType":"x"}}',
+      );
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(/__proto__: not a field/);
     });
@@ -69,39 +115,133 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
 
   describe('an unpaired surrogate is refused with 400 naming its path, on every route', () => {
     it.each([
-      ['message content', 'PUT', '/api/events/message', { messageType: 'A', content: { a: ['x', 'b\ud800'] } }, /content\.a\.1 has/],
-      ['message metadata', 'PUT', '/api/events/message', { messageType: 'A', content: {}, metadata: { m: '\udc00' } }, /metadata\.m has/],
-      ['a key', 'PUT', '/api/events/message', { messageType: 'A', content: { ['k\ud800']: 1 } }, /content\[.*\] \(this key\)/],
-      ['batch content', 'POST', '/api/events/messages', { messages: [{ messageType: 'A', content: {} }, { messageType: 'B', content: { s: '\ud800' } }] }, /messages\.1: .*content\.s has/],
-      ['stream event data', 'POST', '/api/streams/s-sur/events', { expectedVersion: 'any', events: [{ eventType: 'A', data: {} }, { eventType: 'A', data: { d: '\ud800' } }] }, /events\.1\.data\.d has/],
-      ['stream event metadata', 'POST', '/api/streams/s-sur/events', { expectedVersion: 'any', events: [{ eventType: 'A', data: {}, metadata: { d: '\ud800' } }] }, /events\.0\.metadata\.d has/],
-      ['snapshot state', 'PUT', '/api/streams/s-sur/snapshot', { version: 1, state: { s: { t: '\ud800' } } }, /state\.s\.t has/],
+      [
+        'message content',
+        'PUT',
+        '/api/events/message',
+        { messageType: 'A', content: { a: ['x', 'b\ud800'] } },
+        /content\.a\.1 has/,
+      ],
+      [
+        'message metadata',
+        'PUT',
+        '/api/events/message',
+        { messageType: 'A', content: {}, metadata: { m: '\udc00' } },
+        /metadata\.m has/,
+      ],
+      [
+        'a key',
+        'PUT',
+        '/api/events/message',
+        { messageType: 'A', content: { ['k\ud800']: 1 } },
+        /content\[.*\] \(this key\)/,
+      ],
+      [
+        'batch content',
+        'POST',
+        '/api/events/messages',
+        {
+          messages: [
+            { messageType: 'A', content: {} },
+            { messageType: 'B', content: { s: '\ud800' } },
+          ],
+        },
+        /messages\.1: .*content\.s has/,
+      ],
+      [
+        'stream event data',
+        'POST',
+        '/api/streams/s-sur/events',
+        {
+          expectedVersion: 'any',
+          events: [
+            { eventType: 'A', data: {} },
+            { eventType: 'A', data: { d: '\ud800' } },
+          ],
+        },
+        /events\.1\.data\.d has/,
+      ],
+      [
+        'stream event metadata',
+        'POST',
+        '/api/streams/s-sur/events',
+        {
+          expectedVersion: 'any',
+          events: [{ eventType: 'A', data: {}, metadata: { d: '\ud800' } }],
+        },
+        /events\.0\.metadata\.d has/,
+      ],
+      [
+        'snapshot state',
+        'PUT',
+        '/api/streams/s-sur/snapshot',
+        { version: 1, state: { s: { t: '\ud800' } } },
+        /state\.s\.t has/,
+      ],
     ])('%s', async (_name, method, path, body, message) => {
       const res = await send(method, path, body);
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ statusCode: 400, code: 'invalid_message', message: expect.stringMatching(message) });
+      expect(res.body).toMatchObject({
+        statusCode: 400,
+        code: 'invalid_message',
+        message: expect.stringMatching(message),
+      });
     });
   });
 
   describe(`nesting deeper than ${JSON_LIMITS.maxDepth} levels is refused the same on every route`, () => {
     const routes: [string, string, string, (value: string) => string][] = [
-      ['message content', 'PUT', '/api/events/message', (v) => `{"messageType":"Deep","content":${v}}`],
-      ['message metadata', 'PUT', '/api/events/message', (v) => `{"messageType":"Deep","content":{},"metadata":{"m":${v}}}`],
-      ['batch content', 'POST', '/api/events/messages', (v) => `{"messages":[{"messageType":"Deep","content":${v}}]}`],
-      ['stream event data', 'POST', '/api/streams/deep-1/events', (v) => `{"expectedVersion":"any","events":[{"eventType":"Deep","data":${v}}]}`],
-      ['snapshot state', 'PUT', '/api/streams/deep-1/snapshot', (v) => `{"version":1,"state":${v}}`],
+      [
+        'message content',
+        'PUT',
+        '/api/events/message',
+        (v) => `{"messageType":"Deep","content":${v}}`,
+      ],
+      [
+        'message metadata',
+        'PUT',
+        '/api/events/message',
+        (v) => `{"messageType":"Deep","content":{},"metadata":{"m":${v}}}`,
+      ],
+      [
+        'batch content',
+        'POST',
+        '/api/events/messages',
+        (v) => `{"messages":[{"messageType":"Deep","content":${v}}]}`,
+      ],
+      [
+        'stream event data',
+        'POST',
+        '/api/streams/deep-1/events',
+        (v) => `{"expectedVersion":"any","events":[{"eventType":"Deep","data":${v}}]}`,
+      ],
+      [
+        'snapshot state',
+        'PUT',
+        '/api/streams/deep-1/snapshot',
+        (v) => `{"version":1,"state":${v}}`,
+      ],
     ];
 
-    it.each(routes)('%s: far too deep and one too deep are 400s naming the limit', async (_name, method, path, body) => {
-      for (const depth of [5000, JSON_LIMITS.maxDepth + 1]) {
-        const res = await send(method, path, body(nested(depth)));
-        expect(res.status).toBe(400);
-        expect(res.body.message).toMatch(new RegExp(`nested deeper than ${JSON_LIMITS.maxDepth} levels`));
-      }
-    });
+    it.each(routes)(
+      '%s: far too deep and one too deep are 400s naming the limit',
+      async (_name, method, path, body) => {
+        for (const depth of [5000, JSON_LIMITS.maxDepth + 1]) {
+          const res = await send(method, path, body(nested(depth)));
+          expect(res.status).toBe(400);
+          expect(res.body.message).toMatch(
+            new RegExp(`nested deeper than ${JSON_LIMITS.maxDepth} levels`),
+          );
+        }
+      },
+    );
 
     it('accepts content at the limit and every reader gives it back', async () => {
-      const res = await send('PUT', '/api/events/message', `{"messageType":"Deep","content":${nested(JSON_LIMITS.maxDepth)}}`);
+      const res = await send(
+        'PUT',
+        '/api/events/message',
+        `{"messageType":"Deep","content":${nested(JSON_LIMITS.maxDepth)}}`,
+      );
       expect(res.status).toBe(201);
       const page = await send('GET', `/api/events?fromIndex=${res.body.id}&limit=1`);
       expect(page.status).toBe(200);
@@ -120,15 +260,29 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
   ])('a repeated query parameter is a 400: %s', async (path, message) => {
     const res = await send('GET', path);
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ statusCode: 400, code: 'repeated_parameter', message: expect.stringMatching(message) });
+    expect(res.body).toMatchObject({
+      statusCode: 400,
+      code: 'repeated_parameter',
+      message: expect.stringMatching(message),
+    });
   });
 
   // Last: the database is taken away from the server (and given back after).
   it('every read route and PUT …/snapshot answer 503 with Retry-After while the database refuses connections', async () => {
     // Given a stream with a version, and then a database that refuses connections (SQLSTATE 55000)
-    expect((await send('POST', '/api/streams/down-1/events', { expectedVersion: 0, events: [{ eventType: 'A', data: {} }] })).status).toBe(201);
+    expect(
+      (
+        await send('POST', '/api/streams/down-1/events', {
+          expectedVersion: 0,
+          events: [{ eventType: 'A', data: {} }],
+        })
+      ).status,
+    ).toBe(201);
     await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
-    await db.admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name]);
+    await db.admin(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      [db.name],
+    );
     try {
       // When each route is called
       for (const [method, path, body] of [
@@ -140,7 +294,11 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
         ['GET', '/api/streams/down-1/version'],
         ['GET', '/api/streams/down-1/snapshot'],
         ['PUT', '/api/streams/down-1/snapshot', { version: 1, state: {} }],
-        ['POST', '/api/streams/down-1/events', { expectedVersion: 1, events: [{ eventType: 'A', data: {} }] }],
+        [
+          'POST',
+          '/api/streams/down-1/events',
+          { expectedVersion: 1, events: [{ eventType: 'A', data: {} }] },
+        ],
         ['PUT', '/api/events/message', { messageType: 'A', content: { down: true } }],
       ] as [string, string, unknown?][]) {
         const res = await checkedHttp(server.baseUrl, method, path, body, DEV_AUTH);
@@ -152,6 +310,10 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
     } finally {
       await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
     }
-    await waitFor(async () => (await send('GET', '/api/events/head')).status === 200, 10_000, 'reads after the outage');
+    await waitFor(
+      async () => (await send('GET', '/api/events/head')).status === 200,
+      10_000,
+      'reads after the outage',
+    );
   });
 });

@@ -6,7 +6,12 @@ import { checkedHttp } from '../support/conformance.js';
 describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends, slow bodies', () => {
   let db: TestDatabase;
   let server: TestServer;
-  const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = DEV_AUTH) => checkedHttp(server.baseUrl, method, path, body, headers);
+  const send = (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = DEV_AUTH,
+  ) => checkedHttp(server.baseUrl, method, path, body, headers);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -18,38 +23,90 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
   });
 
   it.each([
-    ['PUT', '/api/events/message', { messageType: 'A', content: {}, idempotency_key: 'k' }, /^idempotency_key: not a field/],
-    ['POST', '/api/events/messages', { messages: [{ messageType: 'A', content: {} }, { messageType: 'A', content: {}, usrId: 'u' }] }, /^messages\.1\.usrId: not a field/],
-    ['POST', '/api/streams/u-1/events', { expectedVersion: 0, events: [{ evenType: 'A', data: {} }] }, /events\.0\.evenType/],
+    [
+      'PUT',
+      '/api/events/message',
+      { messageType: 'A', content: {}, idempotency_key: 'k' },
+      /^idempotency_key: not a field/,
+    ],
+    [
+      'POST',
+      '/api/events/messages',
+      {
+        messages: [
+          { messageType: 'A', content: {} },
+          { messageType: 'A', content: {}, usrId: 'u' },
+        ],
+      },
+      /^messages\.1\.usrId: not a field/,
+    ],
+    [
+      'POST',
+      '/api/streams/u-1/events',
+      { expectedVersion: 0, events: [{ evenType: 'A', data: {} }] },
+      /events\.0\.evenType/,
+    ],
     ['PUT', '/api/streams/u-1/snapshot', { version: 1, state: {}, stat: {} }, /^stat: not a field/],
   ])('an unknown field is a 400 naming it: %s %s', async (method, path, body, message) => {
     const res = await send(method, path, body);
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ statusCode: 400, code: 'unknown_field', message: expect.stringMatching(message) });
+    expect(res.body).toMatchObject({
+      statusCode: 400,
+      code: 'unknown_field',
+      message: expect.stringMatching(message),
+    });
     expect(await db.query("SELECT 1 FROM messages WHERE message_type = 'A'")).toHaveLength(0);
   });
 
   it.each([
-    ['POST', '/api/events/messages', { messages: [{ messageType: 'A', content: {} }, []] }, /^messages\.1: must be a JSON object/],
-    ['POST', '/api/streams/u-2/events', { expectedVersion: 0, events: [[]] }, /^events\.0: must be a JSON object/],
-    ['POST', '/api/events/messages', { messages: [null, { messageType: 'A', content: {} }] }, /^messages\.0: /],
+    [
+      'POST',
+      '/api/events/messages',
+      { messages: [{ messageType: 'A', content: {} }, []] },
+      /^messages\.1: must be a JSON object/,
+    ],
+    [
+      'POST',
+      '/api/streams/u-2/events',
+      { expectedVersion: 0, events: [[]] },
+      /^events\.0: must be a JSON object/,
+    ],
+    [
+      'POST',
+      '/api/events/messages',
+      { messages: [null, { messageType: 'A', content: {} }] },
+      /^messages\.0: /,
+    ],
     ['POST', '/api/streams/u-3/events', { expectedVersion: 0, events: [null] }, /^events\.0: /],
-  ])('null or an array where a message belongs is a 400 naming it (class-validator alone passed an array): %s %s', async (method, path, body, message) => {
-    const res = await send(method, path, body);
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ statusCode: 400, message: expect.stringMatching(message) });
-    expect(await db.query("SELECT 1 FROM messages WHERE message_type = 'A'")).toHaveLength(0);
-  });
+  ])(
+    'null or an array where a message belongs is a 400 naming it (class-validator alone passed an array): %s %s',
+    async (method, path, body, message) => {
+      const res = await send(method, path, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ statusCode: 400, message: expect.stringMatching(message) });
+      expect(await db.query("SELECT 1 FROM messages WHERE message_type = 'A'")).toHaveLength(0);
+    },
+  );
 
   describe('an Idempotency-Key reused with a different request is a 422, the same request a 200', () => {
     const keyed = (key: string) => ({ ...DEV_AUTH, 'idempotency-key': key });
 
     it('on PUT /api/events/message', async () => {
       // Given a message stored with a key
-      const first = await send('PUT', '/api/events/message', { messageType: 'Paid', userId: 'c-1', content: { n: 1, m: 2 }, metadata: { s: 'x' } }, keyed('pay-1'));
+      const first = await send(
+        'PUT',
+        '/api/events/message',
+        { messageType: 'Paid', userId: 'c-1', content: { n: 1, m: 2 }, metadata: { s: 'x' } },
+        keyed('pay-1'),
+      );
       expect(first.status).toBe(201);
       // When the same request comes again (keys in another order): the original, 200
-      const same = await send('PUT', '/api/events/message', { messageType: 'Paid', userId: 'c-1', content: { m: 2, n: 1 }, metadata: { s: 'x' } }, keyed('pay-1'));
+      const same = await send(
+        'PUT',
+        '/api/events/message',
+        { messageType: 'Paid', userId: 'c-1', content: { m: 2, n: 1 }, metadata: { s: 'x' } },
+        keyed('pay-1'),
+      );
       expect(same.status).toBe(200);
       expect(same.body).toEqual(first.body);
       // When the key comes with anything different: 422, naming the key and the original index
@@ -61,22 +118,47 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
       ]) {
         const res = await send('PUT', '/api/events/message', other, keyed('pay-1'));
         expect(res.status).toBe(422);
-        expect(res.body).toMatchObject({ statusCode: 422, code: 'idempotency_key_reused', id: first.body.id, message: expect.stringMatching(/'pay-1'/) });
+        expect(res.body).toMatchObject({
+          statusCode: 422,
+          code: 'idempotency_key_reused',
+          id: first.body.id,
+          message: expect.stringMatching(/'pay-1'/),
+        });
       }
-      expect(await db.query('SELECT index FROM messages WHERE idempotency_key = $1', ['pay-1'])).toHaveLength(1);
+      expect(
+        await db.query('SELECT index FROM messages WHERE idempotency_key = $1', ['pay-1']),
+      ).toHaveLength(1);
     });
 
     it('in a batch, per entry', async () => {
-      const first = await send('POST', '/api/events/messages', { messages: [{ messageType: 'Paid', content: { n: 10 }, idempotencyKey: 'b-1' }] });
+      const first = await send('POST', '/api/events/messages', {
+        messages: [{ messageType: 'Paid', content: { n: 10 }, idempotencyKey: 'b-1' }],
+      });
       expect(first.status).toBe(201);
       // Only a reused key: 422, the entry says so
-      const reused = await send('POST', '/api/events/messages', { messages: [{ messageType: 'Paid', content: { n: 11 }, idempotencyKey: 'b-1' }] });
+      const reused = await send('POST', '/api/events/messages', {
+        messages: [{ messageType: 'Paid', content: { n: 11 }, idempotencyKey: 'b-1' }],
+      });
       expect(reused.status).toBe(422);
-      expect(reused.body.messages[0]).toMatchObject({ status: 'key_reused', code: 'idempotency_key_reused', id: first.body.messages[0].id });
+      expect(reused.body.messages[0]).toMatchObject({
+        status: 'key_reused',
+        code: 'idempotency_key_reused',
+        id: first.body.messages[0].id,
+      });
       // Beside a new message: 201, the new one stored, the reused entry marked
-      const mixed = await send('POST', '/api/events/messages', { messages: [{ messageType: 'Paid', content: { n: 12 } }, { messageType: 'Paid', content: { n: 11 }, idempotencyKey: 'b-1' }, { messageType: 'Paid', content: { n: 10 }, idempotencyKey: 'b-1' }] });
+      const mixed = await send('POST', '/api/events/messages', {
+        messages: [
+          { messageType: 'Paid', content: { n: 12 } },
+          { messageType: 'Paid', content: { n: 11 }, idempotencyKey: 'b-1' },
+          { messageType: 'Paid', content: { n: 10 }, idempotencyKey: 'b-1' },
+        ],
+      });
       expect(mixed.status).toBe(201);
-      expect(mixed.body.messages.map((m: { status: string }) => m.status)).toEqual(['created', 'key_reused', 'repeat']);
+      expect(mixed.body.messages.map((m: { status: string }) => m.status)).toEqual([
+        'created',
+        'key_reused',
+        'repeat',
+      ]);
     });
   });
 
@@ -103,7 +185,11 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
       new Promise<{ status: number; text: string }>((resolve, reject) => {
         const url = new URL(path, server.baseUrl);
         const socket = connect(Number(url.port), url.hostname, () => {
-          socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+          socket.write(
+            `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers)
+              .map(([k, v]) => `${k}: ${v}\r\n`)
+              .join('')}\r\n`,
+          );
         });
         let text = '';
         socket.on('data', (chunk) => {
@@ -126,8 +212,15 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
 
     it('gives stream-ended the id endIndex, so a reconnecting EventSource resumes past it even when nothing matched', async () => {
       const { text } = await new Promise<{ text: string }>((resolve, reject) => {
-        const url = new URL('/api/events/stream?startIndex=1&endIndex=1&types=NothingOfThisType', server.baseUrl);
-        const socket = connect(Number(url.port), url.hostname, () => socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: x\r\nAuthorization: ${DEV_AUTH.authorization}\r\n\r\n`));
+        const url = new URL(
+          '/api/events/stream?startIndex=1&endIndex=1&types=NothingOfThisType',
+          server.baseUrl,
+        );
+        const socket = connect(Number(url.port), url.hostname, () =>
+          socket.write(
+            `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: x\r\nAuthorization: ${DEV_AUTH.authorization}\r\n\r\n`,
+          ),
+        );
         let received = '';
         socket.on('data', (chunk) => {
           received += chunk.toString();
@@ -143,10 +236,16 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
 
     it('answers 204 to a resumed request at or past endIndex, so an EventSource stops reconnecting', async () => {
       for (const lastEventId of ['3', '7']) {
-        const { status } = await firstBlock('/api/events/stream?startIndex=1&endIndex=3', { ...DEV_AUTH, 'Last-Event-ID': lastEventId });
+        const { status } = await firstBlock('/api/events/stream?startIndex=1&endIndex=3', {
+          ...DEV_AUTH,
+          'Last-Event-ID': lastEventId,
+        });
         expect(status).toBe(204);
       }
-      const before = await firstBlock('/api/events/stream?startIndex=1&endIndex=3', { ...DEV_AUTH, 'Last-Event-ID': '2' });
+      const before = await firstBlock('/api/events/stream?startIndex=1&endIndex=3', {
+        ...DEV_AUTH,
+        'Last-Event-ID': '2',
+      });
       expect(before.status).toBe(200);
     });
   });
@@ -161,7 +260,9 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
     socket.on('close', () => (closed = true));
     socket.on('error', () => undefined);
     await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write('PUT /api/events/message HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-ordinal-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"messageType"');
+    socket.write(
+      'PUT /api/events/message HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-ordinal-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"messageType"',
+    );
     const started = Date.now();
     // Then within about the timeout the server answers 408 and closes the connection
     await waitFor(async () => closed, 5000, 'the server to close the slow request');

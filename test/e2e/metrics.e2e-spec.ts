@@ -1,6 +1,11 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { http, startServer, type TestServer } from '../support/test-server.js';
-import { brokerUrl, connectTestBroker, uniqueName, type TestBroker } from '../support/amqp-broker.js';
+import {
+  brokerUrl,
+  connectTestBroker,
+  uniqueName,
+  type TestBroker,
+} from '../support/amqp-broker.js';
 
 interface Family {
   name: string;
@@ -41,7 +46,8 @@ function parseExposition(text: string): Map<string, Family> {
         f.help = rest;
       } else {
         if (f.type !== undefined) throw new Error(`second TYPE, ${where}`);
-        if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest)) throw new Error(`bad TYPE, ${where}`);
+        if (!['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(rest))
+          throw new Error(`bad TYPE, ${where}`);
         f.type = rest;
       }
       return;
@@ -59,8 +65,10 @@ function parseExposition(text: string): Map<string, Family> {
       labels[l[1]] = l[2].replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
       rest = rest.slice(l[0].length);
     }
-    if (!/^(?:[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|[+-]Inf|NaN)$/.test(valueText)) throw new Error(`bad value, ${where}`);
-    const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : Number(valueText);
+    if (!/^(?:[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|[+-]Inf|NaN)$/.test(valueText))
+      throw new Error(`bad value, ${where}`);
+    const value =
+      valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : Number(valueText);
     familyOf(name).samples.push({ name, labels, value });
   });
   return families;
@@ -75,7 +83,10 @@ describe('/metrics follows Prometheus conventions (H3, O1)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     broker = await connectTestBroker();
-    server = await startServer(db.url, { AMQP_URL: brokerUrl(), ORDINAL_AMQP_INPUT_QUEUE: inputQueue });
+    server = await startServer(db.url, {
+      AMQP_URL: brokerUrl(),
+      ORDINAL_AMQP_INPUT_QUEUE: inputQueue,
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -92,29 +103,44 @@ describe('/metrics follows Prometheus conventions (H3, O1)', () => {
 
   it('parses strictly, and every family keeps the naming rules', async () => {
     // Given some traffic: a publish, a read, a 404 and a 400
-    await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'M', content: { n: 1 } });
+    await http(server.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'M',
+      content: { n: 1 },
+    });
     await http(server.baseUrl, 'GET', '/api/events/2');
     await http(server.baseUrl, 'GET', '/nowhere');
     await http(server.baseUrl, 'GET', '/api/events/x');
     // When /metrics is scraped
     const families = await scrape();
     // Then every family has HELP and TYPE and samples that fit its type
-    const deprecatedGauges = new Set(['ordinal_amqp_reconnections', 'ordinal_router_mailbox_overflows', 'ordinal_router_database_reads', 'ordinal_router_late_deliveries', 'ordinal_subscription_late_delivered']);
+    const deprecatedGauges = new Set([
+      'ordinal_amqp_reconnections',
+      'ordinal_router_mailbox_overflows',
+      'ordinal_router_database_reads',
+      'ordinal_router_late_deliveries',
+      'ordinal_subscription_late_delivered',
+    ]);
     for (const f of families.values()) {
       expect([f.name, typeof f.help, typeof f.type]).toEqual([f.name, 'string', 'string']);
       // Counters end in _total; none of ours does otherwise (prom-client's standard nodejs_active_*_total gauges are its own names)
       if (f.type === 'counter') expect([f.name, f.name.endsWith('_total')]).toEqual([f.name, true]);
-      else if (f.name.startsWith('ordinal_')) expect([f.name, f.name.endsWith('_total')]).toEqual([f.name, false]);
+      else if (f.name.startsWith('ordinal_'))
+        expect([f.name, f.name.endsWith('_total')]).toEqual([f.name, false]);
       // Base units: seconds and bytes, never milliseconds
       expect(f.name).not.toMatch(/_(ms|milliseconds|microseconds)(_|$)/);
       if (f.type === 'histogram') {
-        const series = new Set(f.samples.filter((s) => s.name.endsWith('_count')).map((s) => JSON.stringify(s.labels)));
+        const series = new Set(
+          f.samples.filter((s) => s.name.endsWith('_count')).map((s) => JSON.stringify(s.labels)),
+        );
         for (const key of series) {
           const labels = JSON.parse(key) as Record<string, string>;
-          const same = (s: { labels: Record<string, string> }) => Object.entries(labels).every(([k, v]) => s.labels[k] === v);
+          const same = (s: { labels: Record<string, string> }) =>
+            Object.entries(labels).every(([k, v]) => s.labels[k] === v);
           const buckets = f.samples.filter((s) => s.name === `${f.name}_bucket` && same(s));
           expect(buckets.at(-1)?.labels.le).toBe('+Inf');
-          expect(buckets.at(-1)?.value).toBe(f.samples.find((s) => s.name === `${f.name}_count` && same(s))?.value);
+          expect(buckets.at(-1)?.value).toBe(
+            f.samples.find((s) => s.name === `${f.name}_count` && same(s))?.value,
+          );
           expect(f.samples.some((s) => s.name === `${f.name}_sum` && same(s))).toBe(true);
         }
       }
@@ -124,12 +150,23 @@ describe('/metrics follows Prometheus conventions (H3, O1)', () => {
       }
     }
     // And the standard Node and process names are there, without a prefix of ours
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+    ]) {
       expect([name, families.has(name)]).toEqual([name, true]);
     }
     expect([...families.keys()].filter((n) => n.startsWith('ordinal_process_'))).toEqual([]);
     // And the counters the old gauges stood for exist
-    for (const name of ['ordinal_amqp_reconnections_total', 'ordinal_router_mailbox_overflows_total', 'ordinal_router_database_reads_total', 'ordinal_router_late_deliveries_total', 'ordinal_subscription_late_delivered_total']) {
+    for (const name of [
+      'ordinal_amqp_reconnections_total',
+      'ordinal_router_mailbox_overflows_total',
+      'ordinal_router_database_reads_total',
+      'ordinal_router_late_deliveries_total',
+      'ordinal_subscription_late_delivered_total',
+    ]) {
       expect([name, families.get(name)?.type]).toEqual([name, 'counter']);
     }
   });
@@ -143,17 +180,29 @@ describe('/metrics follows Prometheus conventions (H3, O1)', () => {
     // Each answered request is observed by its route's pattern, method and status
     const http = families.get('ordinal_http_request_duration_seconds')!;
     expect(http.type).toBe('histogram');
-    const count = (labels: Record<string, string>) => http.samples.find((s) => s.name.endsWith('_count') && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value ?? 0;
-    expect(count({ method: 'PUT', route: '/api/events/message', status: '201' })).toBeGreaterThanOrEqual(1);
-    expect(count({ method: 'GET', route: '/api/events/:index', status: '200' })).toBeGreaterThanOrEqual(1);
-    expect(count({ method: 'GET', route: '/api/events/:index', status: '400' })).toBeGreaterThanOrEqual(1);
+    const count = (labels: Record<string, string>) =>
+      http.samples.find(
+        (s) =>
+          s.name.endsWith('_count') && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+      )?.value ?? 0;
+    expect(
+      count({ method: 'PUT', route: '/api/events/message', status: '201' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      count({ method: 'GET', route: '/api/events/:index', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      count({ method: 'GET', route: '/api/events/:index', status: '400' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(count({ method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
   });
 
   it('refuses what the parser must refuse (the parser itself is strict)', () => {
     expect(() => parseExposition('foo 1\n')).toThrow(/no HELP\/TYPE/);
     expect(() => parseExposition('# HELP a x\n# TYPE a gauge\na{b="c} 1\n')).toThrow(/bad labels/);
-    expect(() => parseExposition('# HELP a x\n# TYPE a gauge\na 1\n# TYPE a gauge\n')).toThrow(/after samples/);
+    expect(() => parseExposition('# HELP a x\n# TYPE a gauge\na 1\n# TYPE a gauge\n')).toThrow(
+      /after samples/,
+    );
     expect(() => parseExposition('# HELP a x\n# TYPE a gauge\na one\n')).toThrow(/bad value/);
   });
 });

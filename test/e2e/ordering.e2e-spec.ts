@@ -12,11 +12,23 @@ async function expectGapFree(db: TestDatabase): Promise<number> {
   return Number(row.n);
 }
 
-async function produce(baseUrl: string, producer: number, count: number, tag: string): Promise<number[]> {
+async function produce(
+  baseUrl: string,
+  producer: number,
+  count: number,
+  tag: string,
+): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await http(baseUrl, 'PUT', '/api/events/message', { messageType: 'Tick', userId: `p-${producer}`, content: { tag, producer, i } });
-    if (res.status !== 201) throw new Error(`producer ${producer} message ${i}: ${res.status} ${JSON.stringify(res.body)}`);
+    const res = await http(baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'Tick',
+      userId: `p-${producer}`,
+      content: { tag, producer, i },
+    });
+    if (res.status !== 201)
+      throw new Error(
+        `producer ${producer} message ${i}: ${res.status} ${JSON.stringify(res.body)}`,
+      );
     ids.push(res.body.id);
   }
   return ids;
@@ -34,7 +46,9 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
     const server = await startServer(db.url);
     try {
       // When 32 producers publish 500 messages each at the same time
-      const perProducer = await Promise.all(Array.from({ length: 32 }, (_, p) => produce(server.baseUrl, p, 500, 'one')));
+      const perProducer = await Promise.all(
+        Array.from({ length: 32 }, (_, p) => produce(server.baseUrl, p, 500, 'one')),
+      );
       // Then every 201 carried a distinct index, each producer's in increasing order
       const all = perProducer.flat();
       expect(all).toHaveLength(16_000);
@@ -55,13 +69,17 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
     try {
       // When both ingest concurrently
       const results = await Promise.all(
-        Array.from({ length: 16 }, (_, p) => produce(p % 2 === 0 ? a.baseUrl : b.baseUrl, p, 150, 'two')),
+        Array.from({ length: 16 }, (_, p) =>
+          produce(p % 2 === 0 ? a.baseUrl : b.baseUrl, p, 150, 'two'),
+        ),
       );
       // Then no index was handed out twice and the log is 1..N with no gap
       const all = results.flat();
       expect(new Set(all).size).toBe(all.length);
       expect(await expectGapFree(db)).toBe(2 + 16 * 150);
-      const markers = await db.query('SELECT index FROM messages WHERE message_type = $1', ['StartMarker']);
+      const markers = await db.query('SELECT index FROM messages WHERE message_type = $1', [
+        'StartMarker',
+      ]);
       expect(markers).toHaveLength(2);
     } finally {
       await a.close();
@@ -78,9 +96,16 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
       const writers = Array.from({ length: 8 }, async (_, w) => {
         for (let i = 0; i < 25; i++) {
           const streamId = `cat${w % 4}-s${w}`;
-          const res = await http(server.baseUrl, 'POST', `/api/streams/${streamId}/events`, { expectedVersion: i, events: [{ eventType: 'Step', data: { w, i } }] });
-          if (res.status !== 201) throw new Error(`${streamId}: ${res.status} ${JSON.stringify(res.body)}`);
-          const plain = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Plain', content: { w, i } });
+          const res = await http(server.baseUrl, 'POST', `/api/streams/${streamId}/events`, {
+            expectedVersion: i,
+            events: [{ eventType: 'Step', data: { w, i } }],
+          });
+          if (res.status !== 201)
+            throw new Error(`${streamId}: ${res.status} ${JSON.stringify(res.body)}`);
+          const plain = await http(server.baseUrl, 'PUT', '/api/events/message', {
+            messageType: 'Plain',
+            content: { w, i },
+          });
           if (plain.status !== 201) throw new Error(`plain: ${plain.status}`);
         }
       });
@@ -90,8 +115,11 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
         `SELECT stream_id, array_agg(stream_version::text ORDER BY stream_version) AS versions FROM messages WHERE stream_id IS NOT NULL GROUP BY stream_id`,
       );
       expect(rows).toHaveLength(8);
-      for (const r of rows) expect(r.versions.map(Number)).toEqual(Array.from({ length: 25 }, (_, k) => k + 1));
-      const [{ n, distinct }] = await db.query<{ n: string; distinct: string }>('SELECT count(*) AS n, count(DISTINCT index) AS distinct FROM messages');
+      for (const r of rows)
+        expect(r.versions.map(Number)).toEqual(Array.from({ length: 25 }, (_, k) => k + 1));
+      const [{ n, distinct }] = await db.query<{ n: string; distinct: string }>(
+        'SELECT count(*) AS n, count(DISTINCT index) AS distinct FROM messages',
+      );
       expect(distinct).toBe(n);
       // And a reader paging the log gets all of them, in index order (through the watermark)
       const seen: number[] = [];
@@ -103,7 +131,9 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
         from = page.body.nextIndex;
         if (page.body.messages.length === 0) break;
       }
-      const all = (await db.query<{ index: string }>('SELECT index FROM messages ORDER BY index')).map((r) => Number(r.index));
+      const all = (
+        await db.query<{ index: string }>('SELECT index FROM messages ORDER BY index')
+      ).map((r) => Number(r.index));
       expect(seen).toEqual(all);
     } finally {
       await server.close();

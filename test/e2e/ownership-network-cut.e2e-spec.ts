@@ -37,12 +37,29 @@ describe('one owner per projection across a network cut', () => {
   });
 
   const append = async (count: number) => {
-    const result = await writerApp.get(LogWriter).append({ messages: Array.from({ length: count }, (_, n) => ({ messageType: 'Tick', userId: `user-${n % 5}`, body: { n } })) });
+    const result = await writerApp
+      .get(LogWriter)
+      .append({
+        messages: Array.from({ length: count }, (_, n) => ({
+          messageType: 'Tick',
+          userId: `user-${n % 5}`,
+          body: { n },
+        })),
+      });
     written.push(...result.entries.map((e) => (e as { message: { id: number } }).message.id));
   };
-  const lease = async () => (await db.query<{ owner: string | null; live: boolean }>(`SELECT owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = 'counter'`))[0];
+  const lease = async () =>
+    (
+      await db.query<{ owner: string | null; live: boolean }>(
+        `SELECT owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = 'counter'`,
+      )
+    )[0];
   const ownerPid = (owner: string | null) => (owner ? Number(owner.split(':')[1]) : null);
-  const rowsBy = async (pid: number) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied WHERE pid = $1', [pid]))[0].n);
+  const rowsBy = async (pid: number) =>
+    Number(
+      (await db.query<{ n: string }>('SELECT count(*) AS n FROM applied WHERE pid = $1', [pid]))[0]
+        .n,
+    );
 
   it('the peer takes over within the bound; after the network heals, the cut-off owner does not commit', async () => {
     // Given the owner reaching the database through the proxy, and a peer with a direct path
@@ -51,32 +68,68 @@ describe('one owner per projection across a network cut', () => {
     viaProxy.port = String(proxy.port);
     const cutOff = await spawnWorker({ ...env, DATABASE_URL: viaProxy.toString() });
     workers.push(cutOff);
-    await waitFor(async () => ownerPid((await lease())?.owner ?? null) === cutOff.pid || null, 30_000, 'the proxied worker to own it');
+    await waitFor(
+      async () => ownerPid((await lease())?.owner ?? null) === cutOff.pid || null,
+      30_000,
+      'the proxied worker to own it',
+    );
     const peer = await spawnWorker({ ...env, DATABASE_URL: db.url });
     workers.push(peer);
     await append(100);
-    await waitFor(async () => (await rowsBy(cutOff.pid)) > 0 || null, 30_000, 'the owner to be mid-stream');
+    await waitFor(
+      async () => (await rowsBy(cutOff.pid)) > 0 || null,
+      30_000,
+      'the owner to be mid-stream',
+    );
     // When its network is cut while events keep coming
     const cutAt = Date.now();
     proxy.cut();
     await append(100);
     // Then the peer owns it within the bound and applies everything
-    await waitFor(async () => {
-      const l = await lease();
-      return l?.live && ownerPid(l.owner) === peer.pid ? l : null;
-    }, 30_000, 'the peer to take over');
+    await waitFor(
+      async () => {
+        const l = await lease();
+        return l?.live && ownerPid(l.owner) === peer.pid ? l : null;
+      },
+      30_000,
+      'the peer to take over',
+    );
     expect(Date.now() - cutAt).toBeLessThan(TAKEOVER_MS);
     const last = Math.max(...written);
-    await waitFor(async () => Number((await db.query<{ position: string }>(`SELECT position FROM checkpoints WHERE name = 'counter'`))[0].position) >= last || null, 60_000, 'the peer to catch up');
+    await waitFor(
+      async () =>
+        Number(
+          (
+            await db.query<{ position: string }>(
+              `SELECT position FROM checkpoints WHERE name = 'counter'`,
+            )
+          )[0].position,
+        ) >= last || null,
+      60_000,
+      'the peer to catch up',
+    );
     const before = await rowsBy(cutOff.pid);
     // When the network heals
     proxy.heal();
     await cutOff.waitForOutput(/no longer (runs|owns) 'counter'/, 30_000);
     await append(10);
-    await waitFor(async () => Number((await db.query<{ position: string }>(`SELECT position FROM checkpoints WHERE name = 'counter'`))[0].position) >= Math.max(...written) || null, 60_000, 'the last events');
+    await waitFor(
+      async () =>
+        Number(
+          (
+            await db.query<{ position: string }>(
+              `SELECT position FROM checkpoints WHERE name = 'counter'`,
+            )
+          )[0].position,
+        ) >= Math.max(...written) || null,
+      60_000,
+      'the last events',
+    );
     // Then the cut-off process committed nothing more, and each event is in the read model once
     expect(await rowsBy(cutOff.pid)).toBe(before);
-    const counts = await db.query<{ index: string; n: string }>('SELECT index, count(*) AS n FROM applied GROUP BY index ORDER BY index');
+    const counts = await db.query<{ index: string; n: string }>(
+      'SELECT index, count(*) AS n FROM applied GROUP BY index ORDER BY index',
+    );
     expect(counts.filter((r) => r.n !== '1')).toEqual([]);
     expect(counts.map((r) => Number(r.index))).toEqual([...written].sort((a, b) => a - b));
   });

@@ -24,7 +24,12 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
     writerApp = await startEventStoreContext(db.url);
     await db.query('CREATE TABLE applied (index bigint NOT NULL, pid integer NOT NULL, key text)');
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
-    const env = { DATABASE_URL: db.url, TAKEOVER_MS: String(TAKEOVER_MS), BATCH_SIZE: '20', HANDLER_DELAY_MS: '3' };
+    const env = {
+      DATABASE_URL: db.url,
+      TAKEOVER_MS: String(TAKEOVER_MS),
+      BATCH_SIZE: '20',
+      HANDLER_DELAY_MS: '3',
+    };
     workers.push(...(await Promise.all([spawnWorker(env), spawnWorker(env), spawnWorker(env)])));
   });
   afterAll(async () => {
@@ -34,24 +39,55 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
   });
 
   const append = async (count: number) => {
-    const result = await writerApp.get(LogWriter).append({ messages: Array.from({ length: count }, (_, n) => ({ messageType: 'Tick', userId: `user-${n % 7}`, body: { n } })) });
+    const result = await writerApp
+      .get(LogWriter)
+      .append({
+        messages: Array.from({ length: count }, (_, n) => ({
+          messageType: 'Tick',
+          userId: `user-${n % 7}`,
+          body: { n },
+        })),
+      });
     const ids = result.entries.map((e) => (e as { message: { id: number } }).message.id);
     written.push(...ids);
     return ids;
   };
-  const position = async () => Number((await db.query<{ position: string }>(`SELECT position FROM checkpoints WHERE name = 'counter'`))[0]?.position ?? 0);
-  const caughtUp = () => waitFor(async () => (await position()) >= Math.max(...written), 60_000, 'the projection to apply everything written');
-  const lease = async () => (await db.query<{ owner: string | null; epoch: string; live: boolean }>(`SELECT owner, epoch, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = 'counter'`))[0];
+  const position = async () =>
+    Number(
+      (
+        await db.query<{ position: string }>(
+          `SELECT position FROM checkpoints WHERE name = 'counter'`,
+        )
+      )[0]?.position ?? 0,
+    );
+  const caughtUp = () =>
+    waitFor(
+      async () => (await position()) >= Math.max(...written),
+      60_000,
+      'the projection to apply everything written',
+    );
+  const lease = async () =>
+    (
+      await db.query<{ owner: string | null; epoch: string; live: boolean }>(
+        `SELECT owner, epoch, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = 'counter'`,
+      )
+    )[0];
   const ownerPid = (owner: string) => Number(owner.split(':')[1]);
   const ownerWorker = async () => {
-    const row = await waitFor(async () => {
-      const l = await lease();
-      return l?.owner && l.live ? l : null;
-    }, 30_000, 'an owner');
+    const row = await waitFor(
+      async () => {
+        const l = await lease();
+        return l?.owner && l.live ? l : null;
+      },
+      30_000,
+      'an owner',
+    );
     return workers.find((w) => w.pid === ownerPid(row.owner!))!;
   };
   const counts = async (table: 'applied' | 'side_effects') =>
-    db.query<{ index: string; n: string }>(`SELECT index, count(*) AS n FROM ${table} GROUP BY index ORDER BY index`);
+    db.query<{ index: string; n: string }>(
+      `SELECT index, count(*) AS n FROM ${table} GROUP BY index ORDER BY index`,
+    );
   const expectEachOnce = async (table: 'applied' | 'side_effects') => {
     const rows = await counts(table);
     expect(rows.filter((r) => r.n !== '1')).toEqual([]);
@@ -78,7 +114,8 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
     const streaming = (async () => {
       for (let i = 0; i < 10; i++) await append(30);
     })();
-    const applied = async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n);
+    const applied = async () =>
+      Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n);
     const base = await applied();
     await waitFor(async () => (await applied()) > base, 30_000, 'the owner to be mid-stream');
     // When it is killed
@@ -86,10 +123,14 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
     await owner.stop('SIGKILL');
     workers.splice(workers.indexOf(owner), 1);
     // Then another process holds the lease within the takeover bound
-    const taken = await waitFor(async () => {
-      const l = await lease();
-      return l?.owner && l.live && l.epoch !== before.epoch ? l : null;
-    }, 30_000, 'a new owner');
+    const taken = await waitFor(
+      async () => {
+        const l = await lease();
+        return l?.owner && l.live && l.epoch !== before.epoch ? l : null;
+      },
+      30_000,
+      'a new owner',
+    );
     const takeoverMs = Date.now() - killedAt;
     expect(takeoverMs).toBeLessThan(TAKEOVER_MS);
     expect(workers.map((w) => w.pid)).toContain(ownerPid(taken.owner!));
@@ -104,17 +145,32 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
     const owner = await ownerWorker();
     const before = await lease();
     await append(100);
-    await waitFor(async () => (await position()) > written[written.length - 100] || null, 30_000, 'the owner to be mid-stream');
+    await waitFor(
+      async () => (await position()) > written[written.length - 100] || null,
+      30_000,
+      'the owner to be mid-stream',
+    );
     // When it is frozen past the bound while events keep coming
     owner.child.kill('SIGSTOP');
     await append(100);
-    const taken = await waitFor(async () => {
-      const l = await lease();
-      return l?.owner && l.live && l.epoch !== before.epoch ? l : null;
-    }, 30_000, 'a peer to take over');
+    const taken = await waitFor(
+      async () => {
+        const l = await lease();
+        return l?.owner && l.live && l.epoch !== before.epoch ? l : null;
+      },
+      30_000,
+      'a peer to take over',
+    );
     expect(ownerPid(taken.owner!)).not.toBe(owner.pid);
     await caughtUp();
-    const byFrozen = async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied WHERE pid = $1', [owner.pid]))[0].n);
+    const byFrozen = async () =>
+      Number(
+        (
+          await db.query<{ n: string }>('SELECT count(*) AS n FROM applied WHERE pid = $1', [
+            owner.pid,
+          ])
+        )[0].n,
+      );
     const frozenRows = await byFrozen();
     // And then resumes
     owner.child.kill('SIGCONT');
@@ -129,14 +185,25 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
   it('rolling restart: SIGTERM of the owner mid-stream hands over after its batch; no event applied or side effect run twice', async () => {
     // Given the owner busy, and a fresh replica started beside it (as a deploy does)
     const owner = await ownerWorker();
-    const env = { DATABASE_URL: db.url, TAKEOVER_MS: String(TAKEOVER_MS), BATCH_SIZE: '20', HANDLER_DELAY_MS: '3' };
+    const env = {
+      DATABASE_URL: db.url,
+      TAKEOVER_MS: String(TAKEOVER_MS),
+      BATCH_SIZE: '20',
+      HANDLER_DELAY_MS: '3',
+    };
     workers.push(await spawnWorker(env));
     const from = written.length;
     const streaming = (async () => {
       for (let i = 0; i < 6; i++) await append(30);
     })();
     const base = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n);
-    await waitFor(async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n) > base || null, 30_000, 'the owner to be mid-stream');
+    await waitFor(
+      async () =>
+        Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM applied'))[0].n) > base ||
+        null,
+      30_000,
+      'the owner to be mid-stream',
+    );
     // When it gets SIGTERM
     const stoppedAt = Date.now();
     expect([0, 'SIGTERM']).toContain(await owner.stop('SIGTERM'));
@@ -144,10 +211,14 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
     // Then it gave its lease up on the way out (no expiry to wait for), and another process runs it
     const released = await lease();
     expect(released.owner === null || ownerPid(released.owner) !== owner.pid).toBe(true);
-    await waitFor(async () => {
-      const l = await lease();
-      return l?.owner && l.live && ownerPid(l.owner) !== owner.pid ? l : null;
-    }, 30_000, 'the hand-over');
+    await waitFor(
+      async () => {
+        const l = await lease();
+        return l?.owner && l.live && ownerPid(l.owner) !== owner.pid ? l : null;
+      },
+      30_000,
+      'the hand-over',
+    );
     expect(Date.now() - stoppedAt).toBeLessThan(TAKEOVER_MS);
     await streaming;
     await caughtUp();

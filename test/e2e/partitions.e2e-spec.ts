@@ -19,7 +19,15 @@ describe('a partitioned projection over three processes', () => {
   let server: TestServer | undefined;
   const workers: WorkerProcess[] = [];
   const written: number[] = [];
-  const env = () => ({ DATABASE_URL: db.url, TAKEOVER_MS: String(TAKEOVER_MS), PROJECTION: 'summary', PARTITIONS: String(PARTITIONS), PARTITION_BY: 'userId', BATCH_SIZE: '20', HANDLER_DELAY_MS: '1' });
+  const env = () => ({
+    DATABASE_URL: db.url,
+    TAKEOVER_MS: String(TAKEOVER_MS),
+    PROJECTION: 'summary',
+    PARTITIONS: String(PARTITIONS),
+    PARTITION_BY: 'userId',
+    BATCH_SIZE: '20',
+    HANDLER_DELAY_MS: '1',
+  });
   let sampling = false;
   let sampler: Promise<void> | null = null;
   const unownedSince = new Map<string, number>();
@@ -28,7 +36,9 @@ describe('a partitioned projection over three processes', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     writerApp = await startEventStoreContext(db.url);
-    await db.query('CREATE TABLE applied (id bigserial PRIMARY KEY, index bigint NOT NULL, pid integer NOT NULL, key text)');
+    await db.query(
+      'CREATE TABLE applied (id bigserial PRIMARY KEY, index bigint NOT NULL, pid integer NOT NULL, key text)',
+    );
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
   });
   afterAll(async () => {
@@ -40,11 +50,19 @@ describe('a partitioned projection over three processes', () => {
     await db?.drop();
   });
 
-  const leases = () => db.query<{ name: string; owner: string | null; live: boolean }>(`SELECT name, owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE group_name = 'summary' ORDER BY name`);
+  const leases = () =>
+    db.query<{ name: string; owner: string | null; live: boolean }>(
+      `SELECT name, owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE group_name = 'summary' ORDER BY name`,
+    );
   const shares = async () => {
     const rows = await leases();
     const byPid = new Map<number, number>();
-    for (const r of rows) if (r.live && r.owner) byPid.set(Number(r.owner.split(':')[1]), (byPid.get(Number(r.owner.split(':')[1])) ?? 0) + 1);
+    for (const r of rows)
+      if (r.live && r.owner)
+        byPid.set(
+          Number(r.owner.split(':')[1]),
+          (byPid.get(Number(r.owner.split(':')[1])) ?? 0) + 1,
+        );
     return { owned: rows.filter((r) => r.live).length, byPid };
   };
   const balanced = (counts: number[]) => (s: Awaited<ReturnType<typeof shares>>) =>
@@ -66,22 +84,44 @@ describe('a partitioned projection over three processes', () => {
     })();
   };
   const append = async (count: number) => {
-    const result = await writerApp.get(LogWriter).append({ messages: Array.from({ length: count }, (_, n) => ({ messageType: 'Tick', userId: `user-${n % 23}`, body: { n } })) });
+    const result = await writerApp
+      .get(LogWriter)
+      .append({
+        messages: Array.from({ length: count }, (_, n) => ({
+          messageType: 'Tick',
+          userId: `user-${n % 23}`,
+          body: { n },
+        })),
+      });
     written.push(...result.entries.map((e) => (e as { message: { id: number } }).message.id));
   };
   const caughtUp = () =>
-    waitFor(async () => {
-      const rows = await db.query<{ position: string }>(`SELECT position FROM checkpoints WHERE name LIKE 'summary#%'`);
-      return rows.length === PARTITIONS && rows.every((r) => Number(r.position) >= Math.max(...written)) ? true : null;
-    }, 60_000, 'every partition to reach the last event');
+    waitFor(
+      async () => {
+        const rows = await db.query<{ position: string }>(
+          `SELECT position FROM checkpoints WHERE name LIKE 'summary#%'`,
+        );
+        return rows.length === PARTITIONS &&
+          rows.every((r) => Number(r.position) >= Math.max(...written))
+          ? true
+          : null;
+      },
+      60_000,
+      'every partition to reach the last event',
+    );
   const expectAppliedOnceInKeyOrder = async () => {
-    const rows = await db.query<{ id: string; index: string; key: string }>('SELECT id, index, key FROM applied ORDER BY id');
-    expect(rows.map((r) => Number(r.index)).sort((a, b) => a - b)).toEqual([...written].sort((a, b) => a - b));
+    const rows = await db.query<{ id: string; index: string; key: string }>(
+      'SELECT id, index, key FROM applied ORDER BY id',
+    );
+    expect(rows.map((r) => Number(r.index)).sort((a, b) => a - b)).toEqual(
+      [...written].sort((a, b) => a - b),
+    );
     const lastByKey = new Map<string, number>();
     const outOfOrder: string[] = [];
     for (const r of rows) {
       const index = Number(r.index);
-      if ((lastByKey.get(r.key) ?? 0) > index) outOfOrder.push(`${r.key}: ${index} after ${lastByKey.get(r.key)}`);
+      if ((lastByKey.get(r.key) ?? 0) > index)
+        outOfOrder.push(`${r.key}: ${index} after ${lastByKey.get(r.key)}`);
       lastByKey.set(r.key, index);
     }
     expect(outOfOrder).toEqual([]);
@@ -101,13 +141,23 @@ describe('a partitioned projection over three processes', () => {
     expect(longestUnownedMs).toBeLessThan(TAKEOVER_MS);
     // And the server's one view shows the projection with its 8 partitions and their owners
     server = await startServer(db.url);
-    const entry = await waitFor(async () => {
-      const found = (await http(server!.baseUrl, 'GET', '/api/projections')).body.projections.find((p: { name: string }) => p.name === 'summary');
-      return found?.lag === 0 ? found : null; // the server's StartMarker is passed over too
-    }, 20_000, 'the summary projection at the head');
+    const entry = await waitFor(
+      async () => {
+        const found = (
+          await http(server!.baseUrl, 'GET', '/api/projections')
+        ).body.projections.find((p: { name: string }) => p.name === 'summary');
+        return found?.lag === 0 ? found : null; // the server's StartMarker is passed over too
+      },
+      20_000,
+      'the summary projection at the head',
+    );
     expect(entry).toMatchObject({ kind: 'projection', state: 'running', lag: 0, owner: null });
-    expect(entry.partitions.map((p: { name: string }) => p.name)).toEqual(Array.from({ length: PARTITIONS }, (_, i) => `summary#${i}`));
-    expect(new Set(entry.partitions.map((p: { owner: { pid: number } }) => p.owner.pid))).toEqual(new Set(workers.map((w) => w.pid)));
+    expect(entry.partitions.map((p: { name: string }) => p.name)).toEqual(
+      Array.from({ length: PARTITIONS }, (_, i) => `summary#${i}`),
+    );
+    expect(new Set(entry.partitions.map((p: { owner: { pid: number } }) => p.owner.pid))).toEqual(
+      new Set(workers.map((w) => w.pid)),
+    );
   });
 
   it('kill -9 of one: its partitions are taken over within the bound; nothing lost, per-key order kept', async () => {
@@ -117,7 +167,11 @@ describe('a partitioned projection over three processes', () => {
     })();
     await victim.stop('SIGKILL');
     workers.splice(0, 1);
-    await waitFor(async () => balanced([4, 4])(await shares()), 30_000, 'the survivors to hold 4 + 4');
+    await waitFor(
+      async () => balanced([4, 4])(await shares()),
+      30_000,
+      'the survivors to hold 4 + 4',
+    );
     await streaming;
     await caughtUp();
     sampling = false;

@@ -16,7 +16,9 @@ describe('Projections API: status, read-your-own-writes, rebuild, metrics (concu
       ORDINAL_TOKENS: 'reader:reader-secret:read',
     });
     // A subscription from code inside the server's application
-    server.app.get(SubscriptionsService).subscribe({ name: 'audit', stream: '$all', handle: (m) => void seen.push(m.id) });
+    server.app
+      .get(SubscriptionsService)
+      .subscribe({ name: 'audit', stream: '$all', handle: (m) => void seen.push(m.id) });
   });
   afterAll(async () => {
     await server?.close();
@@ -25,21 +27,43 @@ describe('Projections API: status, read-your-own-writes, rebuild, metrics (concu
 
   it('lists subscriptions with position, head, lag and state; ?atLeast waits for a fresh write', async () => {
     // Given a message just written
-    const put = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'Audited', content: { n: 1 } });
+    const put = await http(server.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'Audited',
+      content: { n: 1 },
+    });
     expect(put.status).toBe(201);
     // When the status is asked for at least its index
-    const res = await http(server.baseUrl, 'GET', `/api/projections?atLeast=${put.body.id}&timeoutMs=5000`);
+    const res = await http(
+      server.baseUrl,
+      'GET',
+      `/api/projections?atLeast=${put.body.id}&timeoutMs=5000`,
+    );
     // Then it answers once the subscription has applied it
     expect(res.status).toBe(200);
     expect(res.body.reached).toBe(true);
     const audit = res.body.projections.find((p: { name: string }) => p.name === 'audit');
-    expect(audit).toMatchObject({ kind: 'subscription', stream: '$all', state: 'running', lastError: null, watermarked: true });
+    expect(audit).toMatchObject({
+      kind: 'subscription',
+      stream: '$all',
+      state: 'running',
+      lastError: null,
+      watermarked: true,
+    });
     expect(audit.position).toBeGreaterThanOrEqual(put.body.id);
     expect(audit.lag).toBe(audit.head - audit.position);
     expect(seen).toContain(put.body.id);
-    expect(res.body.watermark).toMatchObject({ ordering: 'concurrent', gapTimeoutMs: 60000, exactRelease: true, heldHole: null });
+    expect(res.body.watermark).toMatchObject({
+      ordering: 'concurrent',
+      gapTimeoutMs: 60000,
+      exactRelease: true,
+      heldHole: null,
+    });
     // And an index nobody reaches in time says so
-    const late = await http(server.baseUrl, 'GET', `/api/projections/audit?atLeast=${put.body.id + 1000}&timeoutMs=100`);
+    const late = await http(
+      server.baseUrl,
+      'GET',
+      `/api/projections/audit?atLeast=${put.body.id + 1000}&timeoutMs=100`,
+    );
     expect(late.status).toBe(200);
     expect(late.body.reached).toBe(false);
     expect((await http(server.baseUrl, 'GET', '/api/projections/nope')).status).toBe(404);
@@ -56,12 +80,24 @@ describe('Projections API: status, read-your-own-writes, rebuild, metrics (concu
       const [pb] = await b.insert('invoice');
       await b.commit();
       // When the status is read
-      const held = await waitFor(async () => {
-        const res = await http(server.baseUrl, 'GET', '/api/projections');
-        return res.body.watermark.heldHole ? res.body.watermark : null;
-      }, 10_000, 'the held hole');
+      const held = await waitFor(
+        async () => {
+          const res = await http(server.baseUrl, 'GET', '/api/projections');
+          return res.body.watermark.heldHole ? res.body.watermark : null;
+        },
+        10_000,
+        'the held hole',
+      );
       // Then it names the position, the time held and the backend of the writer
-      expect(held.heldHole).toMatchObject({ from: pa, to: pa, oldestWriter: { applicationName: 'slow-writer', pid: expect.any(Number), xactStart: expect.any(String) } });
+      expect(held.heldHole).toMatchObject({
+        from: pa,
+        to: pa,
+        oldestWriter: {
+          applicationName: 'slow-writer',
+          pid: expect.any(Number),
+          xactStart: expect.any(String),
+        },
+      });
       expect(held.position).toBe(pa - 1);
       const metrics = await fetch(`${server.baseUrl}/metrics`).then((r) => r.text());
       expect(metrics).toMatch(/ordinal_watermark_hole_age_seconds \d/);
@@ -80,14 +116,21 @@ describe('Projections API: status, read-your-own-writes, rebuild, metrics (concu
 
   it('rebuild needs the admin scope and replays from the start', async () => {
     const reader = { authorization: 'Bearer reader-secret' };
-    expect((await http(server.baseUrl, 'POST', '/api/projections/audit/rebuild', undefined, reader)).status).toBe(403);
-    expect((await http(server.baseUrl, 'GET', '/api/projections', undefined, reader)).status).toBe(200);
+    expect(
+      (await http(server.baseUrl, 'POST', '/api/projections/audit/rebuild', undefined, reader))
+        .status,
+    ).toBe(403);
+    expect((await http(server.baseUrl, 'GET', '/api/projections', undefined, reader)).status).toBe(
+      200,
+    );
     const before = seen.length;
     const res = await http(server.baseUrl, 'POST', '/api/projections/audit/rebuild');
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ name: 'audit', state: expect.any(String) });
     const head = res.body.liveFrom;
-    expect((await http(server.baseUrl, 'GET', `/api/projections/audit?atLeast=${head}`)).body.reached).toBe(true);
+    expect(
+      (await http(server.baseUrl, 'GET', `/api/projections/audit?atLeast=${head}`)).body.reached,
+    ).toBe(true);
     // Every message was delivered again (at-least-once: a subscription from code has no read model to clear)
     expect(seen.length).toBeGreaterThanOrEqual(before * 2);
   });

@@ -5,14 +5,29 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
 import { freePort } from '../support/ordinal-process.js';
 import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
-import { brokerUrl, collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../support/amqp-broker.js';
+import {
+  brokerUrl,
+  collect,
+  connectTestBroker,
+  uniqueName,
+  type Collector,
+  type TestBroker,
+} from '../support/amqp-broker.js';
 
 interface Listed {
   name: string;
   state: string;
   position: number;
   local: boolean;
-  owner: { id: string; pid: number | null; host: string | null; heartbeatAgeMs: number | null; self: boolean; state: string | null; position: number | null } | null;
+  owner: {
+    id: string;
+    pid: number | null;
+    host: string | null;
+    heartbeatAgeMs: number | null;
+    self: boolean;
+    state: string | null;
+    position: number | null;
+  } | null;
 }
 
 /**
@@ -32,16 +47,30 @@ describe('realtime interface takeover across servers', () => {
 
   const start = async () => {
     const port = await freePort();
-    const server = spawnServer({ DATABASE_URL: db.url, PORT: String(port), AMQP_URL: brokerUrl(), ORDINAL_AMQP_INPUT_QUEUE: 'off', ORDINAL_INTERFACES: file, ORDINAL_TAKEOVER_MS: '2000' });
+    const server = spawnServer({
+      DATABASE_URL: db.url,
+      PORT: String(port),
+      AMQP_URL: brokerUrl(),
+      ORDINAL_AMQP_INPUT_QUEUE: 'off',
+      ORDINAL_INTERFACES: file,
+      ORDINAL_TAKEOVER_MS: '2000',
+    });
     await server.waitForOutput(/listening on/, 60_000);
     servers.push({ port, server });
   };
-  const list = async (port: number): Promise<Listed[]> => (await http(`http://127.0.0.1:${port}`, 'GET', '/api/interfaces', undefined, DEV_AUTH)).body.interfaces;
+  const list = async (port: number): Promise<Listed[]> =>
+    (await http(`http://127.0.0.1:${port}`, 'GET', '/api/interfaces', undefined, DEV_AUTH)).body
+      .interfaces;
   const ownerOf = async () =>
-    waitFor(async () => {
-      for (const s of servers) if ((await list(s.port)).some((i) => i.name === notify && i.state === 'live')) return s;
-      return null;
-    }, 30_000, 'a live owner of the realtime interface');
+    waitFor(
+      async () => {
+        for (const s of servers)
+          if ((await list(s.port)).some((i) => i.name === notify && i.state === 'live')) return s;
+        return null;
+      },
+      30_000,
+      'a live owner of the realtime interface',
+    );
   const indices = () => sink.messages.map((m) => Number(m.properties.headers!.index));
 
   /** Writes Paid messages through `port` until `stop()`; resolves with their ids. */
@@ -51,7 +80,13 @@ describe('realtime interface takeover across servers', () => {
     const done = (async () => {
       const ids: number[] = [];
       for (let n = 0; running; n++) {
-        const res = await http(`http://127.0.0.1:${port}`, 'PUT', '/api/events/message', { messageType: 'Paid', content: { run, n } }, DEV_AUTH);
+        const res = await http(
+          `http://127.0.0.1:${port}`,
+          'PUT',
+          '/api/events/message',
+          { messageType: 'Paid', content: { run, n } },
+          DEV_AUTH,
+        );
         expect(res.status).toBe(201);
         ids.push(res.body.id);
       }
@@ -65,7 +100,10 @@ describe('realtime interface takeover across servers', () => {
     broker = await connectTestBroker();
     dir = mkdtempSync(join(tmpdir(), 'ordinal-realtime-takeover-'));
     file = join(dir, 'interfaces.yaml');
-    writeFileSync(file, `interfaces:\n  - name: ${notify}\n    type: realtime\n    includeTypes: [Paid]\n`);
+    writeFileSync(
+      file,
+      `interfaces:\n  - name: ${notify}\n    type: realtime\n    includeTypes: [Paid]\n`,
+    );
     await start();
     await start();
     sink = await collect(broker, `${notify}.sink`);
@@ -83,12 +121,24 @@ describe('realtime interface takeover across servers', () => {
     // Given the server that publishes it
     const owner = await ownerOf();
     const standby = servers.find((s) => s !== owner)!;
-    await http(`http://127.0.0.1:${standby.port}`, 'PUT', '/api/events/message', { messageType: 'Paid', content: { first: true } }, DEV_AUTH);
+    await http(
+      `http://127.0.0.1:${standby.port}`,
+      'PUT',
+      '/api/events/message',
+      { messageType: 'Paid', content: { first: true } },
+      DEV_AUTH,
+    );
     // Then the standby server lists it as standby, with the owner's pid, heartbeat age, state and position
-    const seen = await waitFor(async () => {
-      const entry = (await list(standby.port)).find((i) => i.name === notify);
-      return entry?.owner && entry.owner.position !== null && entry.owner.position > 0 ? entry : null;
-    }, 10_000, 'the owner as the standby server sees it');
+    const seen = await waitFor(
+      async () => {
+        const entry = (await list(standby.port)).find((i) => i.name === notify);
+        return entry?.owner && entry.owner.position !== null && entry.owner.position > 0
+          ? entry
+          : null;
+      },
+      10_000,
+      'the owner as the standby server sees it',
+    );
     expect(seen.state).toBe('standby');
     expect(seen.local).toBe(true);
     expect(seen.owner).toMatchObject({ pid: owner.server.child.pid, self: false, state: 'live' });
@@ -96,28 +146,47 @@ describe('realtime interface takeover across servers', () => {
     expect(seen.owner!.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
     expect(seen.owner!.heartbeatAgeMs).toBeLessThan(2000);
     // And the owner lists itself
-    expect((await list(owner.port)).find((i) => i.name === notify)!.owner).toMatchObject({ self: true, state: 'live' });
+    expect((await list(owner.port)).find((i) => i.name === notify)!.owner).toMatchObject({
+      self: true,
+      state: 'live',
+    });
   });
 
-  it.each(['SIGTERM', 'SIGKILL'] as const)('%s of the owner while messages commit: the new owner publishes from where the old one left off; nothing lost', async (signal) => {
-    // Given the owner, and messages written all along through the other server
-    const owner = await ownerOf();
-    const other = servers.find((s) => s !== owner)!;
-    const writer = writeAlong(other.port);
-    await waitFor(async () => indices().length > 0 || null, 10_000, 'the first publishes');
-    // When the owner is stopped (gracefully, or killed) while messages keep committing
-    await owner.server.stop(signal);
-    servers.splice(servers.indexOf(owner), 1);
-    // Then the other server takes over, and what committed meanwhile is published
-    await waitFor(async () => (await list(other.port)).some((i) => i.name === notify && i.state === 'live') || null, 15_000, 'the takeover');
-    const before = indices().length;
-    await waitFor(async () => indices().length > before + 20 || null, 15_000, 'publishes after the takeover');
-    const ids = await writer.stop();
-    const last = Math.max(...ids);
-    await waitFor(async () => indices().includes(last) || null, 15_000, 'the last message published');
-    const published = new Set(indices());
-    expect(ids.filter((id) => !published.has(id))).toEqual([]);
-    // (a replacement joins as the standby for the next case)
-    await start();
-  });
+  it.each(['SIGTERM', 'SIGKILL'] as const)(
+    '%s of the owner while messages commit: the new owner publishes from where the old one left off; nothing lost',
+    async (signal) => {
+      // Given the owner, and messages written all along through the other server
+      const owner = await ownerOf();
+      const other = servers.find((s) => s !== owner)!;
+      const writer = writeAlong(other.port);
+      await waitFor(async () => indices().length > 0 || null, 10_000, 'the first publishes');
+      // When the owner is stopped (gracefully, or killed) while messages keep committing
+      await owner.server.stop(signal);
+      servers.splice(servers.indexOf(owner), 1);
+      // Then the other server takes over, and what committed meanwhile is published
+      await waitFor(
+        async () =>
+          (await list(other.port)).some((i) => i.name === notify && i.state === 'live') || null,
+        15_000,
+        'the takeover',
+      );
+      const before = indices().length;
+      await waitFor(
+        async () => indices().length > before + 20 || null,
+        15_000,
+        'publishes after the takeover',
+      );
+      const ids = await writer.stop();
+      const last = Math.max(...ids);
+      await waitFor(
+        async () => indices().includes(last) || null,
+        15_000,
+        'the last message published',
+      );
+      const published = new Set(indices());
+      expect(ids.filter((id) => !published.has(id))).toEqual([]);
+      // (a replacement joins as the standby for the next case)
+      await start();
+    },
+  );
 });

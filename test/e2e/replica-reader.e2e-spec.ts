@@ -45,7 +45,8 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     expect(res.status).toBe(201);
     return res.body.id as number;
   };
-  const head = async (server: OrdinalProcess) => (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
+  const head = async (server: OrdinalProcess) =>
+    (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
   /** The replica's own rows of `db` (what a reader there could see without the watermark). */
   const visibleOnReplica = async (db: TestDatabase, index: number) =>
     (await replica!.query(db.name, 'SELECT 1 FROM messages WHERE index = $1', [index])).length > 0;
@@ -79,7 +80,10 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     await replica!.caughtUp();
     await Promise.all(
       primaries.map(async ({ name, db, primary }) => {
-        const reader = await start(replica!.url(db.name), { ...settings[name], ORDINAL_ROLE: 'replica-reader' });
+        const reader = await start(replica!.url(db.name), {
+          ...settings[name],
+          ORDINAL_ROLE: 'replica-reader',
+        });
         pairs[name] = { db, primary, reader };
       }),
     );
@@ -105,9 +109,17 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     it('does not pass a hole the primary is still filling; the message after it arrives after it commits, in order', async () => {
       // Given a message seen by the replica reader, and an SSE stream on the replica reader from it
       const first = await publish(primary, 'Before', { n: 0 });
-      await waitFor(async () => (await head(reader)) >= first, 10_000, 'the replica reader to reach the first message');
+      await waitFor(
+        async () => (await head(reader)) >= first,
+        10_000,
+        'the replica reader to reach the first message',
+      );
       const stream = await connect(reader, `/api/events/stream?startIndex=${first}`);
-      await stream.waitFor(() => stream.indices().includes(first), 5000, 'the first message on the replica');
+      await stream.waitFor(
+        () => stream.indices().includes(first),
+        5000,
+        'the first message on the replica',
+      );
 
       // And a writer on the primary that drew a position and has not committed (a hole)
       const writer = await HeldTransaction.begin(db.url);
@@ -142,9 +154,15 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       const committedAt = Date.now();
 
       // Then the replica reader delivers the held message and then the one above it, once each, within the poll
-      await stream.waitFor(() => stream.indices().includes(above), 5000, `index ${above} on the replica`);
+      await stream.waitFor(
+        () => stream.indices().includes(above),
+        5000,
+        `index ${above} on the replica`,
+      );
       expect(stream.indices()).toEqual([first, hole, above]);
-      const arrived = stream.arrivedAt(stream.events.find((e) => e.event === 'message' && e.data.message.id === above)!);
+      const arrived = stream.arrivedAt(
+        stream.events.find((e) => e.event === 'message' && e.data.message.id === above)!,
+      );
       // The primary decides nothing here (its writer committed the row): replay plus one poll of the replica.
       expect(arrived - committedAt).toBeLessThan(REPLICA_POLL_MS + 1500);
       expect(await head(reader)).toBeGreaterThanOrEqual(above);
@@ -157,14 +175,28 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       const hole = await writer.drawPosition('replica-2', 'RolledBack', { n: 1 });
       const above = await publish(primary, 'AboveRollback', { n: 2 });
       await replica!.caughtUp();
-      await waitFor(async () => (await http(reader.baseUrl, 'GET', '/api/projections')).body.watermark.heldHole?.from === hole, 10_000, `the replica reader to hold at ${hole}`);
+      await waitFor(
+        async () =>
+          (await http(reader.baseUrl, 'GET', '/api/projections')).body.watermark.heldHole?.from ===
+          hole,
+        10_000,
+        `the replica reader to hold at ${hole}`,
+      );
 
       // When the writer rolls back: the primary's watermark releases the hole exactly (its writer ended)
       await writer.rollback();
 
       // Then the replica reader passes it and reaches the message above it
-      await waitFor(async () => (await head(reader)) >= above, 10_000, `the replica reader to pass the released hole ${hole}`);
-      const [record] = await replica!.query<{ released_exactly: boolean }>(db.name, 'SELECT released_exactly FROM log_skipped WHERE position = $1', [hole]);
+      await waitFor(
+        async () => (await head(reader)) >= above,
+        10_000,
+        `the replica reader to pass the released hole ${hole}`,
+      );
+      const [record] = await replica!.query<{ released_exactly: boolean }>(
+        db.name,
+        'SELECT released_exactly FROM log_skipped WHERE position = $1',
+        [hole],
+      );
       expect(record?.released_exactly).toBe(true);
     });
 
@@ -172,14 +204,22 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       // Given a live stream on the replica reader at the head
       const start = await head(reader);
       const stream = await connect(reader, `/api/events/stream?startIndex=${start + 1}`);
-      await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
+      await stream.waitFor(
+        () => stream.events.some((e) => e.event === 'connected'),
+        5000,
+        'connected',
+      );
 
       // When 20 messages are published on the primary, one at a time
       const sentAt = new Map<number, number>();
       for (let i = 0; i < 20; i++) {
         const id = await publish(primary, 'Live', { i });
         sentAt.set(id, Date.now());
-        await stream.waitFor(() => stream.indices().includes(id), 5000, `live index ${id} on the replica`);
+        await stream.waitFor(
+          () => stream.indices().includes(id),
+          5000,
+          `live index ${id} on the replica`,
+        );
         // The scenario's publisher: a random pause, so that publishing does not fall into step with the poll.
         await new Promise((r) => setTimeout(r, Math.random() * REPLICA_POLL_MS));
       }
@@ -192,25 +232,50 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       expect(latencies).toHaveLength(20);
       const p50 = latencies[9];
       const max = latencies[19];
-      console.log(JSON.stringify({ replicaLiveDelivery: { pollMs: REPLICA_POLL_MS, p50Ms: p50, maxMs: max } }));
+      console.log(
+        JSON.stringify({
+          replicaLiveDelivery: { pollMs: REPLICA_POLL_MS, p50Ms: p50, maxMs: max },
+        }),
+      );
       expect(p50).toBeLessThanOrEqual(REPLICA_POLL_MS + 100);
       expect(max).toBeLessThan(REPLICA_POLL_MS + 1000);
     });
 
     it('refuses writes with 421 and a JSON body naming the problem; reads and aggregates load work', async () => {
       // Given a stream written on the primary and replayed
-      const created = await http(primary.baseUrl, 'POST', '/api/streams/order-r1/events', { expectedVersion: 0, events: [{ eventType: 'OrderPlaced', data: { n: 1 } }] });
+      const created = await http(primary.baseUrl, 'POST', '/api/streams/order-r1/events', {
+        expectedVersion: 0,
+        events: [{ eventType: 'OrderPlaced', data: { n: 1 } }],
+      });
       expect(created.status).toBe(201);
       await replica!.caughtUp();
-      await waitFor(async () => (await head(reader)) >= created.body.lastIndex, 10_000, 'the replica reader to reach the stream');
+      await waitFor(
+        async () => (await head(reader)) >= created.body.lastIndex,
+        10_000,
+        'the replica reader to reach the stream',
+      );
 
       // When a client writes to the replica reader, every write path is refused clearly (no 500)
-      const single = await http(reader.baseUrl, 'PUT', '/api/events/message', { messageType: 'Nope', content: {} });
-      const batch = await http(reader.baseUrl, 'POST', '/api/events/messages', { messages: [{ messageType: 'Nope', content: {} }] });
-      const append = await http(reader.baseUrl, 'POST', '/api/streams/order-r1/events', { expectedVersion: 1, events: [{ eventType: 'OrderPaid', data: {} }] });
-      const snapshot = await http(reader.baseUrl, 'PUT', '/api/streams/order-r1/snapshot', { version: 1, state: { n: 1 } });
+      const single = await http(reader.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Nope',
+        content: {},
+      });
+      const batch = await http(reader.baseUrl, 'POST', '/api/events/messages', {
+        messages: [{ messageType: 'Nope', content: {} }],
+      });
+      const append = await http(reader.baseUrl, 'POST', '/api/streams/order-r1/events', {
+        expectedVersion: 1,
+        events: [{ eventType: 'OrderPaid', data: {} }],
+      });
+      const snapshot = await http(reader.baseUrl, 'PUT', '/api/streams/order-r1/snapshot', {
+        version: 1,
+        state: { n: 1 },
+      });
       for (const res of [single, batch, append, snapshot]) {
-        expect({ status: res.status, code: res.body.code }).toEqual({ status: 421, code: 'read_only_replica' });
+        expect({ status: res.status, code: res.body.code }).toEqual({
+          status: 421,
+          code: 'read_only_replica',
+        });
         expect(res.body.message).toMatch(/replica reader|read-only/);
       }
 
@@ -224,7 +289,9 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       const health = await http(reader.baseUrl, 'GET', '/health');
       expect(health.status).toBe(200);
       // And nothing was written on the primary by the refused requests
-      const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE message_type = 'Nope'`);
+      const [{ n }] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM messages WHERE message_type = 'Nope'`,
+      );
       expect(n).toBe(0);
     });
   });
@@ -235,7 +302,11 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       const { db, primary, reader } = pairs.abandoning;
       const from = (await head(reader)) + 1;
       const stream = await connect(reader, `/api/events/stream?startIndex=${from}`);
-      await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
+      await stream.waitFor(
+        () => stream.events.some((e) => e.event === 'connected'),
+        5000,
+        'connected',
+      );
 
       // When a writer on the primary holds a position past the gap timeout, with a message above it
       const writer = await HeldTransaction.begin(db.url);
@@ -244,14 +315,26 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       const above = await publish(primary, 'AboveAbandoned', { n: 2 });
 
       // Then the replica reader passes the hole once the primary has abandoned it (recorded, replicated)
-      await stream.waitFor(() => stream.indices().includes(above), 10_000, `index ${above} past the abandoned hole`);
+      await stream.waitFor(
+        () => stream.indices().includes(above),
+        10_000,
+        `index ${above} past the abandoned hole`,
+      );
       expect(stream.indices()).not.toContain(hole);
-      const [record] = await replica!.query<{ released_exactly: boolean }>(db.name, 'SELECT released_exactly FROM log_skipped WHERE position = $1', [hole]);
+      const [record] = await replica!.query<{ released_exactly: boolean }>(
+        db.name,
+        'SELECT released_exactly FROM log_skipped WHERE position = $1',
+        [hole],
+      );
       expect(record?.released_exactly).toBe(false);
 
       // And when the writer commits after all, the replica reader's stream gets it as a late arrival
       await writer.commit();
-      await stream.waitFor(() => stream.events.some((e) => e.event === 'late-message' && e.data.message.id === hole), 10_000, `late arrival ${hole}`);
+      await stream.waitFor(
+        () => stream.events.some((e) => e.event === 'late-message' && e.data.message.id === hole),
+        10_000,
+        `late arrival ${hole}`,
+      );
       expect(stream.indices()).not.toContain(hole);
     });
   });
@@ -264,14 +347,27 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       const stream = await connect(reader, `/api/events/stream?startIndex=${from}`);
 
       // When 8 clients publish 200 messages in parallel on the primary
-      await Promise.all(Array.from({ length: 8 }, (_, c) => (async () => {
-        for (let i = 0; i < 25; i++) await publish(primary, 'Parallel', { c, i });
-      })()));
-      const committed = (await db.query<{ index: string }>('SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index', [from])).map((r) => Number(r.index));
+      await Promise.all(
+        Array.from({ length: 8 }, (_, c) =>
+          (async () => {
+            for (let i = 0; i < 25; i++) await publish(primary, 'Parallel', { c, i });
+          })(),
+        ),
+      );
+      const committed = (
+        await db.query<{ index: string }>(
+          'SELECT index::text AS index FROM messages WHERE index >= $1 ORDER BY messages.index',
+          [from],
+        )
+      ).map((r) => Number(r.index));
       expect(committed).toHaveLength(200);
 
       // Then the replica reader's stream has exactly the committed indices, gap-free and in order
-      await stream.waitFor(() => stream.indices().length >= committed.length, 10_000, 'every message on the replica');
+      await stream.waitFor(
+        () => stream.indices().length >= committed.length,
+        10_000,
+        'every message on the replica',
+      );
       expect(stream.indices()).toEqual(committed);
       expect(committed.at(-1)! - committed[0] + 1).toBe(committed.length);
     });
@@ -281,7 +377,11 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     it('a primary pointed at the standby refuses to start and says to set ORDINAL_ROLE=replica-reader', async () => {
       const db = await database();
       await replica!.caughtUp();
-      const server = spawnServer({ DATABASE_URL: replica!.url(db.name), PORT: String(await freePort()), HOST: '127.0.0.1' });
+      const server = spawnServer({
+        DATABASE_URL: replica!.url(db.name),
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+      });
       servers.push(server);
       expect(await server.exited).toBe(1);
       expect(server.output()).toMatch(/read-only standby.*ORDINAL_ROLE=replica-reader/);
@@ -290,12 +390,19 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     it('a replica reader on a database without the schema refuses to start and says to start a primary first', async () => {
       const db = await database();
       await replica!.caughtUp();
-      const server = spawnServer({ DATABASE_URL: replica!.url(db.name), PORT: String(await freePort()), HOST: '127.0.0.1', ORDINAL_ROLE: 'replica-reader' });
+      const server = spawnServer({
+        DATABASE_URL: replica!.url(db.name),
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+        ORDINAL_ROLE: 'replica-reader',
+      });
       servers.push(server);
       expect(await server.exited).toBe(1);
       expect(server.output()).toMatch(/no Ordinal schema yet.*start a primary instance/);
       // And it wrote nothing: the replica would have refused, and the primary's database is still empty
-      const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`);
+      const [{ n }] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`,
+      );
       expect(n).toBe(0);
     });
   });

@@ -22,7 +22,10 @@ describe('the server as a process (start:prod, production rules)', () => {
       const docs = await fetch('http://127.0.0.1:18583/api/docs');
       expect(docs.status).toBe(200);
       expect(await docs.text()).toContain('swagger');
-      const res = await http('http://127.0.0.1:18583', 'PUT', '/api/events/message', { messageType: 'FromProcess', content: { a: 1 } });
+      const res = await http('http://127.0.0.1:18583', 'PUT', '/api/events/message', {
+        messageType: 'FromProcess',
+        content: { a: 1 },
+      });
       expect(res.status).toBe(201);
       expect(res.body.id).toBe(2);
     } finally {
@@ -40,7 +43,9 @@ describe('the server as a process (start:prod, production rules)', () => {
     const server = spawnServer({ DATABASE_URL: url.toString(), PORT: '18584' });
     try {
       await server.waitForOutput(/listening on/);
-      const rows = await db.admin('SELECT 1 FROM pg_database WHERE datname = $1', [`${db.name}_created`]);
+      const rows = await db.admin('SELECT 1 FROM pg_database WHERE datname = $1', [
+        `${db.name}_created`,
+      ]);
       expect(rows).toHaveLength(1);
     } finally {
       await server.stop();
@@ -58,7 +63,10 @@ describe('the server as a process (start:prod, production rules)', () => {
       expect(await server.exited).toBe(1);
       expect(server.output()).toMatch(/EADDRINUSE/);
       // Then it had migrated the log but wrote no StartMarker
-      const markers = await db.query('SELECT index FROM messages WHERE message_type = $1 AND body->>\'pid\' = $2', ['StartMarker', String(server.child.pid)]);
+      const markers = await db.query(
+        "SELECT index FROM messages WHERE message_type = $1 AND body->>'pid' = $2",
+        ['StartMarker', String(server.child.pid)],
+      );
       expect(markers).toEqual([]);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
@@ -66,17 +74,30 @@ describe('the server as a process (start:prod, production rules)', () => {
   });
 
   it('says in one line what to do when PostgreSQL cannot be reached', async () => {
-    const server = spawnServer({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/ordinal', PORT: '18585' });
+    const server = spawnServer({
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/ordinal',
+      PORT: '18585',
+    });
     expect(await server.exited).toBe(1);
     const lines = server.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/Cannot reach PostgreSQL at 127\.0\.0\.1:1\/ordinal.*DATABASE_URL.*docker compose -f docker\/compose\.yml up -d/);
+    expect(lines[0]).toMatch(
+      /Cannot reach PostgreSQL at 127\.0\.0\.1:1\/ordinal.*DATABASE_URL.*docker compose -f docker\/compose\.yml up -d/,
+    );
   });
 
   it.each([
     ['without tokens', { DATABASE_URL: 'postgres://x@127.0.0.1/x' }, /needs ORDINAL_TOKENS/],
-    ['with the development token', { DATABASE_URL: 'postgres://x@127.0.0.1/x', ORDINAL_TOKENS: 'ops:dev-ordinal-token:admin' }, /refuses the development token/],
-    ['without DATABASE_URL', { ORDINAL_TOKENS: 'ops:s3cret-value:read+write' }, /needs DATABASE_URL/],
+    [
+      'with the development token',
+      { DATABASE_URL: 'postgres://x@127.0.0.1/x', ORDINAL_TOKENS: 'ops:dev-ordinal-token:admin' },
+      /refuses the development token/,
+    ],
+    [
+      'without DATABASE_URL',
+      { ORDINAL_TOKENS: 'ops:s3cret-value:read+write' },
+      /needs DATABASE_URL/,
+    ],
   ])('refuses to start in production %s', async (_name, env, message) => {
     const server = spawnServer({ ORDINAL_ENV: 'production', PORT: '18586', ...env });
     expect(await server.exited).toBe(1);

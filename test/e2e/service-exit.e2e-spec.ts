@@ -14,11 +14,25 @@ const EXIT_DEADLINE_MS = 10_000;
 async function exitAfterClose(service: ServerProcess, ms: number): Promise<number | string | null> {
   await Promise.race([
     service.waitForOutput(/^closed$/m, 90_000),
-    service.exited.then((code) => Promise.reject(new Error(`the service exited with ${code} before app.close() resolved:\n${service.output()}`))),
+    service.exited.then((code) =>
+      Promise.reject(
+        new Error(
+          `the service exited with ${code} before app.close() resolved:\n${service.output()}`,
+        ),
+      ),
+    ),
   ]);
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the service was still running ${ms} ms after app.close() resolved:\n${service.output()}`)), ms);
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `the service was still running ${ms} ms after app.close() resolved:\n${service.output()}`,
+          ),
+        ),
+      ms,
+    );
   });
   try {
     return await Promise.race([service.exited, stuck]);
@@ -58,7 +72,11 @@ describe('a service exits by itself after app.close()', () => {
   it('with AMQP input and a push interface too', async () => {
     // Given the same service with AmqpModule: a message arrived through the input queue and the interface published every message
     const prefix = uniqueName('exit-service');
-    const service = spawnScript(EXIT_SERVICE, { DATABASE_URL: db.url, AMQP_URL: brokerUrl(), QUEUE_PREFIX: prefix });
+    const service = spawnScript(EXIT_SERVICE, {
+      DATABASE_URL: db.url,
+      AMQP_URL: brokerUrl(),
+      QUEUE_PREFIX: prefix,
+    });
     try {
       // When it has closed its application and does nothing more
       const code = await exitAfterClose(service, EXIT_DEADLINE_MS);
@@ -67,7 +85,12 @@ describe('a service exits by itself after app.close()', () => {
       expect({ code, output: service.output() }).toEqual({ code: 0, output: 'closed\n' });
     } finally {
       const broker = await connectTestBroker();
-      await broker.deleteQueues(`${prefix}.input`, `${prefix}.input.rejected`, `${prefix}.push.sink`, `${prefix}.push.ack`);
+      await broker.deleteQueues(
+        `${prefix}.input`,
+        `${prefix}.input.rejected`,
+        `${prefix}.push.sink`,
+        `${prefix}.push.ack`,
+      );
       await broker.close();
     }
   });

@@ -17,7 +17,11 @@ describe('SSE streams across processes, under slow readers and at shutdown (L5, 
     connections.push(connection);
     return connection;
   };
-  const head = async () => Number((await db.query<{ head: string }>('SELECT coalesce(max(index), 0) AS head FROM messages'))[0].head);
+  const head = async () =>
+    Number(
+      (await db.query<{ head: string }>('SELECT coalesce(max(index), 0) AS head FROM messages'))[0]
+        .head,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -36,15 +40,31 @@ describe('SSE streams across processes, under slow readers and at shutdown (L5, 
     const stream = await connect(first, `/api/events/stream?startIndex=${from}`);
     await stream.waitFor(() => stream.events.length > 0, 5000, 'connected');
     // When the second server stores messages
-    const one = await http(second.baseUrl, 'PUT', '/api/events/message', { messageType: 'FromSecond', content: { n: 1 } });
-    const batch = await http(second.baseUrl, 'POST', '/api/events/messages', { messages: [{ messageType: 'FromSecond', content: { n: 2 } }, { messageType: 'FromSecond', content: { n: 3 } }] });
+    const one = await http(second.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'FromSecond',
+      content: { n: 1 },
+    });
+    const batch = await http(second.baseUrl, 'POST', '/api/events/messages', {
+      messages: [
+        { messageType: 'FromSecond', content: { n: 2 } },
+        { messageType: 'FromSecond', content: { n: 3 } },
+      ],
+    });
     expect(one.status).toBe(201);
     expect(batch.status).toBe(201);
     // Then the first server's stream gets them (woken by NOTIFY), in order
     const last = batch.body.messages[1].id;
-    await stream.waitFor(() => stream.indices().includes(last), 5000, 'the second server\'s messages');
+    await stream.waitFor(
+      () => stream.indices().includes(last),
+      5000,
+      "the second server's messages",
+    );
     const received = stream.events.filter((e) => e.event === 'message').map((e) => e.data.message);
-    expect(received.filter((m) => m.messageType === 'FromSecond').map((m) => m.id)).toEqual([one.body.id, last - 1, last]);
+    expect(received.filter((m) => m.messageType === 'FromSecond').map((m) => m.id)).toEqual([
+      one.body.id,
+      last - 1,
+      last,
+    ]);
     expect(stream.indices()).toEqual(Array.from({ length: last - from + 1 }, (_, i) => from + i));
   });
 
@@ -62,7 +82,11 @@ describe('SSE streams across processes, under slow readers and at shutdown (L5, 
     let batches = 0;
     while (router.stats().overflows === overflowsBefore && batches < 80) {
       const res = await http(server.baseUrl, 'POST', '/api/events/messages', {
-        messages: Array.from({ length: 500 }, (_, i) => ({ messageType: 'Bulk', userId: `u-${i % 9}`, content: { b: batches, i, padding } })),
+        messages: Array.from({ length: 500 }, (_, i) => ({
+          messageType: 'Bulk',
+          userId: `u-${i % 9}`,
+          content: { b: batches, i, padding },
+        })),
       });
       expect(res.status).toBe(201);
       batches++;
@@ -76,8 +100,15 @@ describe('SSE streams across processes, under slow readers and at shutdown (L5, 
     await stream.waitFor(() => stream.indices().at(-1) === end, 30_000, `index ${end}`);
     expect(stream.indices()).toEqual(Array.from({ length: end - from + 1 }, (_, i) => from + i));
     // And it is live again: a new message arrives on the same connection
-    const after = await http(server.baseUrl, 'PUT', '/api/events/message', { messageType: 'AfterCatchUp', content: {} });
-    await stream.waitFor(() => stream.indices().at(-1) === after.body.id, 5000, 'the live message after catch-up');
+    const after = await http(server.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'AfterCatchUp',
+      content: {},
+    });
+    await stream.waitFor(
+      () => stream.indices().at(-1) === after.body.id,
+      5000,
+      'the live message after catch-up',
+    );
   });
 
   it('ends open streams within seconds when the server shuts down', async () => {

@@ -11,7 +11,10 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    server = await startServer(db.url, { ORDINAL_TOKENS: 'reader:read-secret:read;writer:write-secret:write', ORDINAL_STREAM_TICKET_TTL_MS: '400' });
+    server = await startServer(db.url, {
+      ORDINAL_TOKENS: 'reader:read-secret:read;writer:write-secret:write',
+      ORDINAL_STREAM_TICKET_TTL_MS: '400',
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -19,7 +22,13 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
   });
 
   const ticket = async () => {
-    const res = await checkedHttp(server.baseUrl, 'POST', '/api/events/stream-ticket', undefined, reader);
+    const res = await checkedHttp(
+      server.baseUrl,
+      'POST',
+      '/api/events/stream-ticket',
+      undefined,
+      reader,
+    );
     expect(res.status).toBe(201);
     return res.body as { ticket: string; expiresAt: string; expiresInMs: number };
   };
@@ -29,15 +38,32 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
     const { ticket: t, expiresInMs } = await ticket();
     expect(expiresInMs).toBe(400);
     // When an EventSource-like request (no header) uses it
-    const stream = await SseConnection.open(server.baseUrl, `/api/events/stream?startIndex=1&ticket=${encodeURIComponent(t)}`, {});
+    const stream = await SseConnection.open(
+      server.baseUrl,
+      `/api/events/stream?startIndex=1&ticket=${encodeURIComponent(t)}`,
+      {},
+    );
     // Then the stream opens
     expect(stream.status).toBe(200);
-    await stream.waitFor(() => stream.events.some((e) => e.event === 'connected'), 5000, 'connected');
+    await stream.waitFor(
+      () => stream.events.some((e) => e.event === 'connected'),
+      5000,
+      'connected',
+    );
     stream.close();
     // And the same ticket does not open another
-    const again = await checkedHttp(server.baseUrl, 'GET', `/api/events/stream?ticket=${encodeURIComponent(t)}`, undefined, {});
+    const again = await checkedHttp(
+      server.baseUrl,
+      'GET',
+      `/api/events/stream?ticket=${encodeURIComponent(t)}`,
+      undefined,
+      {},
+    );
     expect(again.status).toBe(401);
-    expect(again.body).toMatchObject({ statusCode: 401, message: expect.stringMatching(/stream ticket/) });
+    expect(again.body).toMatchObject({
+      statusCode: 401,
+      message: expect.stringMatching(/stream ticket/),
+    });
   });
 
   it('refuses an expired, forged or misplaced ticket', async () => {
@@ -45,19 +71,55 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
     // A forged one: the payload changed, the signature kept
     const [payload, signature] = t.split('.');
     const forged = `${Buffer.from(Buffer.from(payload, 'base64url').toString().replace('reader', 'writer')).toString('base64url')}.${signature}`;
-    expect((await checkedHttp(server.baseUrl, 'GET', `/api/events/stream?ticket=${forged}`, undefined, {})).status).toBe(401);
-    expect((await checkedHttp(server.baseUrl, 'GET', '/api/events/stream?ticket=nonsense', undefined, {})).status).toBe(401);
+    expect(
+      (
+        await checkedHttp(
+          server.baseUrl,
+          'GET',
+          `/api/events/stream?ticket=${forged}`,
+          undefined,
+          {},
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await checkedHttp(
+          server.baseUrl,
+          'GET',
+          '/api/events/stream?ticket=nonsense',
+          undefined,
+          {},
+        )
+      ).status,
+    ).toBe(401);
     // Only the stream takes tickets
-    expect((await checkedHttp(server.baseUrl, 'GET', `/api/events/head?ticket=${t}`, undefined, {})).status).toBe(401);
+    expect(
+      (await checkedHttp(server.baseUrl, 'GET', `/api/events/head?ticket=${t}`, undefined, {}))
+        .status,
+    ).toBe(401);
     // An expired one (its expiry is a clock deadline: wait for the clock, not for an event)
     await waitFor(async () => Date.now() > Date.parse(expiresAt) + 5, 2000, 'the ticket to expire');
-    expect((await checkedHttp(server.baseUrl, 'GET', `/api/events/stream?ticket=${t}`, undefined, {})).status).toBe(401);
+    expect(
+      (await checkedHttp(server.baseUrl, 'GET', `/api/events/stream?ticket=${t}`, undefined, {}))
+        .status,
+    ).toBe(401);
   });
 
   it('is issued only to a token with the read scope, and the header still works beside it', async () => {
-    expect((await checkedHttp(server.baseUrl, 'POST', '/api/events/stream-ticket', undefined, writer)).status).toBe(403);
-    expect((await checkedHttp(server.baseUrl, 'POST', '/api/events/stream-ticket', undefined, {})).status).toBe(401);
-    const stream = await SseConnection.open(server.baseUrl, '/api/events/stream?startIndex=1', reader);
+    expect(
+      (await checkedHttp(server.baseUrl, 'POST', '/api/events/stream-ticket', undefined, writer))
+        .status,
+    ).toBe(403);
+    expect(
+      (await checkedHttp(server.baseUrl, 'POST', '/api/events/stream-ticket', undefined, {}))
+        .status,
+    ).toBe(401);
+    const stream = await SseConnection.open(
+      server.baseUrl,
+      '/api/events/stream?startIndex=1',
+      reader,
+    );
     expect(stream.status).toBe(200);
     stream.close();
   });

@@ -14,8 +14,13 @@ describe('SSE pull streams (R1, R2, R4)', () => {
   };
   const publish = (messageType: string, content: unknown, userId?: string) =>
     http(server.baseUrl, 'PUT', '/api/events/message', { messageType, content, userId });
-  const publishBatch = (messages: unknown[]) => http(server.baseUrl, 'POST', '/api/events/messages', { messages });
-  const head = async () => Number((await db.query<{ head: string }>('SELECT coalesce(max(index), 0) AS head FROM messages'))[0].head);
+  const publishBatch = (messages: unknown[]) =>
+    http(server.baseUrl, 'POST', '/api/events/messages', { messages });
+  const head = async () =>
+    Number(
+      (await db.query<{ head: string }>('SELECT coalesce(max(index), 0) AS head FROM messages'))[0]
+        .head,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -48,12 +53,21 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     // And a message is published afterwards
     const live = await publish('OrderPlaced', { orderId: 'o-2' }, 'customer-2');
     await stream.waitFor(() => stream.indices().includes(live.body.id), 5000, 'the live message');
-    await stream.waitFor(() => stream.events.some((e) => e.event === 'heartbeat'), 5000, 'a heartbeat');
+    await stream.waitFor(
+      () => stream.events.some((e) => e.event === 'heartbeat'),
+      5000,
+      'a heartbeat',
+    );
     // Then connected comes first, with where we started and where the log ended
-    expect(stream.events[0]).toEqual({ event: 'connected', data: { startIndex: 1, headIndex: before } });
+    expect(stream.events[0]).toEqual({
+      event: 'connected',
+      data: { startIndex: 1, headIndex: before },
+    });
     // And history then live arrive in order, each with its index as the SSE id
     expect(stream.indices()).toEqual(Array.from({ length: before + 1 }, (_, i) => i + 1));
-    const message = stream.events.find((e) => e.event === 'message' && e.data.message.id === live.body.id)!;
+    const message = stream.events.find(
+      (e) => e.event === 'message' && e.data.message.id === live.body.id,
+    )!;
     expect(message.id).toBe(String(live.body.id));
     expect(message.data.message).toEqual(live.body);
     const heartbeat = stream.events.find((e) => e.event === 'heartbeat')!;
@@ -75,11 +89,17 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     ]);
     const ids: number[] = res.body.messages.map((m: { id: number }) => m.id);
     // When a stream asks for two types up to the third of the batch
-    const stream = await connect(`/api/events/stream?startIndex=${ids[0]}&endIndex=${ids[2]}&types=OrderPlaced,OrderCancelled`);
+    const stream = await connect(
+      `/api/events/stream?startIndex=${ids[0]}&endIndex=${ids[2]}&types=OrderPlaced,OrderCancelled`,
+    );
     await stream.waitFor(() => stream.ended, 5000, 'the end of the stream');
     // Then only the matching messages up to endIndex came, then stream-ended, then the end
     expect(stream.indices()).toEqual([ids[0], ids[1]]);
-    expect(stream.events.at(-1)).toEqual({ event: 'stream-ended', id: String(ids[2]), data: { endIndex: ids[2], lastIndex: ids[1] } });
+    expect(stream.events.at(-1)).toEqual({
+      event: 'stream-ended',
+      id: String(ids[2]),
+      data: { endIndex: ids[2], lastIndex: ids[1] },
+    });
   });
 
   it('ends at an endIndex in the future once the log gets there', async () => {
@@ -98,10 +118,15 @@ describe('SSE pull streams (R1, R2, R4)', () => {
 
   it('resumes after Last-Event-ID, which wins over startIndex', async () => {
     // Given a log of at least six messages
-    await publishBatch(Array.from({ length: 6 }, (_, i) => ({ messageType: 'Resume', content: { i } })));
+    await publishBatch(
+      Array.from({ length: 6 }, (_, i) => ({ messageType: 'Resume', content: { i } })),
+    );
     const end = await head();
     // When a client reconnects with Last-Event-ID 4 (and its original startIndex 1)
-    const stream = await connect(`/api/events/stream?startIndex=1&endIndex=${end}`, { ...DEV_AUTH, 'last-event-id': '4' });
+    const stream = await connect(`/api/events/stream?startIndex=1&endIndex=${end}`, {
+      ...DEV_AUTH,
+      'last-event-id': '4',
+    });
     await stream.waitFor(() => stream.ended, 5000, 'the end of the stream');
     // Then it gets everything after 4
     expect(stream.events[0].data.startIndex).toBe(5);
@@ -123,7 +148,10 @@ describe('SSE pull streams (R1, R2, R4)', () => {
       const stream = await connect(`/api/events/stream?${query}`);
       expect(stream.status).toBe(400);
       expect(stream.response.headers['content-type']).toContain('application/json');
-      expect(await stream.json()).toMatchObject({ statusCode: 400, message: expect.stringMatching(message) });
+      expect(await stream.json()).toMatchObject({
+        statusCode: 400,
+        message: expect.stringMatching(message),
+      });
     });
 
     it('a non-numeric Last-Event-ID', async () => {
@@ -154,7 +182,12 @@ describe('SSE pull streams (R1, R2, R4)', () => {
         if (k % 3 === 2) {
           const size = 1 + (k % 5);
           sent += size;
-          await publishBatch(Array.from({ length: size }, (_, i) => ({ messageType: `Seam${p}`, content: { p, k, i } })));
+          await publishBatch(
+            Array.from({ length: size }, (_, i) => ({
+              messageType: `Seam${p}`,
+              content: { p, k, i },
+            })),
+          );
         } else {
           sent += 1;
           await publish(`Seam${p}`, { p, k });
@@ -168,27 +201,50 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     const late = await connect('/api/events/stream?startIndex=1');
     await producing;
     // Then, once everything is committed, each has received exactly the table, in order
-    const rows = await db.query<{ index: string; message_type: string }>('SELECT index, message_type FROM messages ORDER BY index');
+    const rows = await db.query<{ index: string; message_type: string }>(
+      'SELECT index, message_type FROM messages ORDER BY index',
+    );
     const expected = rows.map((r) => Number(r.index));
     expect(expected).toEqual(Array.from({ length: expected.length }, (_, i) => i + 1));
     for (const stream of [early, late]) {
-      await stream.waitFor(() => stream.indices().length >= expected.length, 15_000, `all ${expected.length} messages`);
+      await stream.waitFor(
+        () => stream.indices().length >= expected.length,
+        15_000,
+        `all ${expected.length} messages`,
+      );
       expect(stream.indices()).toEqual(expected);
-      const types = stream.events.filter((e) => e.event === 'message').map((e) => e.data.message.messageType);
+      const types = stream.events
+        .filter((e) => e.event === 'message')
+        .map((e) => e.data.message.messageType);
       expect(types).toEqual(rows.map((r) => r.message_type));
     }
   });
 
   it('splits the log among shards: union is everything, disjoint, one user in one shard (L9)', async () => {
     // Given 50 users' messages and some without a user
-    await publishBatch(Array.from({ length: 300 }, (_, i) => ({ messageType: 'Sharded', userId: i % 7 === 0 ? undefined : `customer-${i % 50}`, content: { i } })));
+    await publishBatch(
+      Array.from({ length: 300 }, (_, i) => ({
+        messageType: 'Sharded',
+        userId: i % 7 === 0 ? undefined : `customer-${i % 50}`,
+        content: { i },
+      })),
+    );
     const end = await head();
     // When three readers each stream their shard to the head
-    const readers = await Promise.all([0, 1, 2].map((i) => connect(`/api/events/stream?startIndex=1&endIndex=${end}&shardCount=3&shardIndex=${i}`)));
+    const readers = await Promise.all(
+      [0, 1, 2].map((i) =>
+        connect(`/api/events/stream?startIndex=1&endIndex=${end}&shardCount=3&shardIndex=${i}`),
+      ),
+    );
     await Promise.all(readers.map((r) => r.waitFor(() => r.ended, 10_000, 'the end of the shard')));
-    const shards = readers.map((r) => r.events.filter((e) => e.event === 'message').map((e) => e.data.message));
+    const shards = readers.map((r) =>
+      r.events.filter((e) => e.event === 'message').map((e) => e.data.message),
+    );
     // Then together they saw every message exactly once
-    const all = shards.flat().map((m) => m.id).sort((a, b) => a - b);
+    const all = shards
+      .flat()
+      .map((m) => m.id)
+      .sort((a, b) => a - b);
     expect(all).toEqual(Array.from({ length: end }, (_, i) => i + 1));
     // And each user (no user counting as "") lives in exactly one shard, the one shardOf names
     const owner = new Map<string, number>();
@@ -212,7 +268,11 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     for (let shard = 0; shard < 3; shard++) {
       let from = 1;
       for (;;) {
-        const page = await http(server.baseUrl, 'GET', `/api/events?fromIndex=${from}&limit=500&shardCount=3&shardIndex=${shard}`);
+        const page = await http(
+          server.baseUrl,
+          'GET',
+          `/api/events?fromIndex=${from}&limit=500&shardCount=3&shardIndex=${shard}`,
+        );
         expect(page.status).toBe(200);
         for (const m of page.body.messages) {
           expect(shardOf(m.userId, 3)).toBe(shard);

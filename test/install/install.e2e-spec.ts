@@ -1,5 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,16 +21,31 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GUIDE = join(root, 'docs', 'getting-started.md');
 /** Guides whose `// src/…` blocks join the sample service (compiled; getting-started's are also run). */
 const GUIDES = [GUIDE, join(root, 'docs', 'projections.md')];
-const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 /** The peer dependencies the guide lists, at the versions this repository tests with; plus what the sample itself uses. */
-const PEERS = ['@nestjs/common', '@nestjs/core', '@nestjs/cqrs', '@nestjs/typeorm', 'typeorm', 'pg', 'reflect-metadata', 'rxjs', '@nestjs/config'].map(
-  (name) => `${name}@${rootPackage.dependencies[name]}`,
+const PEERS = [
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/cqrs',
+  '@nestjs/typeorm',
+  'typeorm',
+  'pg',
+  'reflect-metadata',
+  'rxjs',
+  '@nestjs/config',
+].map((name) => `${name}@${rootPackage.dependencies[name]}`);
+const TOOLS = ['typescript', '@types/node'].map(
+  (name) => `${name}@${rootPackage.devDependencies[name]}`,
 );
-const TOOLS = ['typescript', '@types/node'].map((name) => `${name}@${rootPackage.devDependencies[name]}`);
 
 /** The environment of child processes: none of the npm_* variables `npm test` sets (they would point npm at this repository). */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)),
+  );
   delete env.NODE_OPTIONS; // jest's --experimental-vm-modules is not the sample's business
   return { ...env, ...extra };
 }
@@ -39,17 +62,26 @@ function* walk(dir: string): Generator<string> {
 /** Runs `node <script>` in the sample; resolves with its stdout, rejects with its output on a non-zero exit. */
 function node(cwd: string, args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${out}\n${err}`))));
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${out}\n${err}`)),
+    );
   });
 }
 
-const lastJson = (out: string): Record<string, any> => JSON.parse(out.trim().split('\n').pop()!) as Record<string, any>;
+const lastJson = (out: string): Record<string, any> =>
+  JSON.parse(out.trim().split('\n').pop()!) as Record<string, any>;
 
 describe('installing @ordinal/nestjs from the tarballs into a service outside the repository', () => {
   let dir: string;
@@ -60,19 +92,47 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
 
   beforeAll(async () => {
     // Given the tarballs `npm run pack` writes
-    await run(process.execPath, [join(root, 'scripts', 'pack.mjs')], { cwd: root, env: childEnv() });
-    const tarballs = readdirSync(join(root, 'dist', 'packages')).map((name) => join(root, 'dist', 'packages', name));
+    await run(process.execPath, [join(root, 'scripts', 'pack.mjs')], {
+      cwd: root,
+      env: childEnv(),
+    });
+    const tarballs = readdirSync(join(root, 'dist', 'packages')).map((name) =>
+      join(root, 'dist', 'packages', name),
+    );
     // And a fresh service folder outside the repository: ESM at its root, CommonJS in cjs/
     dir = mkdtempSync(join(tmpdir(), 'ordinal-install-'));
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'shop', private: true, type: 'module' }),
+    );
     for (const { folder } of variants) {
       writeFiles(join(dir, folder), guideFiles(...GUIDES));
-      for (const driver of ['check.ts', 'replica.ts']) copyFileSync(join(root, 'test', 'install', 'fixtures', driver), join(dir, folder, 'src', driver));
+      for (const driver of ['check.ts', 'replica.ts'])
+        copyFileSync(
+          join(root, 'test', 'install', 'fixtures', driver),
+          join(dir, folder, 'src', driver),
+        );
       writeFileSync(join(dir, folder, 'tsconfig.json'), guideTsconfig(GUIDE));
     }
-    writeFileSync(join(dir, 'cjs', 'package.json'), JSON.stringify({ name: 'shop-cjs', private: true, type: 'commonjs' }));
+    writeFileSync(
+      join(dir, 'cjs', 'package.json'),
+      JSON.stringify({ name: 'shop-cjs', private: true, type: 'commonjs' }),
+    );
     // When the tarballs and the peer dependencies are installed from the registry (the npm cache first)
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...PEERS, ...TOOLS], { cwd: dir, env: childEnv(), maxBuffer: 16 * 1024 * 1024 });
+    await run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        ...tarballs,
+        ...PEERS,
+        ...TOOLS,
+      ],
+      { cwd: dir, env: childEnv(), maxBuffer: 16 * 1024 * 1024 },
+    );
   }, 240_000);
 
   afterAll(() => {
@@ -84,27 +144,62 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
   it('installs real folders (no symlinks) and one copy of each Nest package', () => {
     const modules = join(dir, 'node_modules');
     const entries = [...walk(modules)].map((path) => relative(modules, path));
-    expect(entries.filter((path) => !path.startsWith('.bin') && lstatSync(join(modules, path)).isSymbolicLink())).toEqual([]);
+    expect(
+      entries.filter(
+        (path) => !path.startsWith('.bin') && lstatSync(join(modules, path)).isSymbolicLink(),
+      ),
+    ).toEqual([]);
     // A package's own folder is node_modules/@nestjs/<name>, at the top or nested in another's node_modules
-    const names = entries.flatMap((path) => /(?:^|\/node_modules\/)(@nestjs\/[^/]+)\/package\.json$/.exec(path)?.[1] ?? []);
+    const names = entries.flatMap(
+      (path) => /(?:^|\/node_modules\/)(@nestjs\/[^/]+)\/package\.json$/.exec(path)?.[1] ?? [],
+    );
     expect(names.sort()).toEqual([...new Set(names)].sort());
-    expect(names).toEqual(expect.arrayContaining(['@nestjs/common', '@nestjs/core', '@nestjs/cqrs', '@nestjs/typeorm']));
+    expect(names).toEqual(
+      expect.arrayContaining(['@nestjs/common', '@nestjs/core', '@nestjs/cqrs', '@nestjs/typeorm']),
+    );
     const ordinal = readdirSync(join(modules, '@ordinal')).sort();
-    expect(ordinal).toEqual(['client', 'event-sourcing', 'log', 'nestjs', 'projections', 'subscriptions']);
+    expect(ordinal).toEqual([
+      'client',
+      'event-sourcing',
+      'log',
+      'nestjs',
+      'projections',
+      'subscriptions',
+    ]);
     // And the client depends on nothing (no Nest)
-    const client = JSON.parse(readFileSync(join(modules, '@ordinal', 'client', 'package.json'), 'utf8')) as Record<string, unknown>;
+    const client = JSON.parse(
+      readFileSync(join(modules, '@ordinal', 'client', 'package.json'), 'utf8'),
+    ) as Record<string, unknown>;
     expect([client.dependencies, client.peerDependencies]).toEqual([undefined, undefined]);
     // And the packages hold their built dist/ only (no sources, no specs)
-    const shipped = [...walk(join(modules, '@ordinal'))].map((path) => relative(join(modules, '@ordinal'), path));
+    const shipped = [...walk(join(modules, '@ordinal'))].map((path) =>
+      relative(join(modules, '@ordinal'), path),
+    );
     expect(shipped.filter((path) => /\.ts$/.test(path) && !/\.d\.ts$/.test(path))).toEqual([]);
-    expect(shipped.filter((path) => /\.(spec|int-spec|e2e-spec)\.(js|d\.ts)$/.test(path))).toEqual([]);
+    expect(shipped.filter((path) => /\.(spec|int-spec|e2e-spec)\.(js|d\.ts)$/.test(path))).toEqual(
+      [],
+    );
   });
 
-  it.each(variants)("compiles the guide's files and the driver with tsc as $name", async ({ folder }) => {
-    await run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, folder, 'tsconfig.json')], { cwd: dir, env: childEnv() });
-    const built = readdirSync(join(dir, folder, 'dist'));
-    expect(built).toEqual(expect.arrayContaining(['app.module.js', 'check.js', 'replica.js', 'orders', 'shipping']));
-  }, 120_000);
+  it.each(variants)(
+    "compiles the guide's files and the driver with tsc as $name",
+    async ({ folder }) => {
+      await run(
+        process.execPath,
+        [
+          join(dir, 'node_modules', 'typescript', 'bin', 'tsc'),
+          '-p',
+          join(dir, folder, 'tsconfig.json'),
+        ],
+        { cwd: dir, env: childEnv() },
+      );
+      const built = readdirSync(join(dir, folder, 'dist'));
+      expect(built).toEqual(
+        expect.arrayContaining(['app.module.js', 'check.js', 'replica.js', 'orders', 'shipping']),
+      );
+    },
+    120_000,
+  );
 
   describe.each(variants)('the sample service as $name', ({ folder }) => {
     let db: TestDatabase;
@@ -116,7 +211,9 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     });
 
     it('saves, loads, refuses a conflicting save, ships, and the projection row is there after waitFor', async () => {
-      const result = lastJson(await node(join(dir, folder), ['dist/check.js'], { DATABASE_URL: db.url }));
+      const result = lastJson(
+        await node(join(dir, folder), ['dist/check.js'], { DATABASE_URL: db.url }),
+      );
       expect(result).toEqual({
         placedVersion: 1,
         loaded: { customer: 'alice', total: 42, version: 1 },
@@ -128,17 +225,34 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
         markers: 0,
         async: { shipped: true, version: 2 },
         // projections.md's feature started later on the same log: it replays order-1 and follows order-2
-        shipping: { shippedVersion: 2, statuses: [['order-1', 'alice', 'shipped'], ['order-2', 'bob', 'shipped']] },
+        shipping: {
+          shippedVersion: 2,
+          statuses: [
+            ['order-1', 'alice', 'shipped'],
+            ['order-2', 'bob', 'shipped'],
+          ],
+        },
       });
       // And its migration was recorded once, with Ordinal's
-      const migrations = await db.query<{ name: string }>('SELECT name FROM ordinal_migrations ORDER BY id');
-      expect(migrations.map((m) => m.name)).toEqual(expect.arrayContaining(['CreateOrderSummaries1767225600000', 'CreateOrderStatuses1767312000000']));
+      const migrations = await db.query<{ name: string }>(
+        'SELECT name FROM ordinal_migrations ORDER BY id',
+      );
+      expect(migrations.map((m) => m.name)).toEqual(
+        expect.arrayContaining([
+          'CreateOrderSummaries1767225600000',
+          'CreateOrderStatuses1767312000000',
+        ]),
+      );
     }, 60_000);
 
     it("passes the guide's testing-kit specs under node:test", async () => {
-      const specs = [...walk(join(dir, folder, 'dist'))].filter((path) => path.endsWith('.spec.js')).map((path) => relative(join(dir, folder), path));
+      const specs = [...walk(join(dir, folder, 'dist'))]
+        .filter((path) => path.endsWith('.spec.js'))
+        .map((path) => relative(join(dir, folder), path));
       expect(specs).toHaveLength(2);
-      const out = await node(join(dir, folder), ['--test', ...specs], { DATABASE_URL: serverUrl() });
+      const out = await node(join(dir, folder), ['--test', ...specs], {
+        DATABASE_URL: serverUrl(),
+      });
       expect(out).toMatch(/# pass 4/);
       expect(out).toMatch(/# fail 0/);
     }, 60_000);
@@ -148,15 +262,22 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     const db = await createTestDatabase('ordinal_install');
     try {
       // When two processes start the sample service at once on a fresh database
-      const [a, b] = await Promise.all([node(dir, ['dist/check.js', 'start'], { DATABASE_URL: db.url }), node(join(dir, 'cjs'), ['dist/check.js', 'start'], { DATABASE_URL: db.url })]);
+      const [a, b] = await Promise.all([
+        node(dir, ['dist/check.js', 'start'], { DATABASE_URL: db.url }),
+        node(join(dir, 'cjs'), ['dist/check.js', 'start'], { DATABASE_URL: db.url }),
+      ]);
       // Then both come up
       expect(lastJson(a)).toMatchObject({ up: true });
       expect(lastJson(b)).toMatchObject({ up: true });
       // And every migration (Ordinal's and the service's) is recorded exactly once
-      const rows = await db.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM ordinal_migrations GROUP BY name ORDER BY name');
+      const rows = await db.query<{ name: string; n: number }>(
+        'SELECT name, count(*)::int AS n FROM ordinal_migrations GROUP BY name ORDER BY name',
+      );
       expect(rows.map((r) => r.name)).toContain('CreateOrderSummaries1767225600000');
       expect(rows.filter((r) => r.n !== 1)).toEqual([]);
-      const [table] = await db.query<{ exists: boolean }>("SELECT to_regclass('order_summaries') IS NOT NULL AS exists");
+      const [table] = await db.query<{ exists: boolean }>(
+        "SELECT to_regclass('order_summaries') IS NOT NULL AS exists",
+      );
       expect(table.exists).toBe(true);
     } finally {
       await db.drop();
@@ -179,7 +300,9 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       db = await createTestDatabase('ordinal_install');
       // Given two replicas of the service, the ESM and the CommonJS build, started at once
       env = childEnv({ DATABASE_URL: db.url, ORDINAL_TAKEOVER_MS: String(TAKEOVER_MS) });
-      replicas.push(...(await Promise.all([startReplica(dir, env), startReplica(join(dir, 'cjs'), env)])));
+      replicas.push(
+        ...(await Promise.all([startReplica(dir, env), startReplica(join(dir, 'cjs'), env)])),
+      );
       alive = [...replicas];
     }, 120_000);
     afterAll(async () => {
@@ -202,25 +325,40 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     const expectedRows = () => {
       const ids = [...summaries.keys()].sort();
       return {
-        summaries: ids.map((id) => [id, summaries.get(id)!.customer, summaries.get(id)!.total, summaries.get(id)!.status]),
+        summaries: ids.map((id) => [
+          id,
+          summaries.get(id)!.customer,
+          summaries.get(id)!.total,
+          summaries.get(id)!.status,
+        ]),
         statuses: ids.map((id) => [id, summaries.get(id)!.customer, summaries.get(id)!.status]),
       };
     };
     /** Waits, in every live replica, until both projections applied the head; the owner answers last (its mails precede its answer on its stdout). */
     const caughtUp = async (owner: Replica) => {
       const head = (await owner.call('head')) as number;
-      for (const replica of [...alive.filter((r) => r !== owner), owner]) await replica.call('waitFor', { index: head });
+      for (const replica of [...alive.filter((r) => r !== owner), owner])
+        await replica.call('waitFor', { index: head });
       return head;
     };
     const leases = () =>
-      db.query<{ name: string; owner: string | null; live: boolean }>('SELECT name, owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = ANY($1) ORDER BY name', [PROJECTIONS]);
+      db.query<{ name: string; owner: string | null; live: boolean }>(
+        'SELECT name, owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE name = ANY($1) ORDER BY name',
+        [PROJECTIONS],
+      );
     const pidOf = (owner: string) => Number(owner.split(':')[1]);
     /** The replica holding each projection's live lease, once both have one. */
     const owners = async () =>
-      pollUntil(async () => {
-        const rows = await leases();
-        return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live) ? new Map(rows.map((l) => [l.name, replicas.find((r) => r.pid === pidOf(l.owner!))!])) : null;
-      }, 30_000, 'both projections to have an owner');
+      pollUntil(
+        async () => {
+          const rows = await leases();
+          return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live)
+            ? new Map(rows.map((l) => [l.name, replicas.find((r) => r.pid === pidOf(l.owner!))!]))
+            : null;
+        },
+        30_000,
+        'both projections to have an owner',
+      );
     /** Mails sent per order, across every replica that ever ran. */
     const mailsPerOrder = () => {
       const counts = new Map<string, number>();
@@ -230,14 +368,22 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       }
       return Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)));
     };
-    const shippedOnce = () => Object.fromEntries([...summaries].filter(([, s]) => s.status === 'shipped').map(([id]) => [id, 1]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+    const shippedOnce = () =>
+      Object.fromEntries(
+        [...summaries]
+          .filter(([, s]) => s.status === 'shipped')
+          .map(([id]) => [id, 1])
+          .sort(([a], [b]) => String(a).localeCompare(String(b))),
+      );
 
     it('each projection is owned by exactly one replica; every event is applied once across both (read model as a single process has it, one mail per shipped order)', async () => {
       const [a, b] = replicas;
       const owned = await owners();
       // When orders are placed through one replica and shipped through the other, items added through either
-      for (let n = 1; n <= 20; n++) await place(n % 2 ? a : b, `order-${String(n).padStart(2, '0')}`, `customer-${n}`, n * 10);
-      for (let n = 1; n <= 20; n += 2) await ship(n % 4 === 1 ? b : a, `order-${String(n).padStart(2, '0')}`);
+      for (let n = 1; n <= 20; n++)
+        await place(n % 2 ? a : b, `order-${String(n).padStart(2, '0')}`, `customer-${n}`, n * 10);
+      for (let n = 1; n <= 20; n += 2)
+        await ship(n % 4 === 1 ? b : a, `order-${String(n).padStart(2, '0')}`);
       for (const n of [2, 3, 4]) {
         const orderId = `order-${String(n).padStart(2, '0')}`;
         await (n % 2 ? a : b).call('addItem', { orderId, price: 5 });
@@ -245,7 +391,19 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       }
       await caughtUp(owned.get('order-statuses')!);
       // Then both replicas' reports name the same single owner of each projection, one of the two, which says it is itself
-      const reports = await Promise.all(replicas.map((r) => r.call('report') as Promise<{ name: string; state: string; local: boolean; owner: { pid: number; self: boolean } | null }[]>));
+      const reports = await Promise.all(
+        replicas.map(
+          (r) =>
+            r.call('report') as Promise<
+              {
+                name: string;
+                state: string;
+                local: boolean;
+                owner: { pid: number; self: boolean } | null;
+              }[]
+            >,
+        ),
+      );
       for (const name of PROJECTIONS) {
         const views = reports.map((report) => report.find((r) => r.name === name)!);
         expect(views.map((v) => [v.state, v.local, v.owner?.pid])).toEqual([
@@ -258,24 +416,41 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       for (const replica of replicas) expect(await replica.call('rows')).toEqual(expectedRows());
       // And the live side effect (outside the read model's transaction) ran once per shipped order, in the owner only
       expect(mailsPerOrder()).toEqual(shippedOnce());
-      expect(replicas.filter((r) => r.mails.length > 0).map((r) => r.pid)).toEqual([owned.get('order-statuses')!.pid]);
+      expect(replicas.filter((r) => r.mails.length > 0).map((r) => r.pid)).toEqual([
+        owned.get('order-statuses')!.pid,
+      ]);
     }, 120_000);
 
     it('an aggregate saved through both replicas at once: one save wins, the other gets VersionConflictError, and retryOnConflict then succeeds', async () => {
       const [a, b] = replicas;
       await place(a, 'order-race', 'race', 100);
       // Given both replicas loaded the order at version 1 and decided
-      expect(await Promise.all([a.call('prepare', { orderId: 'order-race', price: 5 }), b.call('prepare', { orderId: 'order-race', price: 7 })])).toEqual([1, 1]);
+      expect(
+        await Promise.all([
+          a.call('prepare', { orderId: 'order-race', price: 5 }),
+          b.call('prepare', { orderId: 'order-race', price: 7 }),
+        ]),
+      ).toEqual([1, 1]);
       // When both save at the same moment
       const answers = await Promise.all([a.ask('save'), b.ask('save')]);
       // Then exactly one save succeeded, at version 2, and the other got the typed conflict
       const won = answers.filter((x) => x.ok);
       const lost = answers.flatMap((x) => (x.ok ? [] : [x.error]));
       expect(won.map((x) => x.ok && x.result)).toEqual([2]);
-      expect(lost).toEqual([expect.objectContaining({ name: 'VersionConflictError', code: 'version_conflict', streamId: 'order-race', current: 2, expected: 1 })]);
+      expect(lost).toEqual([
+        expect.objectContaining({
+          name: 'VersionConflictError',
+          code: 'version_conflict',
+          streamId: 'order-race',
+          current: 2,
+          expected: 1,
+        }),
+      ]);
       // And the loser's retry through retryOnConflict (load, decide, save) succeeds on top of the winner's
       const loser = answers[0].ok ? b : a;
-      expect(await loser.call('retry', { orderId: 'order-race', price: loser === a ? 5 : 7 })).toBe(3);
+      expect(await loser.call('retry', { orderId: 'order-race', price: loser === a ? 5 : 7 })).toBe(
+        3,
+      );
       summaries.get('order-race')!.total += 12;
       await caughtUp((await owners()).get('order-summaries')!);
       for (const replica of replicas) expect(await replica.call('rows')).toEqual(expectedRows());
@@ -287,7 +462,10 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       const victim = owned.get('order-statuses')!;
       const survivor = replicas.find((r) => r !== victim)!;
       const head = await caughtUp(victim);
-      const before = await db.query<{ name: string; position: string }>('SELECT name, position FROM checkpoints WHERE name = ANY($1) ORDER BY name', [PROJECTIONS]);
+      const before = await db.query<{ name: string; position: string }>(
+        'SELECT name, position FROM checkpoints WHERE name = ANY($1) ORDER BY name',
+        [PROJECTIONS],
+      );
       expect(before.map((c) => Number(c.position))).toEqual([head, head]);
       // When the owner is killed, and orders are placed and shipped through the survivor meanwhile
       const killedAt = Date.now();
@@ -299,18 +477,35 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
         await ship(survivor, `order-${n}`);
       }
       // Then the survivor holds both projections within the bound
-      await pollUntil(async () => {
-        const rows = await leases();
-        return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live && pidOf(l.owner) === survivor.pid);
-      }, 30_000, 'the survivor to own both projections');
+      await pollUntil(
+        async () => {
+          const rows = await leases();
+          return (
+            rows.length === PROJECTIONS.length &&
+            rows.every((l) => l.owner && l.live && pidOf(l.owner) === survivor.pid)
+          );
+        },
+        30_000,
+        'the survivor to own both projections',
+      );
       expect(Date.now() - killedAt).toBeLessThan(TAKEOVER_MS);
       // And it applies what came after the checkpoint: every order is in the read model, and every shipped order mailed once (none again)
       await caughtUp(survivor);
       expect(await survivor.call('rows')).toEqual(expectedRows());
       expect(mailsPerOrder()).toEqual(shippedOnce());
-      const report = (await survivor.call('report')) as { name: string; state: string; owner: { pid: number; self: boolean } | null }[];
+      const report = (await survivor.call('report')) as {
+        name: string;
+        state: string;
+        owner: { pid: number; self: boolean } | null;
+      }[];
       expect(PROJECTIONS.map((name) => report.find((r) => r.name === name))).toEqual(
-        PROJECTIONS.map((name) => expect.objectContaining({ name, state: 'running', owner: { pid: survivor.pid, self: true } })),
+        PROJECTIONS.map((name) =>
+          expect.objectContaining({
+            name,
+            state: 'running',
+            owner: { pid: survivor.pid, self: true },
+          }),
+        ),
       );
     }, 90_000);
 
@@ -332,12 +527,21 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       expect([0, 'SIGTERM']).toContain(await owner.exited);
       alive = [newcomer];
       // Then it released its leases as it stopped (a killed process would still name itself on them)
-      expect((await leases()).filter((l) => l.owner && pidOf(l.owner) === owner.pid && l.live)).toEqual([]);
+      expect(
+        (await leases()).filter((l) => l.owner && pidOf(l.owner) === owner.pid && l.live),
+      ).toEqual([]);
       // And the newcomer owns both projections within the bound and applies everything, each shipped order mailed once
-      await pollUntil(async () => {
-        const rows = await leases();
-        return rows.length === PROJECTIONS.length && rows.every((l) => l.owner && l.live && pidOf(l.owner) === newcomer.pid);
-      }, 30_000, 'the newcomer to own both projections');
+      await pollUntil(
+        async () => {
+          const rows = await leases();
+          return (
+            rows.length === PROJECTIONS.length &&
+            rows.every((l) => l.owner && l.live && pidOf(l.owner) === newcomer.pid)
+          );
+        },
+        30_000,
+        'the newcomer to own both projections',
+      );
       expect(Date.now() - stoppedAt).toBeLessThan(TAKEOVER_MS);
       await caughtUp(newcomer);
       expect(await newcomer.call('rows')).toEqual(expectedRows());
@@ -348,7 +552,9 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       // When a replica starts with log.takeoverMs 300
       const start = startReplica(dir, { ...env, ORDINAL_TAKEOVER_MS: '300' });
       // Then it exits, saying which option is wrong and how to set it (an OrdinalError, not a bare RangeError)
-      await expect(start).rejects.toThrow(/exited with \S+ before it was up[\s\S]*OrdinalError: log\.takeoverMs must be a number of milliseconds of at least 500, got 300: set OrdinalModule\.forRoot\(\{ log: \{ takeoverMs \} \}\)/);
+      await expect(start).rejects.toThrow(
+        /exited with \S+ before it was up[\s\S]*OrdinalError: log\.takeoverMs must be a number of milliseconds of at least 500, got 300: set OrdinalModule\.forRoot\(\{ log: \{ takeoverMs \} \}\)/,
+      );
     }, 60_000);
 
     it('a single-process replay (rebuild) of the log gives the same read model and sends no mail again', async () => {

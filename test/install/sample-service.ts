@@ -10,7 +10,8 @@ export function guideFiles(...guidePaths: string[]): { path: string; text: strin
   for (const guidePath of guidePaths) {
     const guide = readFileSync(guidePath, 'utf8');
     for (const match of guide.matchAll(/```ts\n\/\/ (src\/[^\n]+\.ts)\n([\s\S]*?)```/g)) {
-      if (files.some((f) => f.path === match[1])) throw new Error(`${match[1]} is in the guides twice`);
+      if (files.some((f) => f.path === match[1]))
+        throw new Error(`${match[1]} is in the guides twice`);
       files.push({ path: match[1], text: match[2] });
     }
   }
@@ -31,6 +32,17 @@ export function guideTsconfig(guidePath: string): string {
   const guide = readFileSync(guidePath, 'utf8');
   const block = /```json\n(\{\n {2}"compilerOptions"[\s\S]*?)```/.exec(guide);
   if (!block) throw new Error(`${guidePath} has no tsconfig.json block`);
-  const tsconfig = JSON.parse(block[1]) as { compilerOptions: Record<string, unknown>; include?: string[] };
-  return JSON.stringify({ ...tsconfig, compilerOptions: { ...tsconfig.compilerOptions, types: ['node'] }, include: ['src'] }, null, 2);
+  const tsconfig = JSON.parse(block[1]) as {
+    compilerOptions: Record<string, unknown>;
+    include?: string[];
+  };
+  return JSON.stringify(
+    {
+      ...tsconfig,
+      compilerOptions: { ...tsconfig.compilerOptions, types: ['node'] },
+      include: ['src'],
+    },
+    null,
+    2,
+  );
 }

@@ -1,7 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import {
+  connect,
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+} from 'amqplib';
 
 const run = promisify(execFile);
 
@@ -19,7 +25,11 @@ export function uniqueName(prefix: string): string {
 export interface TestBroker {
   connection: ChannelModel;
   /** Publishes to a queue through the default exchange and waits for the broker's confirm. */
-  publish(queue: string, body: Buffer | string | object, headers?: Record<string, unknown>): Promise<void>;
+  publish(
+    queue: string,
+    body: Buffer | string | object,
+    headers?: Record<string, unknown>,
+  ): Promise<void>;
   /** Messages ready in a queue (0 for a queue that does not exist). */
   count(queue: string): Promise<number>;
   /** Consumers of a queue. */
@@ -34,10 +44,16 @@ export interface TestBroker {
 }
 
 export async function connectTestBroker(): Promise<TestBroker> {
-  const connection = await connect(brokerUrl(), { clientProperties: { connection_name: uniqueName('ordinal-test-client') } });
+  const connection = await connect(brokerUrl(), {
+    clientProperties: { connection_name: uniqueName('ordinal-test-client') },
+  });
   connection.on('error', () => undefined);
   const confirm: ConfirmChannel = await connection.createConfirmChannel();
-  const check = async <T>(queue: string, pick: (r: { messageCount: number; consumerCount: number }) => T, missing: T): Promise<T> => {
+  const check = async <T>(
+    queue: string,
+    pick: (r: { messageCount: number; consumerCount: number }) => T,
+    missing: T,
+  ): Promise<T> => {
     const channel = await connection.createChannel();
     channel.on('error', () => undefined);
     try {
@@ -51,9 +67,13 @@ export async function connectTestBroker(): Promise<TestBroker> {
   return {
     connection,
     publish(queue, body, headers = {}) {
-      const content = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+      const content = Buffer.isBuffer(body)
+        ? body
+        : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
       return new Promise((resolve, reject) => {
-        confirm.sendToQueue(queue, content, { persistent: true, headers }, (error: unknown) => (error ? reject(error) : resolve()));
+        confirm.sendToQueue(queue, content, { persistent: true, headers }, (error: unknown) =>
+          error ? reject(error) : resolve(),
+        );
       });
     },
     count: (queue) => check(queue, (r) => r.messageCount, 0),
@@ -81,12 +101,19 @@ export async function connectTestBroker(): Promise<TestBroker> {
  * `connectionName` (other suites' connections are untouched). Returns how many it closed.
  */
 export async function closeConnectionsNamed(connectionName: string): Promise<number> {
-  const { stdout } = await run('rabbitmqctl', ['list_connections', 'pid', 'client_properties', '--no-table-headers', '-q']);
+  const { stdout } = await run('rabbitmqctl', [
+    'list_connections',
+    'pid',
+    'client_properties',
+    '--no-table-headers',
+    '-q',
+  ]);
   const pids = stdout
     .split('\n')
     .filter((line) => line.includes(`{"connection_name","${connectionName}"}`))
     .map((line) => line.split('\t')[0].trim());
-  for (const pid of pids) await run('rabbitmqctl', ['close_connection', pid, 'ordinal test: broker-side close']);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'ordinal test: broker-side close']);
   return pids.length;
 }
 
@@ -97,7 +124,12 @@ export interface Collector {
   stop(): Promise<void>;
 }
 
-export async function collect(broker: TestBroker, queue: string, onMessage?: (msg: ConsumeMessage, channel: Channel) => void, prefetch = 1000): Promise<Collector> {
+export async function collect(
+  broker: TestBroker,
+  queue: string,
+  onMessage?: (msg: ConsumeMessage, channel: Channel) => void,
+  prefetch = 1000,
+): Promise<Collector> {
   const deadline = Date.now() + 10_000;
   while (!(await broker.exists(queue))) {
     if (Date.now() > deadline) throw new Error(`Queue ${queue} was not declared within 10 s`);

@@ -3,20 +3,34 @@ import { Module, type INestApplicationContext, type LoggerService } from '@nestj
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LogModule, LogReader, LogWriter, type LogModuleOptions } from '@ordinal/log';
-import { AmqpConnection, AmqpModule, InputConsumer, PushInterfaces, type AmqpModuleOptions } from '@ordinal/amqp';
+import {
+  AmqpConnection,
+  AmqpModule,
+  InputConsumer,
+  PushInterfaces,
+  type AmqpModuleOptions,
+} from '@ordinal/amqp';
 import { brokerUrl } from './amqp-broker.js';
 
 /** Log lines a context printed, for tests that check what the server says. */
 export class CapturedLogs implements LoggerService {
   readonly lines: { level: string; message: string }[] = [];
-  log(message: unknown): void { this.add('log', message); }
-  warn(message: unknown): void { this.add('warn', message); }
-  error(message: unknown): void { this.add('error', message); }
+  log(message: unknown): void {
+    this.add('log', message);
+  }
+  warn(message: unknown): void {
+    this.add('warn', message);
+  }
+  error(message: unknown): void {
+    this.add('error', message);
+  }
   debug(): void {}
   verbose(): void {}
   /** Lines of `level` (any level when omitted) matching `pattern`. */
   matching(pattern: RegExp, level?: string): string[] {
-    return this.lines.filter((l) => (!level || l.level === level) && pattern.test(l.message)).map((l) => l.message);
+    return this.lines
+      .filter((l) => (!level || l.level === level) && pattern.test(l.message))
+      .map((l) => l.message);
   }
   private add(level: string, message: unknown): void {
     this.lines.push({ level, message: String(message) });
@@ -36,10 +50,20 @@ export interface AmqpContext {
   close(): Promise<void>;
 }
 
-export async function startAmqpContext(databaseUrl: string, amqp: Omit<AmqpModuleOptions, 'url'>, log: LogModuleOptions = {}): Promise<AmqpContext> {
+export async function startAmqpContext(
+  databaseUrl: string,
+  amqp: Omit<AmqpModuleOptions, 'url'>,
+  log: LogModuleOptions = {},
+): Promise<AmqpContext> {
   @Module({
     imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url: databaseUrl, entities: [], synchronize: false, extra: { max: 6, application_name: 'ordinal' } }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url: databaseUrl,
+        entities: [],
+        synchronize: false,
+        extra: { max: 6, application_name: 'ordinal' },
+      }),
       LogModule.forRoot({ isGlobal: true, duplicateWindow: 0, livePollMs: 200, ...log }),
       AmqpModule.forRoot({ url: brokerUrl(), retryInitialMs: 100, retryMaxMs: 1000, ...amqp }),
     ],

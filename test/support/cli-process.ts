@@ -13,12 +13,30 @@ export interface CliResult {
 }
 
 /** Runs `ordinal <args>` as a process with only PATH and `env`; resolves when it exits (never rejects on a failure code). */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_MAIN, ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI_MAIN, ...args],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', ...env },
+        timeout: timeoutMs,
+        maxBuffer: 32 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code = error
+          ? typeof (error as { code?: unknown }).code === 'number'
+            ? (error as { code: number }).code
+            : null
+          : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -31,10 +49,19 @@ export interface CliProcess {
 }
 
 export function spawnCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  return { child, stdout: () => out, stderr: () => err, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  };
 }

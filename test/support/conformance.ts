@@ -37,18 +37,29 @@ function load(baseUrl: string) {
  * operation documents, and a JSON body matches the schema documented for that status. A
  * request no documented operation matches (a wrong method, an unknown path) is not checked.
  */
-export async function assertConforms(baseUrl: string, method: string, path: string, res: Response): Promise<void> {
+export async function assertConforms(
+  baseUrl: string,
+  method: string,
+  path: string,
+  res: Response,
+): Promise<void> {
   const { schemas, routes } = await load(baseUrl);
   const pathname = new URL(path, baseUrl).pathname;
   const operation = routes.find((r) => r.pattern.test(pathname))?.operations[method.toLowerCase()];
   if (!operation) return;
   const where = `${method} ${path} → ${res.status}`;
   const documented = operation.responses[String(res.status)];
-  if (!documented) throw new Error(`${where}: status not in the OpenAPI document (documented: ${Object.keys(operation.responses).join(', ')})`);
+  if (!documented)
+    throw new Error(
+      `${where}: status not in the OpenAPI document (documented: ${Object.keys(operation.responses).join(', ')})`,
+    );
   const schema = documented.content?.['application/json']?.schema;
   if (!schema || typeof res.body !== 'object') return;
   const validate = schemas.validator(schema);
-  if (!validate(res.body)) throw new Error(`${where}: body does not match the document: ${JSON.stringify(validate.errors)}; body ${JSON.stringify(res.body).slice(0, 300)}`);
+  if (!validate(res.body))
+    throw new Error(
+      `${where}: body does not match the document: ${JSON.stringify(validate.errors)}; body ${JSON.stringify(res.body).slice(0, 300)}`,
+    );
 }
 
 /** The checked request helper (every `http()` of test-server.ts checks its answer now). */

@@ -17,6 +17,9 @@ export async function take(feed: LogFeed, count: number, timeoutMs = 5000): Prom
   } finally {
     clearTimeout(timer);
   }
-  if (out.length < count) throw new Error(`Got ${out.length} of ${count} messages within ${timeoutMs} ms: ${out.map((m) => m.id).join(',')}`);
+  if (out.length < count)
+    throw new Error(
+      `Got ${out.length} of ${count} messages within ${timeoutMs} ms: ${out.map((m) => m.id).join(',')}`,
+    );
   return out;
 }

@@ -12,9 +12,15 @@ function reachable(url, defaultPort) {
   return new Promise((resolve) => {
     const socket = net.connect({ host: hostname, port: Number(port || defaultPort) });
     socket.setTimeout(1000);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -35,7 +41,9 @@ export default async function globalSetup() {
       globalThis.__ORDINAL_CONTAINERS__.push(pg);
       process.env.DATABASE_URL = `postgres://postgres@${pg.getHost()}:${pg.getMappedPort(5432)}/postgres`;
     } else {
-      throw new Error('No PostgreSQL: set DATABASE_URL, start the local service, or provide a Docker engine');
+      throw new Error(
+        'No PostgreSQL: set DATABASE_URL, start the local service, or provide a Docker engine',
+      );
     }
   }
   if (!process.env.AMQP_URL) {

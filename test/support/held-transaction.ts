@@ -11,15 +11,24 @@ export class HeldTransaction {
   private ended = false;
   private constructor(private readonly client: pg.Client) {}
 
-  static async begin(databaseUrl: string, applicationName = 'ordinal-test-held'): Promise<HeldTransaction> {
-    const client = new pg.Client({ connectionString: databaseUrl, application_name: applicationName });
+  static async begin(
+    databaseUrl: string,
+    applicationName = 'ordinal-test-held',
+  ): Promise<HeldTransaction> {
+    const client = new pg.Client({
+      connectionString: databaseUrl,
+      application_name: applicationName,
+    });
     client.on('error', () => undefined);
     await client.connect();
     await client.query('BEGIN');
     return new HeldTransaction(client);
   }
 
-  query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]> {
+  query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<R[]> {
     return this.client.query<R>(text, values).then((r) => r.rows);
   }
 
@@ -31,7 +40,9 @@ export class HeldTransaction {
 
   /** Row-locks a stream's head, as another writer of that stream would (an append to it then waits on the row). */
   async lockStreamRow(streamId: string): Promise<void> {
-    const rows = await this.query('SELECT version FROM streams WHERE stream_id = $1 FOR UPDATE', [streamId]);
+    const rows = await this.query('SELECT version FROM streams WHERE stream_id = $1 FOR UPDATE', [
+      streamId,
+    ]);
     if (rows.length !== 1) throw new Error(`stream ${streamId} has no head row to lock`);
   }
 
@@ -48,9 +59,15 @@ export class HeldTransaction {
    */
   async drawPosition(streamId: string, messageType: string, content: unknown): Promise<number> {
     const category = streamId.includes('-') ? streamId.slice(0, streamId.indexOf('-')) : streamId;
-    await this.query('SELECT pg_current_xact_id()::text AS xid, pg_advisory_xact_lock($1::bigint)', [categoryLockKey(category).toString()]);
+    await this.query(
+      'SELECT pg_current_xact_id()::text AS xid, pg_advisory_xact_lock($1::bigint)',
+      [categoryLockKey(category).toString()],
+    );
     const body = JSON.stringify(content);
-    const [version] = await this.query<{ version: string }>('SELECT coalesce((SELECT version FROM streams WHERE stream_id = $1), 0)::text AS version', [streamId]);
+    const [version] = await this.query<{ version: string }>(
+      'SELECT coalesce((SELECT version FROM streams WHERE stream_id = $1), 0)::text AS version',
+      [streamId],
+    );
     const next = Number(version.version) + 1;
     const [row] = await this.query<{ index: string }>(
       `WITH inserted AS (
@@ -88,13 +105,23 @@ export class HeldTransaction {
 }
 
 /** The sequence's last drawn value (non-transactional: a position drawn by an open transaction shows). */
-export async function lastDrawn(query: (text: string) => Promise<Record<string, unknown>[]>): Promise<number> {
-  const [row] = await query(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS drawn FROM messages_index_seq`);
+export async function lastDrawn(
+  query: (text: string) => Promise<Record<string, unknown>[]>,
+): Promise<number> {
+  const [row] = await query(
+    `SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS drawn FROM messages_index_seq`,
+  );
   return Number(row.drawn);
 }
 
 /** How many sessions wait for a lock `pid` holds (pg_blocking_pids). */
-export async function sessionsBlockedBy(query: (text: string, values?: unknown[]) => Promise<Record<string, unknown>[]>, pid: number): Promise<number> {
-  const [row] = await query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid]);
+export async function sessionsBlockedBy(
+  query: (text: string, values?: unknown[]) => Promise<Record<string, unknown>[]>,
+  pid: number,
+): Promise<number> {
+  const [row] = await query(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+    [pid],
+  );
   return Number(row.n);
 }

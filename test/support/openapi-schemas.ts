@@ -7,7 +7,12 @@ export interface OpenApiDocument {
 }
 
 export interface Operation {
-  parameters?: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema?: Schema }[];
+  parameters?: {
+    name: string;
+    in: 'path' | 'query' | 'header';
+    required?: boolean;
+    schema?: Schema;
+  }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
   security?: unknown[];
@@ -26,9 +31,14 @@ export function toJsonSchema(schema: unknown): unknown {
   const { nullable, example, ...rest } = schema as Schema;
   void example;
   const out: Schema = {};
-  for (const [k, v] of Object.entries(rest)) out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, toJsonSchema(s)])) : toJsonSchema(v);
+  for (const [k, v] of Object.entries(rest))
+    out[k] =
+      k === 'properties'
+        ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, toJsonSchema(s)]))
+        : toJsonSchema(v);
   if (!nullable) return out;
-  if (typeof out.type === 'string' && !out.allOf && !out.oneOf && !out.$ref) return { ...out, type: [out.type, 'null'] };
+  if (typeof out.type === 'string' && !out.allOf && !out.oneOf && !out.$ref)
+    return { ...out, type: [out.type, 'null'] };
   return { anyOf: [out, { type: 'null' }] };
 }
 
@@ -38,7 +48,10 @@ export class DocumentSchemas {
   private readonly cache = new Map<string, ValidateFunction>();
 
   constructor(readonly document: OpenApiDocument) {
-    this.ajv.addSchema({ $id: 'doc', components: { schemas: toJsonSchema(document.components.schemas) } });
+    this.ajv.addSchema({
+      $id: 'doc',
+      components: { schemas: toJsonSchema(document.components.schemas) },
+    });
   }
 
   /** A schema from the document (refs like `#/components/schemas/X`) as a validator. */
@@ -55,8 +68,12 @@ export class DocumentSchemas {
 
   /** Resolves a `$ref` (and a single `allOf`) to the schema it names. */
   resolve(schema: Schema): Schema {
-    if (schema.$ref) return this.resolve(this.document.components.schemas[String(schema.$ref).split('/').pop()!] as Schema);
-    if (Array.isArray(schema.allOf) && schema.allOf.length === 1) return { ...this.resolve(schema.allOf[0]), ...(schema.nullable ? { nullable: true } : {}) };
+    if (schema.$ref)
+      return this.resolve(
+        this.document.components.schemas[String(schema.$ref).split('/').pop()!] as Schema,
+      );
+    if (Array.isArray(schema.allOf) && schema.allOf.length === 1)
+      return { ...this.resolve(schema.allOf[0]), ...(schema.nullable ? { nullable: true } : {}) };
     return schema;
   }
 }

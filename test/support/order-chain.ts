@@ -45,7 +45,14 @@ export class ChainProbe {
   readonly seen: SeenContext[] = [];
   record(projection: string, ctx: ProjectionContext): void {
     const { index, correlationId, causationId, traceparent } = ctx;
-    this.seen.push({ projection, index, messageType: ctx.message.messageType, correlationId, causationId, traceparent });
+    this.seen.push({
+      projection,
+      index,
+      messageType: ctx.message.messageType,
+      correlationId,
+      causationId,
+      traceparent,
+    });
   }
 }
 
@@ -84,7 +91,9 @@ export class AuditProjection {
 }
 
 /** A user's application with the chain's aggregate and projections, on the suite's database. */
-export async function startChainApp(databaseUrl: string): Promise<{ app: INestApplicationContext; probe: ChainProbe }> {
+export async function startChainApp(
+  databaseUrl: string,
+): Promise<{ app: INestApplicationContext; probe: ChainProbe }> {
   @Module({
     imports: [
       OrdinalModule.forRoot({
@@ -99,7 +108,9 @@ export async function startChainApp(databaseUrl: string): Promise<{ app: INestAp
     providers: [ChainProbe, BillingProjection, AuditProjection],
   })
   class ChainModule {}
-  const app = await NestFactory.createApplicationContext(ChainModule, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false });
+  const app = await NestFactory.createApplicationContext(ChainModule, {
+    logger: process.env.ORDINAL_TEST_LOGS ? undefined : false,
+  });
   await app.init();
   return { app, probe: app.get(ChainProbe) };
 }

@@ -24,9 +24,19 @@ export interface OrdinalProcess extends ServerProcess {
  * Spawns `apps/eventstore/dist/main.js` on `databaseUrl` with `env` on top, and resolves once
  * it says it listens. Pass the same `port` to restart "the same" server.
  */
-export async function startOrdinalProcess(databaseUrl: string, env: Record<string, string> = {}, port?: number): Promise<OrdinalProcess> {
+export async function startOrdinalProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  port?: number,
+): Promise<OrdinalProcess> {
   const chosen = port ?? (await freePort());
-  const server = spawnServer({ DATABASE_URL: databaseUrl, PORT: String(chosen), HOST: '127.0.0.1', ORDINAL_DUPLICATE_WINDOW: '0', ...env });
+  const server = spawnServer({
+    DATABASE_URL: databaseUrl,
+    PORT: String(chosen),
+    HOST: '127.0.0.1',
+    ORDINAL_DUPLICATE_WINDOW: '0',
+    ...env,
+  });
   try {
     await server.waitForOutput(/listening on http:\/\/localhost:\d+/, 30_000);
   } catch (error) {
@@ -37,4 +47,5 @@ export async function startOrdinalProcess(databaseUrl: string, env: Record<strin
 }
 
 /** A JSON request on a fresh connection (no keep-alive: a test that restarts the server must not reuse a socket of the old process). */
-export const api = (baseUrl: string, method: string, path: string, body?: unknown) => http(baseUrl, method, path, body, undefined, { fresh: true });
+export const api = (baseUrl: string, method: string, path: string, body?: unknown) =>
+  http(baseUrl, method, path, body, undefined, { fresh: true });

@@ -57,16 +57,30 @@ export async function startPgBouncer(): Promise<PgBouncer> {
   const asRoot = process.getuid?.() === 0;
   let child: ChildProcess;
   try {
-    child = spawn(PGBOUNCER_BIN, [...(asRoot ? ['-u', 'postgres'] : []), ini], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(PGBOUNCER_BIN, [...(asRoot ? ['-u', 'postgres'] : []), ini], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
-    throw new Error(`PgBouncer could not be started (${PGBOUNCER_BIN}): ${(error as Error).message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`);
+    throw new Error(
+      `PgBouncer could not be started (${PGBOUNCER_BIN}): ${(error as Error).message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`,
+    );
   }
   let text = '';
   child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
   const failed = new Promise<never>((_, reject) => {
-    child.once('error', (error) => reject(new Error(`PgBouncer could not be started (${PGBOUNCER_BIN}): ${error.message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`)));
-    child.once('exit', (code, signal) => reject(new Error(`PgBouncer exited (${code ?? signal}) before accepting connections:\n${text}`)));
+    child.once('error', (error) =>
+      reject(
+        new Error(
+          `PgBouncer could not be started (${PGBOUNCER_BIN}): ${error.message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`,
+        ),
+      ),
+    );
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(`PgBouncer exited (${code ?? signal}) before accepting connections:\n${text}`),
+      ),
+    );
   });
   const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
   const ready = (async () => {
@@ -78,7 +92,10 @@ export async function startPgBouncer(): Promise<PgBouncer> {
         await client.query('SELECT 1');
         return;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`PgBouncer did not accept connections on port ${port} within 15 s: ${(error as Error).message}\n${text}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `PgBouncer did not accept connections on port ${port} within 15 s: ${(error as Error).message}\n${text}`,
+          );
       } finally {
         await client.end().catch(() => undefined);
       }
@@ -96,7 +113,8 @@ export async function startPgBouncer(): Promise<PgBouncer> {
       await client.connect();
       try {
         // The admin console speaks the simple protocol only.
-        return (await client.query({ text: `SHOW ${what}`, queryMode: 'simple' } as pg.QueryConfig)).rows as T[];
+        return (await client.query({ text: `SHOW ${what}`, queryMode: 'simple' } as pg.QueryConfig))
+          .rows as T[];
       } finally {
         await client.end().catch(() => undefined);
       }

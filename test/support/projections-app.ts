@@ -17,7 +17,10 @@ export interface ProjectionsAppOptions {
  * A user's Nest application with Ordinal and projections (OrdinalModule.forRoot) on the
  * suite's database, started as an application context.
  */
-export async function startProjectionsApp(databaseUrl: string, options: ProjectionsAppOptions = {}): Promise<INestApplicationContext> {
+export async function startProjectionsApp(
+  databaseUrl: string,
+  options: ProjectionsAppOptions = {},
+): Promise<INestApplicationContext> {
   @Module({
     imports: [
       OrdinalModule.forRoot({
@@ -33,7 +36,9 @@ export async function startProjectionsApp(databaseUrl: string, options: Projecti
     providers: options.providers ?? [],
   })
   class ProjectionsSuiteModule {}
-  const app = await NestFactory.createApplicationContext(ProjectionsSuiteModule, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false });
+  const app = await NestFactory.createApplicationContext(ProjectionsSuiteModule, {
+    logger: process.env.ORDINAL_TEST_LOGS ? undefined : false,
+  });
   await app.init();
   return app;
 }

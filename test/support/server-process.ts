@@ -24,7 +24,11 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
 }
 
 /** A built script of the repo in its own process, its output collected (servers, workers). */
-export function spawnScript(script: string, env: Record<string, string>, outputTimeoutMs = 20_000): ServerProcess {
+export function spawnScript(
+  script: string,
+  env: Record<string, string>,
+  outputTimeoutMs = 20_000,
+): ServerProcess {
   const child = spawn(process.execPath, [script], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -38,7 +42,9 @@ export function spawnScript(script: string, env: Record<string, string>, outputT
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   // 'close' comes after the last output: a waiter still unmatched then never will be.
   let closed = false;
   child.once('close', () => {
@@ -57,12 +63,19 @@ export function spawnScript(script: string, env: Record<string, string>, outputT
             waiters.delete(check);
             clearTimeout(timer);
             if (m) resolve(m[0]);
-            else reject(new Error(`The process exited (${child.exitCode ?? child.signalCode}) without output matching ${pattern}; output was:\n${text}`));
+            else
+              reject(
+                new Error(
+                  `The process exited (${child.exitCode ?? child.signalCode}) without output matching ${pattern}; output was:\n${text}`,
+                ),
+              );
           }
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`No output matching ${pattern} within ${timeoutMs} ms; output was:\n${text}`));
+          reject(
+            new Error(`No output matching ${pattern} within ${timeoutMs} ms; output was:\n${text}`),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

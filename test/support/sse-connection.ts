@@ -34,9 +34,15 @@ export class SseConnection {
   }
 
   /** Opens `path`; resolves once the status line and headers arrived. */
-  static open(baseUrl: string, path: string, headers: Record<string, string>): Promise<SseConnection> {
+  static open(
+    baseUrl: string,
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<SseConnection> {
     return new Promise((resolve, reject) => {
-      const request = http.get(new URL(path, baseUrl), { headers }, (response) => resolve(new SseConnection(request, response)));
+      const request = http.get(new URL(path, baseUrl), { headers }, (response) =>
+        resolve(new SseConnection(request, response)),
+      );
       request.on('error', reject);
     });
   }
@@ -76,7 +82,11 @@ export class SseConnection {
   }
 
   /** Waits (event-driven) until `check` holds; fails after the deadline. */
-  waitFor(check: () => boolean, timeoutMs = 10_000, what = 'a condition on the stream'): Promise<void> {
+  waitFor(
+    check: () => boolean,
+    timeoutMs = 10_000,
+    what = 'a condition on the stream',
+  ): Promise<void> {
     if (check()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const waiter = () => {
@@ -88,7 +98,11 @@ export class SseConnection {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
         const last = this.events.at(-1);
-        reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${what}; ${this.events.length} events, last ${JSON.stringify(last)?.slice(0, 200)}, ended=${this.ended}`));
+        reject(
+          new Error(
+            `Timed out after ${timeoutMs} ms waiting for ${what}; ${this.events.length} events, last ${JSON.stringify(last)?.slice(0, 200)}, ended=${this.ended}`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(waiter);
     });

@@ -6,7 +6,10 @@ export interface TestDatabase {
   name: string;
   url: string;
   /** Runs SQL on the suite's database (a short-lived connection each call). */
-  query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<R[]>;
   /** Runs SQL on the server's maintenance database (to kill or lock out this database's sessions). */
   admin(text: string, values?: unknown[]): Promise<Record<string, unknown>[]>;
   drop(): Promise<void>;

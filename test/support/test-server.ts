@@ -14,10 +14,22 @@ export interface TestServer {
 }
 
 /** Starts the real server (real PostgreSQL) with the given environment on top of the suite's database. */
-export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<TestServer> {
   // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
-  const config = loadConfig({ ORDINAL_ENV: 'development', DATABASE_URL: databaseUrl, PORT: '0', AMQP_URL: '', ...env });
-  const app = await createApp(config, { logger: process.env.ORDINAL_TEST_LOGS ? undefined : false, openApiUi: false });
+  const config = loadConfig({
+    ORDINAL_ENV: 'development',
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    AMQP_URL: '',
+    ...env,
+  });
+  const app = await createApp(config, {
+    logger: process.env.ORDINAL_TEST_LOGS ? undefined : false,
+    openApiUi: false,
+  });
   await listen(app, 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {
@@ -61,7 +73,8 @@ export function rawHttp(
   headers: Record<string, string> = DEV_AUTH,
   { fresh = false }: { fresh?: boolean } = {},
 ): Promise<HttpResponse> {
-  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  const payload =
+    body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -71,7 +84,14 @@ export function rawHttp(
         port: url.port,
         path: url.pathname + url.search,
         method,
-        headers: payload === undefined ? headers : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+        headers:
+          payload === undefined
+            ? headers
+            : {
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(payload),
+                ...headers,
+              },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -87,7 +107,8 @@ export function rawHttp(
           }
           const responseHeaders = new Headers();
           for (const [name, value] of Object.entries(res.headers)) {
-            if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+            if (value !== undefined)
+              responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
           }
           resolve({ status: res.statusCode ?? 0, body: parsed, headers: responseHeaders });
         });
@@ -99,12 +120,17 @@ export function rawHttp(
 }
 
 /** Polls until `check` returns a value, or fails after the deadline. */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -26,7 +26,11 @@ import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
 import { StreamTickets } from './auth/stream-tickets.service.js';
-import { DeadLetters, DeadLettersController, InterfaceRewindController } from './operations/index.js';
+import {
+  DeadLetters,
+  DeadLettersController,
+  InterfaceRewindController,
+} from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
@@ -36,18 +40,37 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [() => ({ ordinal: config })] }),
+        ConfigModule.forRoot({
+          isGlobal: true,
+          ignoreEnvFile: true,
+          load: [() => ({ ordinal: config })],
+        }),
         // The same OrdinalModule a service imports: the DataSource, the log, aggregates,
         // subscriptions and projections, and the migrations, from the configuration loaded above.
         OrdinalModule.forRootAsync({
           inject: [ConfigService],
-          useFactory: (configService: ConfigService) => ordinalOptionsFrom(configService.getOrThrow<OrdinalConfig>('ordinal')),
+          useFactory: (configService: ConfigService) =>
+            ordinalOptionsFrom(configService.getOrThrow<OrdinalConfig>('ordinal')),
           cqrs: false,
         }),
         // AMQP input and push interfaces only when AMQP_URL is set (development defaults it).
         ...(config.amqpUrl ? [AmqpModule.forRoot(amqpOptionsFrom(config))] : []),
       ],
-      controllers: [IngestController, ImportController, EventsController, HealthController, MetricsController, StreamsController, EventsStreamController, DebugConsoleController, InterfacesController, ProjectionsController, InterfaceRewindController, DeadLettersController, ConsoleController],
+      controllers: [
+        IngestController,
+        ImportController,
+        EventsController,
+        HealthController,
+        MetricsController,
+        StreamsController,
+        EventsStreamController,
+        DebugConsoleController,
+        InterfacesController,
+        ProjectionsController,
+        InterfaceRewindController,
+        DeadLettersController,
+        ConsoleController,
+      ],
       providers: [
         { provide: ORDINAL_CONFIG, useValue: config },
         { provide: APP_GUARD, useClass: AuthGuard },

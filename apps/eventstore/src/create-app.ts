@@ -20,16 +20,26 @@ export interface CreateAppOptions {
 }
 
 export function createLogger(config: OrdinalConfig): LoggerService {
-  return new ConsoleLogger({ json: config.logFormat === 'json', colors: config.logFormat === 'text' && process.stdout.isTTY });
+  return new ConsoleLogger({
+    json: config.logFormat === 'json',
+    colors: config.logFormat === 'text' && process.stdout.isTTY,
+  });
 }
 
 /**
  * Builds the server (Fastify underneath, for its request-path speed) without listening:
  * main.ts and the end-to-end tests share it.
  */
-export async function createApp(config: OrdinalConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+export async function createApp(
+  config: OrdinalConfig,
+  options: CreateAppOptions = {},
+): Promise<NestFastifyApplication> {
   // maxParamLength: stream ids (up to 200 characters) must reach validation for a 400, not Fastify's 414 at 100.
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, routerOptions: { maxParamLength: 1000 } });
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyLimitBytes,
+    logger: false,
+    routerOptions: { maxParamLength: 1000 },
+  });
   // Before Nest adds the routes, so every one is recorded.
   registerMethodNotAllowed(adapter.getInstance());
   registerBodyTimeout(adapter.getInstance(), config.bodyTimeoutMs);
@@ -51,7 +61,9 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
   fastify.addContentTypeParser(NDJSON, (_request, payload, done) => done(null, payload));
   fastify.addContentTypeParser('*', (request, _payload, done) => {
     const type = request.headers['content-type'];
-    const error = new Error(`Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`);
+    const error = new Error(
+      `Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`,
+    );
     done(Object.assign(error, { statusCode: 415, code: 'unsupported_media_type' }), undefined);
   });
   const document = SwaggerModule.createDocument(
@@ -65,12 +77,26 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
       )
       .setVersion('0.1.0')
       // An opaque API token (ORDINAL_TOKENS), not a JWT.
-      .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: 'An API token from ORDINAL_TOKENS (`name:secret:scopes`); send `Authorization: Bearer <secret>`' })
-      .addSecurity('ticket', { type: 'apiKey', in: 'query', name: 'ticket', description: 'A short-lived, single-use stream ticket from POST /api/events/stream-ticket (the stream only)' })
+      .addSecurity('bearer', {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'An API token from ORDINAL_TOKENS (`name:secret:scopes`); send `Authorization: Bearer <secret>`',
+      })
+      .addSecurity('ticket', {
+        type: 'apiKey',
+        in: 'query',
+        name: 'ticket',
+        description:
+          'A short-lived, single-use stream ticket from POST /api/events/stream-ticket (the stream only)',
+      })
       .setExternalDoc('Debug console (live messages)', '/debug/events')
       .build(),
   );
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', ui: options.openApiUi ?? true });
+  SwaggerModule.setup('api/docs', app, document, {
+    jsonDocumentUrl: 'api/docs-json',
+    ui: options.openApiUi ?? true,
+  });
   return app;
 }
 
@@ -78,7 +104,11 @@ export async function createApp(config: OrdinalConfig, options: CreateAppOptions
  * Listens, then waits for the StartMarker, which the log writes once the HTTP server is
  * listening (a start that fails, on a port in use say, writes none). main.ts and the tests share it.
  */
-export async function listen(app: NestFastifyApplication, port: number, host: string): Promise<void> {
+export async function listen(
+  app: NestFastifyApplication,
+  port: number,
+  host: string,
+): Promise<void> {
   await app.listen(port, host);
   await app.get(LogLifecycle).whenStarted();
 }

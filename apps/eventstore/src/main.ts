@@ -12,7 +12,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   for (const note of services.notes) logger.log(note, 'Bootstrap');
   const { created } = await prepareDatabase(config.databaseUrl, config.createDatabase, config.role);
-  if (created) logger.log(`Created database for ${new URL(config.databaseUrl).pathname.slice(1)}`, 'Bootstrap');
+  if (created)
+    logger.log(
+      `Created database for ${new URL(config.databaseUrl).pathname.slice(1)}`,
+      'Bootstrap',
+    );
   const app = await createApp(config, { logger });
   if (embedded) {
     // The embedded database closes after the server (PGlite writes its data out on close).
@@ -29,14 +33,22 @@ async function main(): Promise<void> {
   }
   await listen(app, config.port, config.host);
   const log = new Logger('Bootstrap');
-  log.log(`Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: http://localhost:${config.port}/console`);
+  log.log(
+    `Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: http://localhost:${config.port}/console`,
+  );
   if (config.env === 'development') {
-    log.log(`Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`);
+    log.log(
+      `Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`,
+    );
   }
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DatabaseUnreachableError || error instanceof EmbeddedPostgresError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DatabaseUnreachableError ||
+    error instanceof EmbeddedPostgresError
+  ) {
     console.error(`Ordinal cannot start: ${error.message}`);
   } else {
     console.error('Ordinal failed to start:', error);

@@ -1,5 +1,9 @@
 import { Module } from '@nestjs/common';
-import { AMQP_MODULE_OPTIONS, AMQP_RAW_OPTIONS, AmqpConfigurableModule } from './amqp.module-definition.js';
+import {
+  AMQP_MODULE_OPTIONS,
+  AMQP_RAW_OPTIONS,
+  AmqpConfigurableModule,
+} from './amqp.module-definition.js';
 import { resolveAmqpOptions, type AmqpModuleOptions } from './amqp-options.js';
 import { AmqpConnection } from './connection/amqp-connection.service.js';
 import { InputConsumer } from './input/input-consumer.service.js';
@@ -14,8 +18,17 @@ import { AmqpLifecycle } from './amqp-lifecycle.service.js';
  */
 @Module({
   providers: [
-    { provide: AMQP_MODULE_OPTIONS, useFactory: (options: AmqpModuleOptions) => resolveAmqpOptions(options), inject: [AMQP_RAW_OPTIONS] },
-    AmqpConnection, InputConsumer, BookmarkStore, PushInterfaces, AmqpLifecycle],
+    {
+      provide: AMQP_MODULE_OPTIONS,
+      useFactory: (options: AmqpModuleOptions) => resolveAmqpOptions(options),
+      inject: [AMQP_RAW_OPTIONS],
+    },
+    AmqpConnection,
+    InputConsumer,
+    BookmarkStore,
+    PushInterfaces,
+    AmqpLifecycle,
+  ],
   exports: [AmqpConnection, InputConsumer, PushInterfaces, BookmarkStore],
 })
 export class AmqpModule extends AmqpConfigurableModule {}

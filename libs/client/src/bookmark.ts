@@ -26,7 +26,8 @@ export function fileBookmark(path: string): Bookmark {
         throw error;
       }
       const index = Number(text.trim() || '0');
-      if (!Number.isSafeInteger(index) || index < 0) throw new Error(`Bookmark file ${path} does not hold an index: '${text.trim()}'`);
+      if (!Number.isSafeInteger(index) || index < 0)
+        throw new Error(`Bookmark file ${path} does not hold an index: '${text.trim()}'`);
       return index;
     },
     async save(index) {
@@ -38,7 +39,10 @@ export function fileBookmark(path: string): Bookmark {
 }
 
 /** A bookmark kept by your own code (e.g. a row in your database, in your transaction). */
-export function callbackBookmark(callbacks: { load: () => Promise<number> | number; save: (index: number) => Promise<void> | void }): Bookmark {
+export function callbackBookmark(callbacks: {
+  load: () => Promise<number> | number;
+  save: (index: number) => Promise<void> | void;
+}): Bookmark {
   return {
     load: async () => (await callbacks.load()) ?? 0,
     save: async (index) => {

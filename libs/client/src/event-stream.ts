@@ -37,11 +37,19 @@ function decode(event: string, data: string): StreamEvent | null {
     case 'late-message':
       return { event: 'late-message', message: parsed.message as OrdinalMessage };
     case 'connected':
-      return { event: 'connected', startIndex: parsed.startIndex as number, headIndex: parsed.headIndex as number };
+      return {
+        event: 'connected',
+        startIndex: parsed.startIndex as number,
+        headIndex: parsed.headIndex as number,
+      };
     case 'heartbeat':
       return { event: 'heartbeat', headIndex: parsed.headIndex as number | undefined };
     case 'stream-ended':
-      return { event: 'stream-ended', endIndex: parsed.endIndex as number, lastIndex: (parsed.lastIndex as number | null) ?? null };
+      return {
+        event: 'stream-ended',
+        endIndex: parsed.endIndex as number,
+        lastIndex: (parsed.lastIndex as number | null) ?? null,
+      };
     default:
       return null;
   }
@@ -66,11 +74,17 @@ export async function* openEventStream(
   let idle: ReturnType<typeof setTimeout> | undefined;
   const arm = () => {
     clearTimeout(idle);
-    idle = setTimeout(() => abort.abort(new Error(`No data for ${idleMs} ms; reconnecting`)), idleMs);
+    idle = setTimeout(
+      () => abort.abort(new Error(`No data for ${idleMs} ms; reconnecting`)),
+      idleMs,
+    );
   };
   try {
     arm();
-    const response = await fetchImpl(`${url}?${streamQuery(options)}`, { headers: { ...headers, accept: 'text/event-stream' }, signal: abort.signal });
+    const response = await fetchImpl(`${url}?${streamQuery(options)}`, {
+      headers: { ...headers, accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
     if (!response.ok || !response.body) {
       const text = await response.text().catch(() => '');
       let body: unknown = text;
@@ -80,7 +94,11 @@ export async function* openEventStream(
         /* not JSON */
       }
       const message = (body as { message?: string })?.message ?? response.statusText;
-      throw new OrdinalHttpError(response.status, body, `Stream refused (${response.status}): ${message}`);
+      throw new OrdinalHttpError(
+        response.status,
+        body,
+        `Stream refused (${response.status}): ${message}`,
+      );
     }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();

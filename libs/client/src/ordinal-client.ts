@@ -1,4 +1,13 @@
-import type { ImportResult, LogPage, OrdinalMessage, PublishMessage, PublishOptions, PublishResult, ReadOptions, StreamEvent } from './client-types.js';
+import type {
+  ImportResult,
+  LogPage,
+  OrdinalMessage,
+  PublishMessage,
+  PublishOptions,
+  PublishResult,
+  ReadOptions,
+  StreamEvent,
+} from './client-types.js';
 import { openEventStream, type StreamOptions } from './event-stream.js';
 import { OrdinalHttpError } from './ordinal-http.error.js';
 import { PullConsumer, type ConsumeOptions } from './pull-consumer.js';
@@ -30,17 +39,31 @@ export class OrdinalClient {
 
   /** Publishes one message. */
   async publish(message: PublishMessage, options: PublishOptions = {}): Promise<PublishResult> {
-    const { status, body } = await this.request('PUT', '/api/events/message', message, traceHeaders(options));
+    const { status, body } = await this.request(
+      'PUT',
+      '/api/events/message',
+      message,
+      traceHeaders(options),
+    );
     if (status === 202) return { status: 'duplicate', contentHash: body.contentHash };
     return { status: status === 200 ? 'repeat' : 'created', message: body as OrdinalMessage };
   }
 
   /** Publishes up to 1,000 messages atomically, with contiguous indices. */
-  async publishBatch(messages: PublishMessage[], options: PublishOptions = {}): Promise<PublishResult[]> {
-    const { body } = await this.request('POST', '/api/events/messages', { messages }, traceHeaders(options));
+  async publishBatch(
+    messages: PublishMessage[],
+    options: PublishOptions = {},
+  ): Promise<PublishResult[]> {
+    const { body } = await this.request(
+      'POST',
+      '/api/events/messages',
+      { messages },
+      traceHeaders(options),
+    );
     return (body.messages as Array<Record<string, unknown>>).map((entry) => {
       const { status, ...rest } = entry;
-      if (status === 'duplicate') return { status: 'duplicate', contentHash: rest.contentHash as string };
+      if (status === 'duplicate')
+        return { status: 'duplicate', contentHash: rest.contentHash as string };
       return { status: status as 'created' | 'repeat', message: rest as unknown as OrdinalMessage };
     });
   }
@@ -51,7 +74,9 @@ export class OrdinalClient {
    * in one transaction as one contiguous range, or not at all (a 400 naming the line). A
    * stream is sent as it is read, never buffered whole.
    */
-  async importNdjson(body: string | Uint8Array | ReadableStream<Uint8Array>): Promise<ImportResult> {
+  async importNdjson(
+    body: string | Uint8Array | ReadableStream<Uint8Array>,
+  ): Promise<ImportResult> {
     const response = await this.fetchImpl(this.baseUrl + '/api/events/import', {
       method: 'POST',
       headers: { ...this.headers, 'content-type': 'application/x-ndjson' },
@@ -65,13 +90,21 @@ export class OrdinalClient {
     } catch {
       /* keep the text */
     }
-    if (!response.ok) throw new OrdinalHttpError(response.status, parsed, `POST /api/events/import failed (${response.status}): ${parsed?.message ?? response.statusText}`);
+    if (!response.ok)
+      throw new OrdinalHttpError(
+        response.status,
+        parsed,
+        `POST /api/events/import failed (${response.status}): ${parsed?.message ?? response.statusText}`,
+      );
     return parsed as ImportResult;
   }
 
   /** One page of the log from `fromIndex`; continue from `nextIndex`. */
   async page(options: ReadOptions & { fromIndex?: number; limit?: number } = {}): Promise<LogPage> {
-    const params = new URLSearchParams({ fromIndex: String(options.fromIndex ?? 1), limit: String(options.limit ?? 100) });
+    const params = new URLSearchParams({
+      fromIndex: String(options.fromIndex ?? 1),
+      limit: String(options.limit ?? 100),
+    });
     if (options.types && options.types.length > 0) params.set('types', options.types.join(','));
     if (options.correlationId !== undefined) params.set('correlationId', options.correlationId);
     if (options.shard) {
@@ -98,7 +131,12 @@ export class OrdinalClient {
 
   /** One stream connection's events (no reconnection; see `consume` for that). */
   stream(options: StreamOptions = {}): AsyncGenerator<StreamEvent> {
-    return openEventStream(`${this.baseUrl}/api/events/stream`, this.headers, options, this.fetchImpl);
+    return openEventStream(
+      `${this.baseUrl}/api/events/stream`,
+      this.headers,
+      options,
+      this.fetchImpl,
+    );
   }
 
   /** Starts a pull consumer: bookmark, handler, reconnection with back-off. */
@@ -110,10 +148,18 @@ export class OrdinalClient {
    * One authenticated JSON request to any route (operations use it: projections, interfaces,
    * dead letters). Throws OrdinalHttpError for an error status; network errors as fetch throws them.
    */
-  async request(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<{ status: number; body: any }> {
     const response = await this.fetchImpl(this.baseUrl + path, {
       method,
-      headers: body === undefined ? { ...this.headers, ...extraHeaders } : { ...this.headers, ...extraHeaders, 'content-type': 'application/json' },
+      headers:
+        body === undefined
+          ? { ...this.headers, ...extraHeaders }
+          : { ...this.headers, ...extraHeaders, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -124,7 +170,11 @@ export class OrdinalClient {
       /* keep the text */
     }
     if (!response.ok) {
-      throw new OrdinalHttpError(response.status, parsed, `${method} ${path} failed (${response.status}): ${parsed?.message ?? response.statusText}`);
+      throw new OrdinalHttpError(
+        response.status,
+        parsed,
+        `${method} ${path} failed (${response.status}): ${parsed?.message ?? response.statusText}`,
+      );
     }
     return { status: response.status, body: parsed };
   }

@@ -108,7 +108,10 @@ export class PullConsumer {
         const ended = await this.connection(abort.signal, () => (attempt = 0));
         if (ended) return;
         if (this.stopped) return;
-        this.options.onError?.(new Error('The stream closed; reconnecting from the bookmark'), attempt);
+        this.options.onError?.(
+          new Error('The stream closed; reconnecting from the bookmark'),
+          attempt,
+        );
       } catch (error) {
         if (this.stopped) return;
         if (!isRetryable(error)) throw error;
@@ -123,7 +126,14 @@ export class PullConsumer {
   /** One connection; true when the stream ended at `endIndex`. */
   private async connection(signal: AbortSignal, onConnected: () => void): Promise<boolean> {
     const { types, endIndex, shard, idleTimeoutMs } = this.options;
-    const events = this.source.stream({ startIndex: this.saved + 1, endIndex, types, shard, signal, idleTimeoutMs });
+    const events = this.source.stream({
+      startIndex: this.saved + 1,
+      endIndex,
+      types,
+      shard,
+      signal,
+      idleTimeoutMs,
+    });
     for await (const event of events) {
       if (event.event === 'connected') {
         this.headIndex = event.headIndex;
@@ -133,12 +143,24 @@ export class PullConsumer {
       } else if (event.event === 'message') {
         const index = event.message.id;
         if (index <= this.saved) continue;
-        await this.options.handler(event.message, { index, caughtUp: index > (this.liveAfter ?? 0), headIndex: this.headIndex, late: false, ...lineageOf(event.message) });
+        await this.options.handler(event.message, {
+          index,
+          caughtUp: index > (this.liveAfter ?? 0),
+          headIndex: this.headIndex,
+          late: false,
+          ...lineageOf(event.message),
+        });
         await this.options.bookmark.save(index);
         this.saved = index;
         if (this.stopped) return false;
       } else if (event.event === 'late-message') {
-        await this.options.handler(event.message, { index: event.message.id, caughtUp: true, headIndex: this.headIndex, late: true, ...lineageOf(event.message) });
+        await this.options.handler(event.message, {
+          index: event.message.id,
+          caughtUp: true,
+          headIndex: this.headIndex,
+          late: true,
+          ...lineageOf(event.message),
+        });
         if (this.stopped) return false;
       } else if (event.event === 'stream-ended') {
         if (event.endIndex > this.saved) {
@@ -166,7 +188,17 @@ export class PullConsumer {
 }
 
 /** The ids a handler's context carries for `message`. */
-function lineageOf(message: OrdinalMessage): Pick<MessageContext, 'correlationId' | 'causationId' | 'traceparent' | 'causedBy'> {
-  const causedBy = { correlationId: message.correlationId ?? String(message.id), causationId: String(message.id) };
-  return { correlationId: message.correlationId, causationId: message.causationId, traceparent: message.traceparent, causedBy };
+function lineageOf(
+  message: OrdinalMessage,
+): Pick<MessageContext, 'correlationId' | 'causationId' | 'traceparent' | 'causedBy'> {
+  const causedBy = {
+    correlationId: message.correlationId ?? String(message.id),
+    causationId: String(message.id),
+  };
+  return {
+    correlationId: message.correlationId,
+    causationId: message.causationId,
+    traceparent: message.traceparent,
+    causedBy,
+  };
 }

@@ -10,12 +10,15 @@ describe('the client shard function is the server one (L9)', () => {
     const inputs = ['', 'customer-1', 'system'];
     for (let i = 0; i < 2000; i++) {
       const length = Math.floor(random() * 41);
-      inputs.push(Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
+      inputs.push(
+        Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''),
+      );
     }
     // Then the client and the server agree on every one
     for (const input of inputs) {
       expect(murmur3_32(input)).toBe(server.murmur3_32(input));
-      for (const count of [1, 2, 3, 7, 64]) expect(shardOf(input, count)).toBe(server.shardOf(input, count));
+      for (const count of [1, 2, 3, 7, 64])
+        expect(shardOf(input, count)).toBe(server.shardOf(input, count));
     }
     expect(shardOf(null, 5)).toBe(server.shardOf(null, 5));
   });

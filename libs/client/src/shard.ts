@@ -46,7 +46,8 @@ export function murmur3_32(text: string, seed = 0): number {
 
 /** The shard of a user among `count`: floorMod(murmur3_32(userId ?? ''), count). */
 export function shardOf(userId: string | null | undefined, count: number): number {
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`Shard count must be a positive integer, got ${count}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new RangeError(`Shard count must be a positive integer, got ${count}`);
   const h = murmur3_32(userId ?? '', 0);
   return ((h % count) + count) % count;
 }

@@ -3,7 +3,8 @@ import { SseParser } from './sse-parser.js';
 describe('SseParser', () => {
   it('parses events split anywhere across chunks, with LF, CRLF and CR line ends', () => {
     // Given a stream of three events with comments and mixed line ends
-    const text = ': hello\nevent: connected\ndata: {"a":1}\n\r\nevent: message\r\nid: 7\r\ndata: {"m":\r\ndata: 2}\r\n\r\nevent: heartbeat\rdata: {}\r\r: more\n';
+    const text =
+      ': hello\nevent: connected\ndata: {"a":1}\n\r\nevent: message\r\nid: 7\r\ndata: {"m":\r\ndata: 2}\r\n\r\nevent: heartbeat\rdata: {}\r\r: more\n';
     // When it arrives one character at a time
     const parser = new SseParser();
     const events = [...text].flatMap((c) => parser.push(c));
@@ -17,6 +18,8 @@ describe('SseParser', () => {
 
   it('defaults the event name to message and skips blocks without data', () => {
     const parser = new SseParser();
-    expect(parser.push('event: nothing\n\ndata:x\n\n')).toEqual([{ event: 'message', id: undefined, data: 'x' }]);
+    expect(parser.push('event: nothing\n\ndata:x\n\n')).toEqual([
+      { event: 'message', id: undefined, data: 'x' },
+    ]);
   });
 });

@@ -15,7 +15,9 @@ export interface EventSourcingOptions {
 export type ResolvedEventSourcingOptions = Required<EventSourcingOptions>;
 
 /** Applies the defaults, in this one place. */
-export function resolveEventSourcingOptions(options: EventSourcingOptions = {}): ResolvedEventSourcingOptions {
+export function resolveEventSourcingOptions(
+  options: EventSourcingOptions = {},
+): ResolvedEventSourcingOptions {
   return {
     readPageSize: options.readPageSize ?? 1000,
     migrate: options.migrate ?? true,

@@ -7,5 +7,8 @@ export const {
   MODULE_OPTIONS_TOKEN: EVENT_SOURCING_RAW_OPTIONS,
 } = new ConfigurableModuleBuilder<EventSourcingOptions>()
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();

@@ -2,8 +2,15 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventBus } from '@nestjs/cqrs';
 import { EVENT_SOURCING_OPTIONS } from './event-sourcing.constants.js';
-import { EVENT_SOURCING_RAW_OPTIONS, EventSourcingConfigurableModule } from './event-sourcing.module-definition.js';
-import { resolveEventSourcingOptions, type EventSourcingOptions, type ResolvedEventSourcingOptions } from './event-sourcing-options.js';
+import {
+  EVENT_SOURCING_RAW_OPTIONS,
+  EventSourcingConfigurableModule,
+} from './event-sourcing.module-definition.js';
+import {
+  resolveEventSourcingOptions,
+  type EventSourcingOptions,
+  type ResolvedEventSourcingOptions,
+} from './event-sourcing-options.js';
 import { EventSourcingLifecycle } from './event-sourcing-lifecycle.service.js';
 import { StreamStore } from './streams/stream-store.service.js';
 import { UpcasterRegistry } from './upcasting/upcaster-registry.service.js';
@@ -22,7 +29,11 @@ import type { AggregateRoot } from './aggregates/aggregate-root.js';
 @Module({
   imports: [DiscoveryModule],
   providers: [
-    { provide: EVENT_SOURCING_OPTIONS, useFactory: (options: EventSourcingOptions) => resolveEventSourcingOptions(options), inject: [EVENT_SOURCING_RAW_OPTIONS] },
+    {
+      provide: EVENT_SOURCING_OPTIONS,
+      useFactory: (options: EventSourcingOptions) => resolveEventSourcingOptions(options),
+      inject: [EVENT_SOURCING_RAW_OPTIONS],
+    },
     StreamStore,
     UpcasterRegistry,
     UpcasterExplorer,
@@ -35,12 +46,30 @@ export class EventSourcingModule extends EventSourcingConfigurableModule {
    * Repositories of the given aggregate classes (each decorated with `@Aggregate`). Upcaster
    * classes listed in `upcasters` become providers of this module and are discovered.
    */
-  static forFeature(aggregates: AggregateClass<AggregateRoot>[], upcasters: Provider[] = []): DynamicModule {
+  static forFeature(
+    aggregates: AggregateClass<AggregateRoot>[],
+    upcasters: Provider[] = [],
+  ): DynamicModule {
     const repositories: Provider[] = aggregates.map((aggregate) => ({
       provide: aggregateRepositoryToken(aggregate),
-      useFactory: (store: StreamStore, registry: UpcasterRegistry, options: ResolvedEventSourcingOptions, eventBus?: EventBus) =>
-        new AggregateRepository(aggregate, store, registry, options.publishEvents ? (eventBus ?? null) : null),
-      inject: [StreamStore, UpcasterRegistry, EVENT_SOURCING_OPTIONS, { token: EventBus, optional: true }],
+      useFactory: (
+        store: StreamStore,
+        registry: UpcasterRegistry,
+        options: ResolvedEventSourcingOptions,
+        eventBus?: EventBus,
+      ) =>
+        new AggregateRepository(
+          aggregate,
+          store,
+          registry,
+          options.publishEvents ? (eventBus ?? null) : null,
+        ),
+      inject: [
+        StreamStore,
+        UpcasterRegistry,
+        EVENT_SOURCING_OPTIONS,
+        { token: EventBus, optional: true },
+      ],
     }));
     return {
       module: EventSourcingFeatureModule,

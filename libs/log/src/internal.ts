@@ -13,12 +13,45 @@ export { compileFilter } from './router/feed-filter.js';
 export * from './row-mapper.js';
 export * from './content-hash.js';
 export * from './jsonb-text.js';
-export { JSON_LIMITS, jsonValueProblem, toStorableJson, jsonbKeyOrder, type JsonProblem, type StorableJson } from './writer/json-rules.js';
+export {
+  JSON_LIMITS,
+  jsonValueProblem,
+  toStorableJson,
+  jsonbKeyOrder,
+  type JsonProblem,
+  type StorableJson,
+} from './writer/json-rules.js';
 export { inexactNumberIn } from './writer/exact-numbers.js';
-export { execute, readOpenSkipped, copyImportRows, importRowText, IMPORT_COLUMN_NAMES, type ImportRow, type SqlQuery, type SqlRunner, type ReadFilter } from './sql/index.js';
+export {
+  execute,
+  readOpenSkipped,
+  copyImportRows,
+  importRowText,
+  IMPORT_COLUMN_NAMES,
+  type ImportRow,
+  type SqlQuery,
+  type SqlRunner,
+  type ReadFilter,
+} from './sql/index.js';
 export { LateTracker } from './late/late-tracker.js';
-export { runMigrations, type MigrationClass, type RunMigrationsOptions } from './schema/run-migrations.js';
+export {
+  runMigrations,
+  type MigrationClass,
+  type RunMigrationsOptions,
+} from './schema/run-migrations.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';
 export { MigrationSet } from './schema/migration-set.js';
-export { ConsumerOwnership, Lease, ownershipTimings, planGroup, OWNERSHIP_TABLES, OWNERSHIP_MIGRATIONS, type OwnedConsumer, type OwnershipTimings, type ConsumerLeaseRow, type GroupPlan, type GroupView } from './ownership/index.js';
+export {
+  ConsumerOwnership,
+  Lease,
+  ownershipTimings,
+  planGroup,
+  OWNERSHIP_TABLES,
+  OWNERSHIP_MIGRATIONS,
+  type OwnedConsumer,
+  type OwnershipTimings,
+  type ConsumerLeaseRow,
+  type GroupPlan,
+  type GroupView,
+} from './ownership/index.js';
 export { parseImportLine, MESSAGE_FIELD_RULES } from './import/import-line.js';

@@ -10,7 +10,8 @@ export function hasNulEscape(json: string | null | undefined): boolean {
   if (!json) return false;
   for (let at = json.indexOf(NUL_ESCAPE); at >= 0; at = json.indexOf(NUL_ESCAPE, at + 1)) {
     let backslashes = 0;
-    while (at - backslashes - 1 >= 0 && json.charCodeAt(at - backslashes - 1) === 92) backslashes += 1;
+    while (at - backslashes - 1 >= 0 && json.charCodeAt(at - backslashes - 1) === 92)
+      backslashes += 1;
     if (backslashes % 2 === 0) return true;
   }
   return false;

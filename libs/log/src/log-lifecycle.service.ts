@@ -1,4 +1,12 @@
-import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
@@ -32,7 +40,9 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
   private readonly logger = new Logger(LogLifecycle.name);
   private marker: StoredMessage | null = null;
   private resolveStarted!: (marker: StoredMessage | null) => void;
-  private readonly started = new Promise<StoredMessage | null>((resolve) => (this.resolveStarted = resolve));
+  private readonly started = new Promise<StoredMessage | null>(
+    (resolve) => (this.resolveStarted = resolve),
+  );
   private pending: { server: ListeningServer; listener: () => void } | null = null;
 
   constructor(
@@ -47,14 +57,21 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     const options = this.options;
     if (options.role === 'replica-reader') return this.checkReplicaSchema();
     if (options.migrate) {
-      const applied = await runMigrations(this.dataSource, this.migrations(), { lockTimeoutMs: options.migrationLockTimeoutMs });
+      const applied = await runMigrations(this.dataSource, this.migrations(), {
+        lockTimeoutMs: options.migrationLockTimeoutMs,
+      });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
     }
     await execute(this.dataSource.manager, alignPositions(options.ordering));
     if (options.duplicateWindow > 0) {
-      const rows = await execute<{ content_hash: string }>(this.dataSource.manager, latestHashes(options.duplicateWindow));
+      const rows = await execute<{ content_hash: string }>(
+        this.dataSource.manager,
+        latestHashes(options.duplicateWindow),
+      );
       this.writer.window.load(rows.map((r) => r.content_hash));
-      this.logger.log(`Duplicate window loaded ${rows.length} hashes (open for the next ${options.duplicateWindow} messages)`);
+      this.logger.log(
+        `Duplicate window loaded ${rows.length} hashes (open for the next ${options.duplicateWindow} messages)`,
+      );
     }
   }
 
@@ -67,26 +84,48 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     const known = this.migrations().map((m) => new m().name ?? m.name);
     let applied: Set<string>;
     try {
-      const rows = await execute<{ name: string }>(this.dataSource.manager, readAppliedMigrations());
+      const rows = await execute<{ name: string }>(
+        this.dataSource.manager,
+        readAppliedMigrations(),
+      );
       applied = new Set(rows.map((r) => r.name));
     } catch (error) {
-      throw new MigrationFailedError(`The replica's database has no Ordinal schema yet (${(error as Error).message}); start a primary instance on the primary database first: it runs the migrations, and they replicate`, { cause: error });
+      throw new MigrationFailedError(
+        `The replica's database has no Ordinal schema yet (${(error as Error).message}); start a primary instance on the primary database first: it runs the migrations, and they replicate`,
+        { cause: error },
+      );
     }
     const missing = known.filter((name) => !applied.has(name));
     if (missing.length > 0) {
-      throw new MigrationFailedError(`The replica's schema lacks migrations ${missing.join(', ')}; upgrade and start a primary instance first (replica readers never migrate)`);
+      throw new MigrationFailedError(
+        `The replica's schema lacks migrations ${missing.join(', ')}; upgrade and start a primary instance first (replica readers never migrate)`,
+      );
     }
-    this.logger.log(`Replica reader: schema has all ${known.length} migrations; no migrations, StartMarker or appends from this process`);
+    this.logger.log(
+      `Replica reader: schema has all ${known.length} migrations; no migrations, StartMarker or appends from this process`,
+    );
   }
 
   /** The log's migrations (consumer ownership's among them), then `options.migrations`, then those of every `MigrationSet` provider (each class once). */
   private migrations(): MigrationClass[] {
-    const contributed = this.discovery.getProviders().flatMap((wrapper) => (wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : []));
-    return [...new Set([...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...this.options.migrations, ...contributed])];
+    const contributed = this.discovery
+      .getProviders()
+      .flatMap((wrapper) =>
+        wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : [],
+      );
+    return [
+      ...new Set([
+        ...LOG_MIGRATIONS,
+        ...OWNERSHIP_MIGRATIONS,
+        ...this.options.migrations,
+        ...contributed,
+      ]),
+    ];
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.options.startMarker || this.options.role === 'replica-reader') return this.resolveStarted(null);
+    if (!this.options.startMarker || this.options.role === 'replica-reader')
+      return this.resolveStarted(null);
     const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as ListeningServer | undefined;
     if (server && typeof server.once === 'function' && !server.listening) {
       const listener = (): void => {
@@ -128,7 +167,12 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
         {
           messageType: START_MARKER_TYPE,
           userId: SYSTEM_USER,
-          body: { host: hostname(), pid: process.pid, startedAt: new Date().toISOString(), ...this.options.startMarkerBody },
+          body: {
+            host: hostname(),
+            pid: process.pid,
+            startedAt: new Date().toISOString(),
+            ...this.options.startMarkerBody,
+          },
         },
       ],
     });

@@ -7,7 +7,10 @@ export const {
   MODULE_OPTIONS_TOKEN: LOG_RAW_OPTIONS,
 } = new ConfigurableModuleBuilder<LogModuleOptions>()
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();
 
 /** Injection token of the resolved log options (`ResolvedLogOptions`): defaults applied once, here. */

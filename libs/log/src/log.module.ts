@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { LOG_MODULE_OPTIONS, LOG_RAW_OPTIONS, LogConfigurableModule } from './log.module-definition.js';
+import {
+  LOG_MODULE_OPTIONS,
+  LOG_RAW_OPTIONS,
+  LogConfigurableModule,
+} from './log.module-definition.js';
 import { resolveLogOptions, type LogModuleOptions } from './log-options.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { LogReader } from './reader/log-reader.service.js';
@@ -17,7 +21,11 @@ import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
 @Module({
   imports: [DiscoveryModule],
   providers: [
-    { provide: LOG_MODULE_OPTIONS, useFactory: (options: LogModuleOptions) => resolveLogOptions(options), inject: [LOG_RAW_OPTIONS] },
+    {
+      provide: LOG_MODULE_OPTIONS,
+      useFactory: (options: LogModuleOptions) => resolveLogOptions(options),
+      inject: [LOG_RAW_OPTIONS],
+    },
     LogWriter,
     LogReader,
     LogLifecycle,
@@ -28,6 +36,15 @@ import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
   ],
   // The resolved options are exported too: subscriptions and the server read the ordering and gap settings.
   // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through ./internal.
-  exports: [LogWriter, LogImporter, LogReader, LogLifecycle, LiveRouter, LogWatermark, ConsumerOwnership, LOG_MODULE_OPTIONS],
+  exports: [
+    LogWriter,
+    LogImporter,
+    LogReader,
+    LogLifecycle,
+    LiveRouter,
+    LogWatermark,
+    ConsumerOwnership,
+    LOG_MODULE_OPTIONS,
+  ],
 })
 export class LogModule extends LogConfigurableModule {}

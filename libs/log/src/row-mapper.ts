@@ -88,7 +88,10 @@ export class RenderedMessage implements StoredMessage {
   readonly userId: string | null;
   private fields: RenderedFields | null = null;
 
-  constructor(row: RenderedRow, readonly json: string = row.json) {
+  constructor(
+    row: RenderedRow,
+    readonly json: string = row.json,
+  ) {
     this.id = toPosition(row.index);
     this.messageType = row.message_type;
     this.userId = row.user_id;

@@ -17,9 +17,17 @@ class Poison {
   broken = true;
 }
 
-async function record(poison: Poison, projection: string, event: OrderPlaced, ctx: ProjectionContext): Promise<void> {
+async function record(
+  poison: Poison,
+  projection: string,
+  event: OrderPlaced,
+  ctx: ProjectionContext,
+): Promise<void> {
   if (event.orderId === 'poison' && poison.broken) throw new Error(`refusing ${event.orderId}`);
-  await ctx.manager.query('INSERT INTO policy_orders (projection, order_id, currency, index) VALUES ($1, $2, $3, $4)', [projection, event.orderId, event.currency, ctx.index]);
+  await ctx.manager.query(
+    'INSERT INTO policy_orders (projection, order_id, currency, index) VALUES ($1, $2, $3, $4)',
+    [projection, event.orderId, event.currency, ctx.index],
+  );
 }
 
 @Projection('policy-stop', { onError: { retries: 2, then: 'stop' } })
@@ -55,7 +63,11 @@ class ParkProjection {
   }
 }
 
-const placed = (orderId: string): NewMessage => ({ messageType: 'OrderPlaced', body: { orderId, amount: 1 }, schemaVersion: 1 });
+const placed = (orderId: string): NewMessage => ({
+  messageType: 'OrderPlaced',
+  body: { orderId, amount: 1 },
+  schemaVersion: 1,
+});
 
 describe('error policies: stop, skip, park (and replay after a fix, through the upcasters)', () => {
   let db: TestDatabase;
@@ -64,10 +76,20 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    await db.query('CREATE TABLE policy_orders (projection text NOT NULL, order_id text NOT NULL, currency text NOT NULL, index bigint NOT NULL)');
-    app = await startProjectionsApp(db.url, { providers: [Poison, StopProjection, SkipProjection, ParkProjection], eventSourcing: { upcasters: [orderPlacedV1] } });
+    await db.query(
+      'CREATE TABLE policy_orders (projection text NOT NULL, order_id text NOT NULL, currency text NOT NULL, index bigint NOT NULL)',
+    );
+    app = await startProjectionsApp(db.url, {
+      providers: [Poison, StopProjection, SkipProjection, ParkProjection],
+      eventSourcing: { upcasters: [orderPlacedV1] },
+    });
     // Given one batch with a good order, the poison (stored as v1, upcast on read) and another good one
-    const result = await app.get(LogWriter).append({ messages: [placed('a'), placed('poison'), placed('b')], skipDuplicateWindow: true });
+    const result = await app
+      .get(LogWriter)
+      .append({
+        messages: [placed('a'), placed('poison'), placed('b')],
+        skipDuplicateWindow: true,
+      });
     indices = result.entries.map((e) => (e.status === 'created' ? e.message.id : -1));
   });
   afterAll(async () => {
@@ -76,7 +98,13 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
   });
 
   const status = async (name: string) => (await app.get(SubscriptionsService).report(name))[0];
-  const orders = async (projection: string) => (await db.query<{ order_id: string; currency: string }>('SELECT order_id, currency FROM policy_orders WHERE projection = $1 ORDER BY index', [projection])).map((r) => `${r.order_id}:${r.currency}`);
+  const orders = async (projection: string) =>
+    (
+      await db.query<{ order_id: string; currency: string }>(
+        'SELECT order_id, currency FROM policy_orders WHERE projection = $1 ORDER BY index',
+        [projection],
+      )
+    ).map((r) => `${r.order_id}:${r.currency}`);
 
   it('skip: after the retries, the events around the poison commit and the checkpoint moves over it', async () => {
     await app.get(ProjectionsService).waitFor(SkipProjection, indices[2], 30_000);
@@ -92,15 +120,24 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
     expect(await orders('policy-park')).toEqual(['a:EUR', 'b:EUR']);
     expect(await status('policy-park')).toMatchObject({ state: 'running', parked: 1 });
     const [parked] = await app.get(ProjectionsService).listParked(ParkProjection);
-    expect(parked).toMatchObject({ consumer: 'policy-park', position: indices[1], messageType: 'OrderPlaced', attempts: 3 });
+    expect(parked).toMatchObject({
+      consumer: 'policy-park',
+      position: indices[1],
+      messageType: 'OrderPlaced',
+      attempts: 3,
+    });
     expect(parked.error).toContain('refusing poison');
   });
 
   it('stop: after the retries it stops with the error shown, applies nothing of the batch, and resumes after a fix', async () => {
-    const stopped = await waitFor(async () => {
-      const s = await status('policy-stop');
-      return s.state === 'stopped' ? s : null;
-    }, 30_000, 'the stop policy to stop');
+    const stopped = await waitFor(
+      async () => {
+        const s = await status('policy-stop');
+        return s.state === 'stopped' ? s : null;
+      },
+      30_000,
+      'the stop policy to stop',
+    );
     expect(stopped.position).toBeLessThan(indices[0]);
     expect(stopped.lastError).toContain('refusing poison');
     expect(await orders('policy-stop')).toEqual([]);
@@ -129,10 +166,14 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
     app.get(Poison).broken = true;
     await app.get(ProjectionsService).rebuild(ParkProjection);
     // Then the replay stops at the poison, parking nothing
-    const stopped = await waitFor(async () => {
-      const s = await status('policy-park');
-      return s.state === 'stopped' ? s : null;
-    }, 30_000, 'the rebuild to stop at the poison');
+    const stopped = await waitFor(
+      async () => {
+        const s = await status('policy-park');
+        return s.state === 'stopped' ? s : null;
+      },
+      30_000,
+      'the rebuild to stop at the poison',
+    );
     expect(stopped.parked).toBe(0);
     expect(stopped.lastError).toContain('refusing poison');
     // When fixed and resumed, the rebuild completes

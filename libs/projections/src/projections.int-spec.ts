@@ -5,14 +5,24 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/tes
 import { startProjectionsApp } from '../../../test/support/projections-app.js';
 import { waitFor } from '../../../test/support/test-server.js';
 import { ProjectionsService } from './projections.service.js';
-import { OrderCountProjection, OrderPlaced, OrderSummaryProjection, ProjectionProbe, READ_MODEL_DDL, orderPlacedV1 } from './test-projections.fixture.js';
+import {
+  OrderCountProjection,
+  OrderPlaced,
+  OrderSummaryProjection,
+  ProjectionProbe,
+  READ_MODEL_DDL,
+  orderPlacedV1,
+} from './test-projections.fixture.js';
 
 const placed = (orderId: string, amount: number, schemaVersion = 2): NewMessage => ({
   messageType: 'OrderPlaced',
   body: schemaVersion === 1 ? { orderId, amount } : { orderId, amount, currency: 'USD' },
   schemaVersion,
 });
-const cancelled = (orderId: string, fail = false): NewMessage => ({ messageType: 'OrderCancelled', body: { orderId, fail } });
+const cancelled = (orderId: string, fail = false): NewMessage => ({
+  messageType: 'OrderCancelled',
+  body: { orderId, fail },
+});
 
 describe('Projections (S7-S9) on a real database', () => {
   let db: TestDatabase;
@@ -20,7 +30,9 @@ describe('Projections (S7-S9) on a real database', () => {
 
   const start = async (withProjections = true) => {
     app = await startProjectionsApp(db.url, {
-      providers: withProjections ? [ProjectionProbe, OrderSummaryProjection, OrderCountProjection] : [],
+      providers: withProjections
+        ? [ProjectionProbe, OrderSummaryProjection, OrderCountProjection]
+        : [],
       eventSourcing: { upcasters: [orderPlacedV1] },
     });
     return app;
@@ -33,7 +45,10 @@ describe('Projections (S7-S9) on a real database', () => {
     const result = await app!.get(LogWriter).append({ messages, skipDuplicateWindow: true });
     return result.entries.map((e) => (e.status === 'created' ? e.message.id : -1));
   };
-  const summary = () => db.query<{ order_id: string; amount: number; currency: string }>('SELECT order_id, amount, currency FROM order_summary ORDER BY order_id');
+  const summary = () =>
+    db.query<{ order_id: string; amount: number; currency: string }>(
+      'SELECT order_id, amount, currency FROM order_summary ORDER BY order_id',
+    );
   const status = async (name: string) => (await app!.get(SubscriptionsService).report(name))[0];
 
   beforeEach(async () => {
@@ -56,10 +71,22 @@ describe('Projections (S7-S9) on a real database', () => {
     const projections = app!.get(ProjectionsService);
     await projections.waitFor(OrderSummaryProjection, before[1], 10_000);
     // Then the history is replay, the event is an upcast instance of its class
-    expect(probe.seen.map((s) => [s.index, s.isReplay])).toEqual([[before[0], true], [before[1], true]]);
+    expect(probe.seen.map((s) => [s.index, s.isReplay])).toEqual([
+      [before[0], true],
+      [before[1], true],
+    ]);
     expect(probe.seen[0].event).toBeInstanceOf(OrderPlaced);
-    expect(probe.seen[0].event).toEqual(Object.assign(Object.create(OrderPlaced.prototype), { orderId: 'o1', amount: 10, currency: 'EUR' }));
-    expect(await summary()).toEqual([{ order_id: 'o1', amount: 10, currency: 'EUR' }, { order_id: 'o2', amount: 20, currency: 'USD' }]);
+    expect(probe.seen[0].event).toEqual(
+      Object.assign(Object.create(OrderPlaced.prototype), {
+        orderId: 'o1',
+        amount: 10,
+        currency: 'EUR',
+      }),
+    );
+    expect(await summary()).toEqual([
+      { order_id: 'o1', amount: 10, currency: 'EUR' },
+      { order_id: 'o2', amount: 20, currency: 'USD' },
+    ]);
     // And a new event is live
     const [live] = await append([placed('o3', 30)]);
     await projections.waitFor('order-summary', live, 10_000);
@@ -72,9 +99,13 @@ describe('Projections (S7-S9) on a real database', () => {
     await start();
     await app!.get(ProjectionsService).waitFor('order-summary', meanwhile[1], 10_000);
     // Then they still count as live (the boundary was stored with the checkpoint), and the type-name handler applied the cancel
-    expect(app!.get(ProjectionProbe).seen.map((s) => [s.index, s.isReplay])).toEqual([[meanwhile[0], false]]);
+    expect(app!.get(ProjectionProbe).seen.map((s) => [s.index, s.isReplay])).toEqual([
+      [meanwhile[0], false],
+    ]);
     expect((await summary()).map((r) => r.order_id)).toEqual(['o2', 'o3', 'o4']);
-    const [row] = await db.query<{ position: string; live_from: string }>(`SELECT position, live_from FROM checkpoints WHERE name = 'order-summary'`);
+    const [row] = await db.query<{ position: string; live_from: string }>(
+      `SELECT position, live_from FROM checkpoints WHERE name = 'order-summary'`,
+    );
     expect([Number(row.position), Number(row.live_from)]).toEqual([meanwhile[1], before[1]]);
   });
 
@@ -84,20 +115,30 @@ describe('Projections (S7-S9) on a real database', () => {
     const probe = app!.get(ProjectionProbe);
     probe.broken = true;
     // When one batch holds a good event, the failing one and another good one
-    const [first, bad, last] = await append([placed('o1', 10), cancelled('o1', true), placed('o2', 20)]);
+    const [first, bad, last] = await append([
+      placed('o1', 10),
+      cancelled('o1', true),
+      placed('o2', 20),
+    ]);
     // Then the healthy projection gets everything
     await app!.get(ProjectionsService).waitFor(OrderCountProjection, last, 10_000);
     // And the failing one retries, shows the error, and applied nothing of the batch
-    await waitFor(async () => {
-      const s = await status('order-summary');
-      return s.state === 'failed' && s.retries >= 3 ? s : null;
-    }, 10_000, 'retries of the failing projection');
+    await waitFor(
+      async () => {
+        const s = await status('order-summary');
+        return s.state === 'failed' && s.retries >= 3 ? s : null;
+      },
+      10_000,
+      'retries of the failing projection',
+    );
     const failing = await status('order-summary');
     expect(failing.position).toBeLessThan(first);
     expect(failing.lastError).toContain(`failed at index ${bad}`);
     expect(failing.lastError).toContain('cannot cancel o1');
     expect(await summary()).toEqual([]);
-    const [row] = await db.query<{ state: string; last_error: string }>(`SELECT state, last_error FROM checkpoints WHERE name = 'order-summary'`);
+    const [row] = await db.query<{ state: string; last_error: string }>(
+      `SELECT state, last_error FROM checkpoints WHERE name = 'order-summary'`,
+    );
     expect(row.state).toBe('failed');
     expect(row.last_error).toContain('cannot cancel o1');
     // When the handler is fixed, the projection catches up with nothing skipped
@@ -110,7 +151,12 @@ describe('Projections (S7-S9) on a real database', () => {
   it('rebuild clears the read model and reproduces it; the replay boundary moves to the head', async () => {
     // Given a projection that has applied some events live
     await start();
-    const ids = await append([placed('o1', 10), placed('o2', 20), cancelled('o1'), placed('o3', 30)]);
+    const ids = await append([
+      placed('o1', 10),
+      placed('o2', 20),
+      cancelled('o1'),
+      placed('o3', 30),
+    ]);
     const projections = app!.get(ProjectionsService);
     await projections.waitFor(OrderSummaryProjection, ids[3], 10_000);
     const built = await summary();
@@ -121,7 +167,11 @@ describe('Projections (S7-S9) on a real database', () => {
     await projections.waitFor(OrderSummaryProjection, ids[3], 10_000);
     // Then the read model is the same, and every replayed event was marked replay
     expect(await summary()).toEqual(built);
-    expect(probe.seen.map((s) => [s.index, s.isReplay])).toEqual([[ids[0], true], [ids[1], true], [ids[3], true]]);
+    expect(probe.seen.map((s) => [s.index, s.isReplay])).toEqual([
+      [ids[0], true],
+      [ids[1], true],
+      [ids[3], true],
+    ]);
     expect((await status('order-summary')).liveFrom).toBe(ids[3]);
     const [next] = await append([placed('o5', 50)]);
     await projections.waitFor(OrderSummaryProjection, next, 10_000);
@@ -141,7 +191,11 @@ describe('Projections (S7-S9) on a real database', () => {
     // When its connection is killed before the commit, and the handler then carries on
     await db.query('SELECT pg_terminate_backend($1)', [probe.blockedPid]);
     release();
-    await waitFor(async () => ((await status('order-summary')).retries >= 1 ? true : null), 10_000, 'the failed batch');
+    await waitFor(
+      async () => ((await status('order-summary')).retries >= 1 ? true : null),
+      10_000,
+      'the failed batch',
+    );
     // And the process goes away and a fresh one starts
     await stop();
     await start();

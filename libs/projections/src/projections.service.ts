@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { SubscriptionsService, type ParkedMessage, type SubscriptionReport } from '@ordinal/subscriptions';
+import {
+  SubscriptionsService,
+  type ParkedMessage,
+  type SubscriptionReport,
+} from '@ordinal/subscriptions';
 import 'reflect-metadata';
 import { InvalidProjectionError } from './errors/index.js';
 import { PROJECTION_METADATA } from './projections.constants.js';
@@ -36,7 +40,9 @@ export class ProjectionsService {
   }
 
   /** Applies the parked messages again after a fix (through the upcasters, like any event). */
-  replayParked(projection: ProjectionRef): Promise<{ replayed: number; remaining: number; error: string | null }> {
+  replayParked(
+    projection: ProjectionRef,
+  ): Promise<{ replayed: number; remaining: number; error: string | null }> {
     return this.subscriptions.replayParked(nameOf(projection));
   }
 
@@ -53,7 +59,8 @@ export class ProjectionsService {
 
 function nameOf(projection: ProjectionRef): string {
   if (typeof projection === 'string') return projection;
-  const metadata = Reflect.getMetadata(PROJECTION_METADATA, projection) as ProjectionMetadata | undefined;
+  const metadata = Reflect.getMetadata(PROJECTION_METADATA, projection) as
+    ProjectionMetadata | undefined;
   if (!metadata) throw new InvalidProjectionError(`${projection.name} is not a @Projection class`);
   return metadata.name;
 }

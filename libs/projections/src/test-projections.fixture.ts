@@ -45,17 +45,25 @@ export class OrderSummaryProjection {
   async onPlaced(event: OrderPlaced, ctx: ProjectionContext): Promise<void> {
     this.probe.seen.push({ index: ctx.index, isReplay: ctx.isReplay, isLate: ctx.isLate, event });
     if (this.probe.blockOn === event.orderId && this.probe.gate) {
-      const [{ pid }] = (await ctx.manager.query('SELECT pg_backend_pid() AS pid')) as { pid: number }[];
+      const [{ pid }] = (await ctx.manager.query('SELECT pg_backend_pid() AS pid')) as {
+        pid: number;
+      }[];
       this.probe.blockedPid = pid;
       const gate = this.probe.gate;
       this.probe.gate = null;
       await gate;
     }
-    await ctx.manager.query('INSERT INTO order_summary (order_id, amount, currency, last_index) VALUES ($1, $2, $3, $4)', [event.orderId, event.amount, event.currency, ctx.index]);
+    await ctx.manager.query(
+      'INSERT INTO order_summary (order_id, amount, currency, last_index) VALUES ($1, $2, $3, $4)',
+      [event.orderId, event.amount, event.currency, ctx.index],
+    );
   }
 
   @EventHandler('OrderCancelled')
-  async onCancelled(body: { orderId: string; fail?: boolean }, ctx: ProjectionContext): Promise<void> {
+  async onCancelled(
+    body: { orderId: string; fail?: boolean },
+    ctx: ProjectionContext,
+  ): Promise<void> {
     if (body.fail && this.probe.broken) throw new Error(`cannot cancel ${body.orderId}`);
     await ctx.manager.query('DELETE FROM order_summary WHERE order_id = $1', [body.orderId]);
   }
@@ -72,7 +80,9 @@ export class OrderSummaryProjection {
 export class OrderCountProjection {
   @EventHandler('OrderPlaced', 'OrderCancelled')
   async on(_body: unknown, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.query(`INSERT INTO order_count (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = order_count.n + 1`);
+    await ctx.manager.query(
+      `INSERT INTO order_count (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = order_count.n + 1`,
+    );
   }
 
   async reset(manager: EntityManager): Promise<void> {
@@ -86,4 +96,8 @@ export const READ_MODEL_DDL = `
   CREATE TABLE order_count (id int PRIMARY KEY, n int NOT NULL);`;
 
 /** Upcaster of OrderPlaced v1 (no currency) to v2. */
-export const orderPlacedV1 = { eventType: 'OrderPlaced', fromVersion: 1, upcast: (data: Record<string, unknown>) => ({ ...data, currency: 'EUR' }) };
+export const orderPlacedV1 = {
+  eventType: 'OrderPlaced',
+  fromVersion: 1,
+  upcast: (data: Record<string, unknown>) => ({ ...data, currency: 'EUR' }),
+};

@@ -26,7 +26,11 @@ export interface ErrorPolicy {
 }
 
 /** The action for a message that failed `failures` times; `retry` while retries remain. */
-export function errorDecision(policy: ErrorPolicy | undefined, failures: number, replaying: boolean): ErrorAction | 'retry' {
+export function errorDecision(
+  policy: ErrorPolicy | undefined,
+  failures: number,
+  replaying: boolean,
+): ErrorAction | 'retry' {
   const retries = policy?.retries ?? Number.POSITIVE_INFINITY;
   if (failures <= retries) return 'retry';
   return (replaying ? policy?.rebuild : policy?.then) ?? 'stop';

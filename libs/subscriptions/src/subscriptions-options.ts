@@ -21,7 +21,9 @@ export interface SubscriptionsModuleOptions {
 export type ResolvedSubscriptionsOptions = Required<SubscriptionsModuleOptions>;
 
 /** Applies the defaults, in this one place. */
-export function resolveSubscriptionsOptions(options: SubscriptionsModuleOptions = {}): ResolvedSubscriptionsOptions {
+export function resolveSubscriptionsOptions(
+  options: SubscriptionsModuleOptions = {},
+): ResolvedSubscriptionsOptions {
   return {
     batchSize: options.batchSize ?? 500,
     idlePollMs: options.idlePollMs ?? 250,

@@ -22,7 +22,10 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
   const writers: RawWriter[] = [];
 
   const start = async (log: LogModuleOptions, options: SubscriptionsModuleOptions = {}) => {
-    app = await startProjectionsApp(db.url, { log: { ordering: 'concurrent', ...log }, subscriptions: options });
+    app = await startProjectionsApp(db.url, {
+      log: { ordering: 'concurrent', ...log },
+      subscriptions: options,
+    });
     subscriptions = app.get(SubscriptionsService);
     watermark = app.get(LogWatermark);
   };
@@ -33,7 +36,12 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
   };
   const collect = (name: string, stream: SubscriptionStream): Seen[] => {
     const seen: Seen[] = [];
-    subscriptions.subscribe({ name, stream, handle: (m, ctx) => void seen.push({ index: m.id, isLate: ctx.isLate, isReplay: ctx.isReplay }) });
+    subscriptions.subscribe({
+      name,
+      stream,
+      handle: (m, ctx) =>
+        void seen.push({ index: m.id, isLate: ctx.isLate, isReplay: ctx.isReplay }),
+    });
     return seen;
   };
   /** Commits one message in its own transaction; returns its position. */
@@ -76,7 +84,12 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
     // When A takes a lower position and stays open while B commits a higher one
     const { a, pa, pb } = await holeBelowCommit();
     // Then, while the watermark holds A's position, the subscription stays below it
-    await waitFor(async () => (watermark.heldHole?.from === pa && watermark.heldHole.heldMs >= 300 ? true : null), 10_000, 'the hole held 300 ms');
+    await waitFor(
+      async () =>
+        watermark.heldHole?.from === pa && watermark.heldHole.heldMs >= 300 ? true : null,
+      10_000,
+      'the hole held 300 ms',
+    );
     expect(seen.map((s) => s.index)).toEqual([first]);
     expect((await subscriptions.report('all'))[0].position).toBeLessThan(pa);
     // When A commits, both arrive, in index order
@@ -163,14 +176,24 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
       { index: pa, isLate: true, isReplay: false },
     ]);
     // (the handler runs before its transaction commits: wait for the commit to be counted)
-    const status = await waitFor(async () => {
-      const [s] = await subscriptions.report('all');
-      return s.lateDelivered === 1 ? s : undefined;
-    }, 10_000, 'the late delivery to commit');
+    const status = await waitFor(
+      async () => {
+        const [s] = await subscriptions.report('all');
+        return s.lateDelivered === 1 ? s : undefined;
+      },
+      10_000,
+      'the late delivery to commit',
+    );
     expect(status.position).toBeGreaterThanOrEqual(pb);
     expect(status.pendingLate).toEqual([]);
-    await waitFor(async () => watermark.counters.lateArrivals >= 1, 10_000, 'the late-arrival counter');
-    const [row] = await db.query<{ position: string }>(`SELECT position FROM checkpoints WHERE name = 'all'`);
+    await waitFor(
+      async () => watermark.counters.lateArrivals >= 1,
+      10_000,
+      'the late-arrival counter',
+    );
+    const [row] = await db.query<{ position: string }>(
+      `SELECT position FROM checkpoints WHERE name = 'all'`,
+    );
     expect(Number(row.position)).toBeGreaterThanOrEqual(pb);
   });
 });

@@ -7,7 +7,10 @@ export const {
   MODULE_OPTIONS_TOKEN: SUBSCRIPTIONS_RAW_OPTIONS,
 } = new ConfigurableModuleBuilder<SubscriptionsModuleOptions>()
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();
 
 /** Injection token of the resolved options (`ResolvedSubscriptionsOptions`): defaults applied once, here. */

@@ -1,6 +1,13 @@
 import { Module } from '@nestjs/common';
-import { SUBSCRIPTIONS_OPTIONS, SUBSCRIPTIONS_RAW_OPTIONS, SubscriptionsConfigurableModule } from './subscriptions.module-definition.js';
-import { resolveSubscriptionsOptions, type SubscriptionsModuleOptions } from './subscriptions-options.js';
+import {
+  SUBSCRIPTIONS_OPTIONS,
+  SUBSCRIPTIONS_RAW_OPTIONS,
+  SubscriptionsConfigurableModule,
+} from './subscriptions.module-definition.js';
+import {
+  resolveSubscriptionsOptions,
+  type SubscriptionsModuleOptions,
+} from './subscriptions-options.js';
 import { SubscriptionsLifecycle } from './subscriptions-lifecycle.service.js';
 import { SubscriptionsService } from './subscriptions.service.js';
 import { ConsumersHealthIndicator } from './directory/consumers-health.indicator.js';
@@ -12,7 +19,11 @@ import { ConsumersHealthIndicator } from './directory/consumers-health.indicator
  */
 @Module({
   providers: [
-    { provide: SUBSCRIPTIONS_OPTIONS, useFactory: (options: SubscriptionsModuleOptions) => resolveSubscriptionsOptions(options), inject: [SUBSCRIPTIONS_RAW_OPTIONS] },
+    {
+      provide: SUBSCRIPTIONS_OPTIONS,
+      useFactory: (options: SubscriptionsModuleOptions) => resolveSubscriptionsOptions(options),
+      inject: [SUBSCRIPTIONS_RAW_OPTIONS],
+    },
     SubscriptionsService,
     SubscriptionsLifecycle,
     ConsumersHealthIndicator,

@@ -5,7 +5,12 @@ import { startProjectionsApp, RawWriter } from '../../../test/support/projection
 import { waitFor } from '../../../test/support/test-server.js';
 import { SubscriptionsService } from './subscriptions.service.js';
 
-type Op = { writer: number; action: 'insert' | 'commit' | 'rollback'; category: number; count: number };
+type Op = {
+  writer: number;
+  action: 'insert' | 'commit' | 'rollback';
+  category: number;
+  count: number;
+};
 
 describe('$all subscription property (fast-check, real concurrent transactions)', () => {
   let db: TestDatabase;
@@ -14,7 +19,9 @@ describe('$all subscription property (fast-check, real concurrent transactions)'
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startProjectionsApp(db.url, { log: { ordering: 'concurrent', gapTimeoutMs: 60_000 } });
+    app = await startProjectionsApp(db.url, {
+      log: { ordering: 'concurrent', gapTimeoutMs: 60_000 },
+    });
     subscriptions = app.get(SubscriptionsService);
   });
   afterAll(async () => {
@@ -35,9 +42,20 @@ describe('$all subscription property (fast-check, real concurrent transactions)'
         // Given a new $all subscription starting at the head, and three writers
         const name = `prop-${run++}`;
         const delivered: number[] = [];
-        subscriptions.subscribe({ name, stream: '$all', startAt: 'end', handle: (m) => void delivered.push(m.id) });
-        await waitFor(async () => (await subscriptions.report(name))[0].state === 'running', 10_000, 'the subscription to start');
-        const pool = await Promise.all([0, 1, 2].map((i) => RawWriter.open(db.url, `prop-writer-${i}`)));
+        subscriptions.subscribe({
+          name,
+          stream: '$all',
+          startAt: 'end',
+          handle: (m) => void delivered.push(m.id),
+        });
+        await waitFor(
+          async () => (await subscriptions.report(name))[0].state === 'running',
+          10_000,
+          'the subscription to start',
+        );
+        const pool = await Promise.all(
+          [0, 1, 2].map((i) => RawWriter.open(db.url, `prop-writer-${i}`)),
+        );
         try {
           const open = [false, false, false];
           const pending: number[][] = [[], [], []];

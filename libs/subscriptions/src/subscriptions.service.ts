@@ -1,8 +1,23 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { LogReader, LogWatermark, LogWriter } from '@ordinal/log';
-import { ConsumerOwnership, LOG_MODULE_OPTIONS, execute, type ResolvedLogOptions } from '@ordinal/log/internal';
+import {
+  ConsumerOwnership,
+  LOG_MODULE_OPTIONS,
+  execute,
+  type ResolvedLogOptions,
+} from '@ordinal/log/internal';
 import { DataSource } from 'typeorm';
-import { ConsumerNotRunningError, DuplicateSubscriptionError, SubscriptionNotFoundError, WaitTimeoutError } from './errors/index.js';
+import {
+  ConsumerNotRunningError,
+  DuplicateSubscriptionError,
+  SubscriptionNotFoundError,
+  WaitTimeoutError,
+} from './errors/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
 import type { ResolvedSubscriptionsOptions } from './subscriptions-options.js';
 import type { SubscribeOptions } from './subscription-context.js';
@@ -71,11 +86,20 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
    */
   subscribeGroup(group: string, members: SubscribeOptions[]): Subscription[] {
     for (const name of [group, ...members.map((m) => m.name)]) {
-      if (this.subscriptions.has(name) || this.groups.has(name)) throw new DuplicateSubscriptionError(name);
+      if (this.subscriptions.has(name) || this.groups.has(name))
+        throw new DuplicateSubscriptionError(name);
     }
     // Partitions share one read of their stream in this process (each keeps its own keys).
-    const sameStream = members.every((m) => describeStream(m.stream) === describeStream(members[0].stream));
-    const shared = members.length > 1 && sameStream ? new SharedSource(new SourceReader(members[0].stream, this.reader, this.deps.concurrent), members.length * 3) : undefined;
+    const sameStream = members.every(
+      (m) => describeStream(m.stream) === describeStream(members[0].stream),
+    );
+    const shared =
+      members.length > 1 && sameStream
+        ? new SharedSource(
+            new SourceReader(members[0].stream, this.reader, this.deps.concurrent),
+            members.length * 3,
+          )
+        : undefined;
     const list = members.map((options) => new Subscription(options, this.deps, shared));
     for (const subscription of list) {
       this.subscriptions.set(subscription.name, subscription);
@@ -97,7 +121,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
 
   /** The subscription (or partition) of that name in this process; SubscriptionNotFoundError otherwise. */
   get(name: string): Subscription {
-    const subscription = this.subscriptions.get(name) ?? (this.groups.get(name)?.length === 1 ? this.groups.get(name)![0] : undefined);
+    const subscription =
+      this.subscriptions.get(name) ??
+      (this.groups.get(name)?.length === 1 ? this.groups.get(name)![0] : undefined);
     if (!subscription) throw new SubscriptionNotFoundError(name);
     return subscription;
   }
@@ -114,7 +140,8 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   async report(name?: string): Promise<SubscriptionReport[]> {
     const [rows, head] = await Promise.all([this.directory.rows(), this.reader.safeHead()]);
     const locals = new Map<string, LocalView>();
-    for (const [key, s] of this.subscriptions) locals.set(key, { status: s.status(), ownedHere: s.currentLease !== null || !this.started });
+    for (const [key, s] of this.subscriptions)
+      locals.set(key, { status: s.status(), ownedHere: s.currentLease !== null || !this.started });
     const reports = buildReports(rows, locals, head, this.ownership.owner);
     if (name === undefined) return reports;
     const found = reports.filter((r) => r.name === name);
@@ -124,8 +151,11 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
 
   /** Resolves once `name` (every partition) has applied everything up to `index`; WaitTimeoutError after `timeoutMs`. */
   async waitFor(name: string, index: number, timeoutMs = 5000): Promise<number> {
-    const local = this.groups.get(name) ?? (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
-    if (local && local.every((s) => s.currentLease)) return Math.min(...(await Promise.all(local.map((s) => s.waitFor(index, timeoutMs)))));
+    const local =
+      this.groups.get(name) ??
+      (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
+    if (local && local.every((s) => s.currentLease))
+      return Math.min(...(await Promise.all(local.map((s) => s.waitFor(index, timeoutMs)))));
     return this.waitInDatabase(name, index, timeoutMs);
   }
 
@@ -139,7 +169,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   /** Applies `name`'s parked messages again (after a fix), in the process owning each partition. */
   async replayParked(name: string): Promise<ParkedReplay> {
     const names = await this.consumerNames(name);
-    const results = (await Promise.all(names.map((n) => this.onOwner(n, 'replay-parked')))) as ParkedReplay[];
+    const results = (await Promise.all(
+      names.map((n) => this.onOwner(n, 'replay-parked')),
+    )) as ParkedReplay[];
     return {
       replayed: results.reduce((n, r) => n + (r?.replayed ?? 0), 0),
       remaining: results.reduce((n, r) => n + (r?.remaining ?? 0), 0),
@@ -160,7 +192,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
    * consumer registered (it has the reset hook), else in a process that owns it.
    */
   async rebuild(name: string): Promise<void> {
-    const members = this.groups.get(name) ?? (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
+    const members =
+      this.groups.get(name) ??
+      (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
     if (!members) {
       await this.requestRemote(name, 'rebuild');
       return;
@@ -182,7 +216,13 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     this.started = true;
     await Promise.all([...this.groups].map(([group, list]) => this.own(group, list)));
     this.requests.serve(
-      () => [...this.groups].filter(([, list]) => list.some((s) => s.currentLease)).flatMap(([group, list]) => [group, ...list.filter((s) => s.currentLease).map((s) => s.name)]),
+      () =>
+        [...this.groups]
+          .filter(([, list]) => list.some((s) => s.currentLease))
+          .flatMap(([group, list]) => [
+            group,
+            ...list.filter((s) => s.currentLease).map((s) => s.name),
+          ]),
       (consumer, command) => this.runHere(consumer, command),
     );
   }
@@ -204,7 +244,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
 
   /** The members of a group registered here (a consumer's own name is a group of one). */
   private members(name: string): Subscription[] {
-    const list = this.groups.get(name) ?? (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
+    const list =
+      this.groups.get(name) ??
+      (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
     if (!list) throw new SubscriptionNotFoundError(name);
     return list;
   }
@@ -214,7 +256,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     const local = this.groups.get(name);
     if (local) return local.map((s) => s.name);
     if (this.subscriptions.has(name)) return [name];
-    const rows = (await this.directory.rows()).filter((r) => r.group_name === name || r.name === name);
+    const rows = (await this.directory.rows()).filter(
+      (r) => r.group_name === name || r.name === name,
+    );
     if (rows.length === 0) throw new SubscriptionNotFoundError(name);
     return rows.map((r) => r.name);
   }
@@ -228,7 +272,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
 
   /** Asks the live owner of `name` (a consumer, or any partition of a group); ConsumerNotRunningError when there is none. */
   private async requestRemote(name: string, command: ConsumerCommand): Promise<unknown> {
-    const rows = (await this.directory.rows()).filter((r) => r.group_name === name || r.name === name);
+    const rows = (await this.directory.rows()).filter(
+      (r) => r.group_name === name || r.name === name,
+    );
     if (rows.length === 0) throw new SubscriptionNotFoundError(name);
     if (!rows.some((r) => r.owner_live)) throw new ConsumerNotRunningError(name);
     return this.requests.request(name, command, REQUEST_TIMEOUT_MS);
@@ -251,7 +297,9 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
       const lowest = Math.min(...names.map((n) => positions.get(n) ?? 0));
       if (lowest >= index) return lowest;
       if (Date.now() >= deadline) throw new WaitTimeoutError(name, index, timeoutMs);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))),
+      );
     }
   }
 }

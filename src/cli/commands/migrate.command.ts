@@ -23,46 +23,82 @@ async function userMigrations(path: string): Promise<MigrationClass[]> {
   } catch (error) {
     throw new CliError(`Cannot load --migrations ${path}: ${(error as Error).message}`);
   }
-  const found = Object.values(module).flatMap((v) => (Array.isArray(v) ? v : [v])).filter((v): v is MigrationClass => typeof v === 'function' && typeof v.prototype?.up === 'function');
-  if (found.length === 0) throw new CliError(`--migrations ${path} exports no migration classes (classes with an up() method, or arrays of them)`);
+  const found = Object.values(module)
+    .flatMap((v) => (Array.isArray(v) ? v : [v]))
+    .filter(
+      (v): v is MigrationClass => typeof v === 'function' && typeof v.prototype?.up === 'function',
+    );
+  if (found.length === 0)
+    throw new CliError(
+      `--migrations ${path} exports no migration classes (classes with an up() method, or arrays of them)`,
+    );
   return [...new Set(found)];
 }
 
 export const migrateCommand: Command = {
   name: 'migrate',
   usage: 'migrate [--database-url URL] [--migrations module.js]',
-  summary: 'Runs every pending migration (the log\'s, aggregates\', subscriptions\', the AMQP bookmarks\' and yours) in one transaction under the migration lock, then exits. No server needed: it talks to PostgreSQL.',
+  summary:
+    "Runs every pending migration (the log's, aggregates', subscriptions', the AMQP bookmarks' and yours) in one transaction under the migration lock, then exits. No server needed: it talks to PostgreSQL.",
   details: [
     'Flags:',
     '  --database-url URL     the database (DATABASE_URL)',
-    '  --migrations FILE      also your read models\' migrations: a built module exporting migration classes (or arrays of them)',
+    "  --migrations FILE      also your read models' migrations: a built module exporting migration classes (or arrays of them)",
   ].join('\n'),
   server: false,
   options: { 'database-url': { type: 'string' }, migrations: { type: 'string' } },
   async run({ values, env, term }) {
     const url = (values['database-url'] as string | undefined) || env.DATABASE_URL;
-    if (!url) throw new UsageError('migrate needs the database: set DATABASE_URL or pass --database-url postgres://user@host:5432/db');
+    if (!url)
+      throw new UsageError(
+        'migrate needs the database: set DATABASE_URL or pass --database-url postgres://user@host:5432/db',
+      );
     // Loaded here, not at the top: TypeORM and the libraries cost every other command's start-up.
-    const [{ DataSource }, { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS, runMigrations }, { EVENT_SOURCING_MIGRATIONS }, { SUBSCRIPTIONS_MIGRATIONS }] = await Promise.all([
+    const [
+      { DataSource },
+      { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS, runMigrations },
+      { EVENT_SOURCING_MIGRATIONS },
+      { SUBSCRIPTIONS_MIGRATIONS },
+    ] = await Promise.all([
       import('typeorm'),
       import('@ordinal/log/internal'),
       import('@ordinal/event-sourcing/internal'),
       import('@ordinal/subscriptions/internal'),
     ]);
-    const migrations = [...LOG_MIGRATIONS, ...OWNERSHIP_MIGRATIONS, ...EVENT_SOURCING_MIGRATIONS, ...SUBSCRIPTIONS_MIGRATIONS, ...(await amqpMigrations())];
-    if (typeof values.migrations === 'string') migrations.push(...(await userMigrations(values.migrations)));
-    const dataSource = new DataSource({ type: 'postgres', url, extra: { connectionTimeoutMillis: 5000, application_name: 'ordinal-migrate' } });
+    const migrations = [
+      ...LOG_MIGRATIONS,
+      ...OWNERSHIP_MIGRATIONS,
+      ...EVENT_SOURCING_MIGRATIONS,
+      ...SUBSCRIPTIONS_MIGRATIONS,
+      ...(await amqpMigrations()),
+    ];
+    if (typeof values.migrations === 'string')
+      migrations.push(...(await userMigrations(values.migrations)));
+    const dataSource = new DataSource({
+      type: 'postgres',
+      url,
+      extra: { connectionTimeoutMillis: 5000, application_name: 'ordinal-migrate' },
+    });
     let applied: string[];
     try {
       applied = await runMigrations(dataSource, migrations);
     } catch (error) {
-      const code = (error as { code?: string }).code ?? (error as { driverError?: { code?: string } }).driverError?.code;
+      const code =
+        (error as { code?: string }).code ??
+        (error as { driverError?: { code?: string } }).driverError?.code;
       const where = new URL(url);
       if (code && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|3D000|28P01|28000)$/.test(code)) {
-        throw new CliError(`Cannot reach PostgreSQL at ${where.hostname}:${where.port || 5432}${where.pathname} (${code}): check DATABASE_URL`, EXIT.unreachable);
+        throw new CliError(
+          `Cannot reach PostgreSQL at ${where.hostname}:${where.port || 5432}${where.pathname} (${code}): check DATABASE_URL`,
+          EXIT.unreachable,
+        );
       }
       throw new CliError(`Migrations failed: ${(error as Error).message}`);
     }
-    term.out(applied.length === 0 ? 'Nothing to migrate: the schema is up to date\n' : `Applied ${applied.length} migration(s): ${applied.join(', ')}\n`);
+    term.out(
+      applied.length === 0
+        ? 'Nothing to migrate: the schema is up to date\n'
+        : `Applied ${applied.length} migration(s): ${applied.join(', ')}\n`,
+    );
   },
 };

@@ -10,8 +10,10 @@ import { index, json } from './args.js';
 
 export const publishCommand: Command = {
   name: 'publish',
-  usage: 'publish <type> <json> [--user U] [--key K] [--metadata JSON] [--json]  |  publish --file events.ndjson [--batch N]',
-  summary: 'Publishes one message and prints its stored index, or imports a file of messages (one JSON object a line), with a progress bar on stderr.',
+  usage:
+    'publish <type> <json> [--user U] [--key K] [--metadata JSON] [--json]  |  publish --file events.ndjson [--batch N]',
+  summary:
+    'Publishes one message and prints its stored index, or imports a file of messages (one JSON object a line), with a progress bar on stderr.',
   details: [
     'Flags:',
     '  --user U         the userId (sharding key)',
@@ -28,22 +30,40 @@ export const publishCommand: Command = {
     `  ordinal publish OrderPlaced '{"orderId":"o-1"}' --user customer-1`,
     '  ordinal publish --file events.ndjson',
   ].join('\n'),
-  options: { user: { type: 'string' }, key: { type: 'string' }, metadata: { type: 'string' }, json: { type: 'boolean' }, file: { type: 'string' }, batch: { type: 'string' } },
+  options: {
+    user: { type: 'string' },
+    key: { type: 'string' },
+    metadata: { type: 'string' },
+    json: { type: 'boolean' },
+    file: { type: 'string' },
+    batch: { type: 'string' },
+  },
   async run(context) {
     if (typeof context.values.file === 'string') return importFile(context, context.values.file);
     const [type, body, ...extra] = context.positionals;
-    if (!type || body === undefined || extra.length > 0) throw new UsageError('publish needs a message type and a JSON body (or --file); see ordinal publish --help');
+    if (!type || body === undefined || extra.length > 0)
+      throw new UsageError(
+        'publish needs a message type and a JSON body (or --file); see ordinal publish --help',
+      );
     const message: PublishMessage = { messageType: type, content: json('The body', body) };
     if (typeof context.values.user === 'string') message.userId = context.values.user;
     if (typeof context.values.key === 'string') message.idempotencyKey = context.values.key;
-    if (typeof context.values.metadata === 'string') message.metadata = json('--metadata', context.values.metadata) as Record<string, unknown>;
+    if (typeof context.values.metadata === 'string')
+      message.metadata = json('--metadata', context.values.metadata) as Record<string, unknown>;
     const result = await context.client().publish(message);
     if (result.status === 'duplicate') {
-      context.term.err(`Not stored: the same body was stored recently (content hash ${result.contentHash}; the duplicate window)\n`);
+      context.term.err(
+        `Not stored: the same body was stored recently (content hash ${result.contentHash}; the duplicate window)\n`,
+      );
       return;
     }
-    if (result.status === 'repeat') context.term.err(`Already stored with idempotency key '${message.idempotencyKey}': the original message\n`);
-    context.term.out(context.values.json ? JSON.stringify(result.message) + '\n' : `${result.message.id}\n`);
+    if (result.status === 'repeat')
+      context.term.err(
+        `Already stored with idempotency key '${message.idempotencyKey}': the original message\n`,
+      );
+    context.term.out(
+      context.values.json ? JSON.stringify(result.message) + '\n' : `${result.message.id}\n`,
+    );
   },
 };
 
@@ -57,11 +77,20 @@ export function parseNdjson(text: string, path: string): PublishMessage[] {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw new CliError(`${path}:${i + 1} is not valid JSON (${(error as Error).message}); nothing was imported`);
+      throw new CliError(
+        `${path}:${i + 1} is not valid JSON (${(error as Error).message}); nothing was imported`,
+      );
     }
     const m = value as Partial<PublishMessage> | null;
-    if (!m || typeof m !== 'object' || typeof m.messageType !== 'string' || m.content === undefined) {
-      throw new CliError(`${path}:${i + 1} needs {"messageType": "...", "content": {...}}; nothing was imported`);
+    if (
+      !m ||
+      typeof m !== 'object' ||
+      typeof m.messageType !== 'string' ||
+      m.content === undefined
+    ) {
+      throw new CliError(
+        `${path}:${i + 1} needs {"messageType": "...", "content": {...}}; nothing was imported`,
+      );
     }
     messages.push(m as PublishMessage);
   });
@@ -69,10 +98,16 @@ export function parseNdjson(text: string, path: string): PublishMessage[] {
 }
 
 async function importFile(context: CommandContext, path: string): Promise<number> {
-  if (context.positionals.length > 0) throw new UsageError('publish --file takes no type or body: each line of the file is a message');
+  if (context.positionals.length > 0)
+    throw new UsageError(
+      'publish --file takes no type or body: each line of the file is a message',
+    );
   if (context.values.batch === undefined) return streamFile(context, path);
   const batch = index('--batch', context.values.batch as string, 1);
-  if (batch > 1000) throw new UsageError('--batch is at most 1000 (the server stores a batch atomically, up to 1,000)');
+  if (batch > 1000)
+    throw new UsageError(
+      '--batch is at most 1000 (the server stores a batch atomically, up to 1,000)',
+    );
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -92,7 +127,9 @@ async function importFile(context: CommandContext, path: string): Promise<number
       results = await client.publishBatch(messages.slice(offset, offset + batch));
     } catch (error) {
       bar.done();
-      context.term.err(`Stopped at line ${offset + 1}: ${offset} messages were imported before it (batches are atomic: rerun with the rest of the file)\n`);
+      context.term.err(
+        `Stopped at line ${offset + 1}: ${offset} messages were imported before it (batches are atomic: rerun with the rest of the file)\n`,
+      );
       throw error;
     }
     for (const r of results) {
@@ -106,7 +143,9 @@ async function importFile(context: CommandContext, path: string): Promise<number
   }
   bar.done();
   const range = first === null ? '' : `, indices ${first}..${last}`;
-  context.term.out(`Imported ${messages.length} messages from ${path}: ${counts.created} stored, ${counts.repeat} idempotent repeats, ${counts.duplicate} duplicates${counts.key_reused > 0 ? `, ${counts.key_reused} refused (idempotency key reused with another message)` : ''}${range}\n`);
+  context.term.out(
+    `Imported ${messages.length} messages from ${path}: ${counts.created} stored, ${counts.repeat} idempotent repeats, ${counts.duplicate} duplicates${counts.key_reused > 0 ? `, ${counts.key_reused} refused (idempotency key reused with another message)` : ''}${range}\n`,
+  );
   return 0;
 }
 
@@ -144,7 +183,10 @@ async function streamFile(context: CommandContext, path: string): Promise<number
   } catch (error) {
     bar.done();
     if (unreadable) throw new CliError(`Cannot read ${path}: ${(unreadable as Error).message}`);
-    const line = error instanceof OrdinalHttpError ? (error.body as { line?: unknown; message?: string } | undefined) : undefined;
+    const line =
+      error instanceof OrdinalHttpError
+        ? (error.body as { line?: unknown; message?: string } | undefined)
+        : undefined;
     if (line && typeof line.line === 'number' && typeof line.message === 'string') {
       throw new CliError(`${path}:${line.line} ${line.message.replace(/^Line \d+: /, '')}`);
     }
@@ -152,6 +194,8 @@ async function streamFile(context: CommandContext, path: string): Promise<number
   }
   bar.done();
   const range = result.first === null ? '' : `, indices ${result.first}..${result.last}`;
-  context.term.out(`Imported ${result.lines} messages from ${path}: ${result.imported} stored, ${result.repeats} idempotent repeats${range}\n`);
+  context.term.out(
+    `Imported ${result.lines} messages from ${path}: ${result.imported} stored, ${result.repeats} idempotent repeats${range}\n`,
+  );
   return 0;
 }

@@ -3,7 +3,17 @@ import { table } from '../format.js';
 
 interface ProjectionsBody {
   projections: Array<Record<string, any>>;
-  watermark: { ordering: string; position: number; heldHole: { from: number; to: number; heldMs: number; writers: number; oldestWriter: { pid: number; applicationName: string } | null } | null };
+  watermark: {
+    ordering: string;
+    position: number;
+    heldHole: {
+      from: number;
+      to: number;
+      heldMs: number;
+      writers: number;
+      oldestWriter: { pid: number; applicationName: string } | null;
+    } | null;
+  };
 }
 interface InterfacesBody {
   amqp: boolean;
@@ -18,13 +28,20 @@ export async function readStatus(client: ReturnType<Parameters<Command['run']>[0
     client.request('GET', '/api/projections').then((r) => r.body as ProjectionsBody),
     client.request('GET', '/api/interfaces').then((r) => r.body as InterfacesBody),
   ]);
-  return { head, watermark: projections.watermark, projections: projections.projections, amqp: { on: interfaces.amqp, broker: interfaces.broker }, interfaces: interfaces.interfaces };
+  return {
+    head,
+    watermark: projections.watermark,
+    projections: projections.projections,
+    amqp: { on: interfaces.amqp, broker: interfaces.broker },
+    interfaces: interfaces.interfaces,
+  };
 }
 
 export const statusCommand: Command = {
   name: 'status',
   usage: 'status [--json]',
-  summary: 'The head of the log, every projection and subscription (position, lag, state, owner) and every push interface (bookmark, lag, state).',
+  summary:
+    'The head of the log, every projection and subscription (position, lag, state, owner) and every push interface (bookmark, lag, state).',
   details: 'Flags:\n  --json         one JSON object (for scripts)',
   options: { json: { type: 'boolean' } },
   async run({ values, term, client, baseUrl }) {
@@ -48,7 +65,16 @@ export const statusCommand: Command = {
         ? '  (none)\n'
         : table(
             ['NAME', 'KIND', 'STREAM', 'POSITION', 'LAG', 'STATE', 'OWNER', 'LAST ERROR'],
-            status.projections.map((p) => [p.name, p.kind, p.stream, p.position, p.lag, p.state, ownerText(p.owner), p.lastError]),
+            status.projections.map((p) => [
+              p.name,
+              p.kind,
+              p.stream,
+              p.position,
+              p.lag,
+              p.state,
+              ownerText(p.owner),
+              p.lastError,
+            ]),
           ),
     );
     term.out('\nInterfaces\n');
@@ -57,7 +83,15 @@ export const statusCommand: Command = {
         ? `  (none${status.amqp.on ? '' : ': AMQP is off'})\n`
         : table(
             ['NAME', 'TYPE', 'BOOKMARK', 'POSITION', 'LAG', 'STATE', 'LAST ERROR'],
-            status.interfaces.map((i) => [i.name, i.type, i.bookmark, i.position, i.lag, i.state, i.lastError]),
+            status.interfaces.map((i) => [
+              i.name,
+              i.type,
+              i.bookmark,
+              i.position,
+              i.lag,
+              i.state,
+              i.lastError,
+            ]),
           ),
     );
   },
@@ -67,7 +101,15 @@ export const statusCommand: Command = {
 function ownerText(owner: unknown): string | null {
   if (owner === null || owner === undefined) return null;
   if (typeof owner !== 'object') return String(owner);
-  const o = owner as { id?: string; pid?: number | null; host?: string | null; heartbeatAgeMs?: number | null; self?: boolean };
+  const o = owner as {
+    id?: string;
+    pid?: number | null;
+    host?: string | null;
+    heartbeatAgeMs?: number | null;
+    self?: boolean;
+  };
   const who = o.pid !== null && o.pid !== undefined ? `${o.pid}@${o.host ?? '?'}` : (o.id ?? '?');
-  return o.heartbeatAgeMs !== null && o.heartbeatAgeMs !== undefined ? `${who} (${Math.round(o.heartbeatAgeMs)} ms ago)` : who;
+  return o.heartbeatAgeMs !== null && o.heartbeatAgeMs !== undefined
+    ? `${who} (${Math.round(o.heartbeatAgeMs)} ms ago)`
+    : who;
 }

@@ -27,5 +27,9 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(server());
   url.pathname = `/${name}`;
-  return { name, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    name,
+    url: url.toString(),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }

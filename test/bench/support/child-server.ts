@@ -8,8 +8,17 @@ export interface ChildServer {
 }
 
 /** `nodeArgs` go before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
-export async function startChild(script: string, env: Record<string, string>, port: number, ready: RegExp, nodeArgs: string[] = []): Promise<ChildServer> {
-  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startChild(
+  script: string,
+  env: Record<string, string>,
+  port: number,
+  ready: RegExp,
+  nodeArgs: string[] = [],
+): Promise<ChildServer> {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -66,7 +66,10 @@ class CreateLampLog1767225600200 implements MigrationInterface {
 class LampLogProjection {
   @EventHandler(LampSwitched)
   async onSwitched(_event: LampSwitched, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.query('INSERT INTO lamp_log (index, type) VALUES ($1, $2)', [ctx.index, ctx.message.messageType]);
+    await ctx.manager.query('INSERT INTO lamp_log (index, type) VALUES ($1, $2)', [
+      ctx.index,
+      ctx.message.messageType,
+    ]);
   }
 }
 
@@ -111,27 +114,42 @@ async function until(what: string, check: () => boolean | Promise<boolean>): Pro
   }
 }
 
-const app = await NestFactory.createApplicationContext(ExitServiceModule, { logger: ['warn', 'error'] });
+const app = await NestFactory.createApplicationContext(ExitServiceModule, {
+  logger: ['warn', 'error'],
+});
 await app.init();
 
 const seen: number[] = [];
-app.get(SubscriptionsService).subscribe({ name: 'lamp-audit', stream: '$all', handle: (_message, ctx) => void seen.push(ctx.index) });
+app
+  .get(SubscriptionsService)
+  .subscribe({
+    name: 'lamp-audit',
+    stream: '$all',
+    handle: (_message, ctx) => void seen.push(ctx.index),
+  });
 
 const lamp = app.get(Lamps).repository.create(`lamp-${process.pid}`);
 lamp.toggle();
 lamp.toggle();
 await app.get(Lamps).repository.save(lamp);
-const appended = await app.get(LogWriter).append({ messages: [{ messageType: 'Noted', body: { by: 'exit-service' } }] });
+const appended = await app
+  .get(LogWriter)
+  .append({ messages: [{ messageType: 'Noted', body: { by: 'exit-service' } }] });
 let head = Math.max(...appended.entries.map((e) => (e.status === 'duplicate' ? 0 : e.message.id)));
 
 if (amqpUrl) {
   // One message through the input queue once it is consumed: the consumer appends it and acknowledges.
   await until('the input queue to be consumed', () => app.get(InputConsumer).stats().consuming);
   const channel = await app.get(AmqpConnection).connection.createConfirmChannel();
-  channel.publish('', `${prefix}.input`, Buffer.from(JSON.stringify({ via: 'amqp' })), { headers: { messageType: 'Arrived' } });
+  channel.publish('', `${prefix}.input`, Buffer.from(JSON.stringify({ via: 'amqp' })), {
+    headers: { messageType: 'Arrived' },
+  });
   await channel.waitForConfirms();
   await channel.close();
-  await until('the AMQP input to be appended', () => app.get(InputConsumer).stats().stored === 1 && seen.length >= 4);
+  await until(
+    'the AMQP input to be appended',
+    () => app.get(InputConsumer).stats().stored === 1 && seen.length >= 4,
+  );
   head = Math.max(head, ...seen);
   await until('the push interface to publish every message', () => {
     const statuses = app.get(PushInterfaces).statuses();

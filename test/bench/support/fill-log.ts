@@ -12,12 +12,18 @@ export interface FillOptions {
  * schema) and moves the head; returns the new head. Only for benchmarks: real writes go
  * through the writer.
  */
-export async function fillLog(databaseUrl: string, count: number, options: FillOptions = {}): Promise<number> {
+export async function fillLog(
+  databaseUrl: string,
+  count: number,
+  options: FillOptions = {},
+): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query('BEGIN');
-    const { rows } = await client.query<{ head: string }>('SELECT position AS head FROM log_head WHERE id = 1 FOR UPDATE');
+    const { rows } = await client.query<{ head: string }>(
+      'SELECT position AS head FROM log_head WHERE id = 1 FOR UPDATE',
+    );
     const base = Number(rows[0].head);
     await client.query(
       `INSERT INTO messages (index, message_type, user_id, body, metadata, content_hash, stream_id, stream_version, category)

@@ -40,7 +40,18 @@ export async function runLoad(options: {
     new Promise<number>((resolve, reject) => {
       const body = options.body(n);
       const req = http.request(
-        { agent, host: target.hostname, port: target.port, path: target.pathname, method: options.method ?? 'PUT', headers: { ...options.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: options.method ?? 'PUT',
+          headers: {
+            ...options.headers,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));

@@ -5,7 +5,12 @@
  */
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 
 let exported = 0;
 const dropping: SpanExporter = {
@@ -17,7 +22,17 @@ const dropping: SpanExporter = {
 };
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping, { maxQueueSize: 65_536, maxExportBatchSize: 2048, scheduledDelayMillis: 200 })] }));
+trace.setGlobalTracerProvider(
+  new BasicTracerProvider({
+    spanProcessors: [
+      new BatchSpanProcessor(dropping, {
+        maxQueueSize: 65_536,
+        maxExportBatchSize: 2048,
+        scheduledDelayMillis: 200,
+      }),
+    ],
+  }),
+);
 process.once('SIGTERM', () => {
   process.stderr.write(`otel-register: ${exported} spans exported\n`);
 });

@@ -14,7 +14,10 @@ const seconds = Number(secondsArg);
 const rowsPerTx = Number(rowsArg);
 
 const COLUMNS = 6;
-const placeholders = Array.from({ length: rowsPerTx }, (_, r) => `(${Array.from({ length: COLUMNS }, (_, c) => `$${r * COLUMNS + c + 1}`).join(', ')})`).join(', ');
+const placeholders = Array.from(
+  { length: rowsPerTx },
+  (_, r) => `(${Array.from({ length: COLUMNS }, (_, c) => `$${r * COLUMNS + c + 1}`).join(', ')})`,
+).join(', ');
 const text = `INSERT INTO bench_messages (index, message_type, user_id, body, schema_version, content_hash) VALUES ${placeholders}`;
 
 async function main(): Promise<void> {
@@ -36,7 +39,14 @@ async function main(): Promise<void> {
         const values: unknown[] = [];
         for (let i = 0; i < rowsPerTx; i++) {
           const n = ++next;
-          values.push(n, 'OrderPlaced', `customer-${n % 97}`, `{"orderId":"o-${n}","total":49.9}`, 1, `h${n.toString(16).padStart(63, '0')}`);
+          values.push(
+            n,
+            'OrderPlaced',
+            `customer-${n % 97}`,
+            `{"orderId":"o-${n}","total":49.9}`,
+            1,
+            `h${n.toString(16).padStart(63, '0')}`,
+          );
         }
         await client.query({ name: 'bench_insert', text, values });
         rows += rowsPerTx;

@@ -16,7 +16,10 @@ export function cpuUs(pid: number): number {
 
 /** The PostgreSQL backends serving one database, as `admin` (any connection to the cluster) sees them. */
 export async function backendsOf(admin: pg.Client, database: string): Promise<number[]> {
-  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+  const { rows } = await admin.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+    [database],
+  );
   return rows.map((r) => r.pid);
 }
 
@@ -44,9 +47,12 @@ export interface CpuSpent {
  * this process itself is the group `self`. Read from /proc, which other work on a shared
  * machine disturbs far less than throughput.
  */
-export async function cpuMeter(groups: Record<string, () => Promise<number[]> | number[]>): Promise<{ stop(): Promise<CpuSpent> }> {
+export async function cpuMeter(
+  groups: Record<string, () => Promise<number[]> | number[]>,
+): Promise<{ stop(): Promise<CpuSpent> }> {
   const start = new Map<string, Map<number, number>>();
-  for (const [name, pids] of Object.entries(groups)) start.set(name, new Map((await pids()).map((pid) => [pid, cpuUs(pid)])));
+  for (const [name, pids] of Object.entries(groups))
+    start.set(name, new Map((await pids()).map((pid) => [pid, cpuUs(pid)])));
   const self0 = process.cpuUsage();
   const machine0 = machineTicks();
   return {
@@ -63,7 +69,11 @@ export async function cpuMeter(groups: Record<string, () => Promise<number[]> | 
         us[name] = total;
       }
       const total = machine1.total - machine0.total;
-      return { us, machineBusy: total > 0 ? (machine1.busy - machine0.busy) / total : 0, cores: cpus().length };
+      return {
+        us,
+        machineBusy: total > 0 ? (machine1.busy - machine0.busy) / total : 0,
+        cores: cpus().length,
+      };
     },
   };
 }

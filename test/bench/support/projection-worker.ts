@@ -22,28 +22,51 @@ import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import type { EntityManager } from 'typeorm';
-import { EventHandler, OrdinalModule, Projection, type ProjectionContext, type ProjectionOptions } from '@ordinal/nestjs';
+import {
+  EventHandler,
+  OrdinalModule,
+  Projection,
+  type ProjectionContext,
+  type ProjectionOptions,
+} from '@ordinal/nestjs';
 
 const env = process.env;
 const url = env.DATABASE_URL!;
 const name = env.PROJECTION ?? 'counter';
 const partitions = Number(env.PARTITIONS ?? 1);
 const delayMs = Number(env.HANDLER_DELAY_MS ?? 0);
-const sideEffects = new pg.Pool({ connectionString: url, max: Number(env.DB_POOL ?? 6), application_name: 'worker-side-effects' });
+const sideEffects = new pg.Pool({
+  connectionString: url,
+  max: Number(env.DB_POOL ?? 6),
+  application_name: 'worker-side-effects',
+});
 
 const options: ProjectionOptions = { batchSize: Number(env.BATCH_SIZE ?? 50) };
 if (env.ON_ERROR) options.onError = { retries: 1, then: env.ON_ERROR as 'park' | 'skip' };
-if (partitions > 1) Object.assign(options, { partitions, partitionBy: (env.PARTITION_BY ?? 'streamId') as 'streamId' | 'userId' });
+if (partitions > 1)
+  Object.assign(options, {
+    partitions,
+    partitionBy: (env.PARTITION_BY ?? 'streamId') as 'streamId' | 'userId',
+  });
 
 @Projection(name, options)
 @Injectable()
 class CounterProjection {
   @EventHandler('Tick')
   async onTick(body: { poison?: boolean }, ctx: ProjectionContext): Promise<void> {
-    if (body.poison && env.POISON_FILE && existsSync(env.POISON_FILE)) throw new Error(`poison at ${ctx.index}`);
+    if (body.poison && env.POISON_FILE && existsSync(env.POISON_FILE))
+      throw new Error(`poison at ${ctx.index}`);
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    await ctx.manager.query('INSERT INTO applied (index, pid, key) VALUES ($1, $2, $3)', [ctx.index, process.pid, ctx.message.streamId ?? ctx.message.userId]);
-    if (!ctx.isReplay && env.SIDE_EFFECT_ROWS !== '0') await sideEffects.query('INSERT INTO side_effects (index, pid) VALUES ($1, $2)', [ctx.index, process.pid]);
+    await ctx.manager.query('INSERT INTO applied (index, pid, key) VALUES ($1, $2, $3)', [
+      ctx.index,
+      process.pid,
+      ctx.message.streamId ?? ctx.message.userId,
+    ]);
+    if (!ctx.isReplay && env.SIDE_EFFECT_ROWS !== '0')
+      await sideEffects.query('INSERT INTO side_effects (index, pid) VALUES ($1, $2)', [
+        ctx.index,
+        process.pid,
+      ]);
   }
 
   /** A rebuild empties the read model (in the rebuild's transaction). */
@@ -56,7 +79,9 @@ class CounterProjection {
   imports: [
     OrdinalModule.forRoot({
       url,
-      typeorm: { extra: { max: Number(env.DB_POOL ?? 6), application_name: `worker-${process.pid}` } },
+      typeorm: {
+        extra: { max: Number(env.DB_POOL ?? 6), application_name: `worker-${process.pid}` },
+      },
       log: { duplicateWindow: 0, takeoverMs: Number(env.TAKEOVER_MS ?? 5000) },
       subscriptions: { retryInitialMs: 50, retryMaxMs: 500, idlePollMs: 50 },
       cqrs: false,
@@ -66,7 +91,9 @@ class CounterProjection {
 })
 class WorkerModule {}
 
-const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['log', 'warn', 'error'] });
+const app = await NestFactory.createApplicationContext(WorkerModule, {
+  logger: ['log', 'warn', 'error'],
+});
 await app.init();
 // SIGTERM: a graceful stop, then a normal exit (so `node --cpu-prof` writes its profile).
 process.once('SIGTERM', () => {

@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,10 +19,15 @@ const run = promisify(execFile);
 /** The primary: the server of DATABASE_URL (the local one by default), as the suites and benchmarks use. */
 const serverUrl = () => process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -34,14 +47,27 @@ export interface StreamingReplica {
   /** Waits until the replica has replayed everything the primary had written when called. */
   caughtUp(timeoutMs?: number): Promise<void>;
   /** Runs SQL on the replica's copy of `database`. */
-  query<R extends pg.QueryResultRow = Record<string, unknown>>(database: string, text: string, values?: unknown[]): Promise<R[]>;
+  query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    database: string,
+    text: string,
+    values?: unknown[],
+  ): Promise<R[]>;
   stop(): Promise<void>;
 }
 
 /** The settings a hot standby must have at least as high as its primary's. */
-const AT_LEAST_PRIMARY = ['max_connections', 'max_worker_processes', 'max_wal_senders', 'max_prepared_transactions', 'max_locks_per_transaction'];
+const AT_LEAST_PRIMARY = [
+  'max_connections',
+  'max_worker_processes',
+  'max_wal_senders',
+  'max_prepared_transactions',
+  'max_locks_per_transaction',
+];
 
-async function onServer<T>(fn: (client: pg.Client) => Promise<T>, primaryUrl = serverUrl()): Promise<T> {
+async function onServer<T>(
+  fn: (client: pg.Client) => Promise<T>,
+  primaryUrl = serverUrl(),
+): Promise<T> {
   const url = new URL(primaryUrl);
   url.pathname = '/postgres';
   const client = new pg.Client({ connectionString: url.toString() });
@@ -57,8 +83,11 @@ async function onServer<T>(fn: (client: pg.Client) => Promise<T>, primaryUrl = s
  * PostgreSQL refuses to run as root: as root, the cluster's tools run as the owner of the
  * primary's data (postgres); otherwise as ourselves.
  */
-function asClusterUser(owner: string | null): (bin: string, args: string[]) => Promise<{ stdout: string; stderr: string }> {
-  return (bin, args) => (owner ? run('runuser', ['-u', owner, '--', bin, ...args]) : run(bin, args));
+function asClusterUser(
+  owner: string | null,
+): (bin: string, args: string[]) => Promise<{ stdout: string; stderr: string }> {
+  return (bin, args) =>
+    owner ? run('runuser', ['-u', owner, '--', bin, ...args]) : run(bin, args);
 }
 
 /**
@@ -77,7 +106,10 @@ async function allowLocalReplication(client: pg.Client): Promise<void> {
     ).rows[0].n > 0;
   const [{ hba_file: file }] = (await client.query<{ hba_file: string }>('SHOW hba_file')).rows;
   if (!(await allowed())) {
-    appendFileSync(file, '\n# added by test/bench/support/streaming-replica.ts (replica-reader suite, bench:replica)\nhost replication all 127.0.0.1/32 trust\n');
+    appendFileSync(
+      file,
+      '\n# added by test/bench/support/streaming-replica.ts (replica-reader suite, bench:replica)\nhost replication all 127.0.0.1/32 trust\n',
+    );
   }
   await client.query('SELECT pg_reload_conf()');
 }
@@ -86,21 +118,36 @@ async function allowLocalReplication(client: pg.Client): Promise<void> {
  * Makes and starts the replica, and resolves once it streams. Runs the cluster's tools as the
  * primary's data owner when run as root (a clean CI machine runs as root), else as ourselves.
  */
-export async function startStreamingReplica(options: { primaryUrl?: string; fsync?: boolean } = {}): Promise<StreamingReplica> {
+export async function startStreamingReplica(
+  options: { primaryUrl?: string; fsync?: boolean } = {},
+): Promise<StreamingReplica> {
   const primaryUrl = options.primaryUrl ?? serverUrl();
   const primary = new URL(primaryUrl);
   const onPrimary = <T>(fn: (client: pg.Client) => Promise<T>) => onServer(fn, primaryUrl);
   const { bin, settings, owner } = await onPrimary(async (client) => {
     await allowLocalReplication(client);
-    const [{ v }] = (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows;
-    const [{ data_directory: dataDirectory }] = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows;
-    const rows = (await client.query<{ name: string; setting: string }>('SELECT name, setting FROM pg_settings WHERE name = ANY($1)', [AT_LEAST_PRIMARY])).rows;
+    const [{ v }] = (
+      await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")
+    ).rows;
+    const [{ data_directory: dataDirectory }] = (
+      await client.query<{ data_directory: string }>('SHOW data_directory')
+    ).rows;
+    const rows = (
+      await client.query<{ name: string; setting: string }>(
+        'SELECT name, setting FROM pg_settings WHERE name = ANY($1)',
+        [AT_LEAST_PRIMARY],
+      )
+    ).rows;
     let owner: string | null = null;
     if (process.getuid?.() === 0) {
       const uid = statSync(dataDirectory).uid;
       owner = (await run('id', ['-nu', String(uid)])).stdout.trim();
     }
-    return { bin: `/usr/lib/postgresql/${Math.floor(Number(v) / 10000)}/bin`, settings: rows, owner };
+    return {
+      bin: `/usr/lib/postgresql/${Math.floor(Number(v) / 10000)}/bin`,
+      settings: rows,
+      owner,
+    };
   });
   const tool = asClusterUser(owner);
   const port = await freePort();
@@ -111,7 +158,9 @@ export async function startStreamingReplica(options: { primaryUrl?: string; fsyn
   const ownerIds = owner ? await ids(owner) : null;
   if (ownerIds) chownSync(dir, ownerIds.uid, ownerIds.gid);
   const stop = async () => {
-    await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(
+      () => undefined,
+    );
     rmSync(dir, { recursive: true, force: true });
     // A slot left behind would keep the primary's WAL forever.
     await dropSlot(name, primaryUrl);
@@ -122,7 +171,24 @@ export async function startStreamingReplica(options: { primaryUrl?: string; fsyn
     // recycle a segment before the replica starts streaming ("requested WAL segment … has
     // already been removed").
     await dropStaleSlots(primaryUrl);
-    await tool(join(bin, 'pg_basebackup'), ['-h', primary.hostname, '-p', primary.port || '5432', '-U', primary.username || 'postgres', '-D', data, '-X', 'stream', '-R', '-c', 'fast', '-C', '-S', name]);
+    await tool(join(bin, 'pg_basebackup'), [
+      '-h',
+      primary.hostname,
+      '-p',
+      primary.port || '5432',
+      '-U',
+      primary.username || 'postgres',
+      '-D',
+      data,
+      '-X',
+      'stream',
+      '-R',
+      '-c',
+      'fast',
+      '-C',
+      '-S',
+      name,
+    ]);
     const conf = [
       `port = ${port}`,
       `listen_addresses = '127.0.0.1'`,
@@ -134,21 +200,49 @@ export async function startStreamingReplica(options: { primaryUrl?: string; fsyn
       ...settings.map((s) => `${s.name} = ${s.setting}`),
     ];
     writeFileSync(join(data, 'postgresql.conf'), conf.join('\n') + '\n');
-    writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\n');
+    writeFileSync(
+      join(data, 'pg_hba.conf'),
+      'local all all trust\nhost all all 127.0.0.1/32 trust\n',
+    );
     writeFileSync(join(data, 'pg_ident.conf'), '');
-    if (ownerIds) for (const f of ['postgresql.conf', 'pg_hba.conf', 'pg_ident.conf']) chownSync(join(data, f), ownerIds.uid, ownerIds.gid);
-    await tool(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+    if (ownerIds)
+      for (const f of ['postgresql.conf', 'pg_hba.conf', 'pg_ident.conf'])
+        chownSync(join(data, f), ownerIds.uid, ownerIds.gid);
+    await tool(join(bin, 'pg_ctl'), [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
     // Streaming: the primary sees the replica's WAL receiver (named after cluster_name).
     await waitFor(
-      () => onPrimary(async (c) => (await c.query(`SELECT 1 FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'`, [name])).rows.length > 0),
+      () =>
+        onPrimary(
+          async (c) =>
+            (
+              await c.query(
+                `SELECT 1 FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'`,
+                [name],
+              )
+            ).rows.length > 0,
+        ),
       20_000,
       'the replica to stream from the primary',
     );
   } catch (error) {
     throw await failedStart(error, dir, 'replica', stop);
   }
-  const url = (database: string) => `postgres://${primary.username || 'postgres'}@127.0.0.1:${port}/${database}`;
-  const query = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
+  const url = (database: string) =>
+    `postgres://${primary.username || 'postgres'}@127.0.0.1:${port}/${database}`;
+  const query = async <R extends pg.QueryResultRow>(
+    database: string,
+    text: string,
+    values?: unknown[],
+  ) => {
     const client = new pg.Client({ connectionString: url(database) });
     await client.connect();
     try {
@@ -163,9 +257,19 @@ export async function startStreamingReplica(options: { primaryUrl?: string; fsyn
     url,
     query,
     async caughtUp(timeoutMs = 10_000) {
-      const lsn = await onPrimary(async (c) => (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+      const lsn = await onPrimary(
+        async (c) =>
+          (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn,
+      );
       await waitFor(
-        async () => (await query<{ ok: boolean }>('postgres', 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [lsn]))[0].ok,
+        async () =>
+          (
+            await query<{ ok: boolean }>(
+              'postgres',
+              'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok',
+              [lsn],
+            )
+          )[0].ok,
         timeoutMs,
         `the replica to replay up to ${lsn}`,
       );
@@ -180,9 +284,13 @@ const SLOT_PREFIX = 'ordinal_test_replica_';
 async function dropSlot(slot: string, primaryUrl: string): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const left = await onServer(async (c) => {
-      const { rows } = await c.query<{ active: boolean }>('SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+      const { rows } = await c.query<{ active: boolean }>(
+        'SELECT active FROM pg_replication_slots WHERE slot_name = $1',
+        [slot],
+      );
       if (rows.length === 0) return false;
-      if (!rows[0].active) await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
+      if (!rows[0].active)
+        await c.query('SELECT pg_drop_replication_slot($1)', [slot]).catch(() => undefined);
       return true;
     }, primaryUrl).catch(() => true);
     if (!left) return;
@@ -193,7 +301,10 @@ async function dropSlot(slot: string, primaryUrl: string): Promise<void> {
 /** Slots of earlier runs on this machine that were killed before they could clean up (their process is gone). */
 async function dropStaleSlots(primaryUrl: string): Promise<void> {
   await onServer(async (c) => {
-    const { rows } = await c.query<{ slot_name: string }>(`SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE $1 AND NOT active`, [`${SLOT_PREFIX}%`]);
+    const { rows } = await c.query<{ slot_name: string }>(
+      `SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE $1 AND NOT active`,
+      [`${SLOT_PREFIX}%`],
+    );
     for (const { slot_name: slot } of rows) {
       const pid = Number(slot.slice(SLOT_PREFIX.length).split('_')[0]);
       if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
@@ -232,9 +343,16 @@ export interface LocalCluster {
  */
 export async function startLocalCluster(settings: string[] = []): Promise<LocalCluster> {
   const { bin, owner } = await onServer(async (client) => {
-    const [{ v }] = (await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows;
-    const [{ data_directory: dataDirectory }] = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows;
-    const owner = process.getuid?.() === 0 ? (await run('id', ['-nu', String(statSync(dataDirectory).uid)])).stdout.trim() : null;
+    const [{ v }] = (
+      await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")
+    ).rows;
+    const [{ data_directory: dataDirectory }] = (
+      await client.query<{ data_directory: string }>('SHOW data_directory')
+    ).rows;
+    const owner =
+      process.getuid?.() === 0
+        ? (await run('id', ['-nu', String(statSync(dataDirectory).uid)])).stdout.trim()
+        : null;
     return { bin: `/usr/lib/postgresql/${Math.floor(Number(v) / 10000)}/bin`, owner };
   });
   const tool = asClusterUser(owner);
@@ -244,11 +362,21 @@ export async function startLocalCluster(settings: string[] = []): Promise<LocalC
   const ownerIds = owner ? await ids(owner) : null;
   if (ownerIds) chownSync(dir, ownerIds.uid, ownerIds.gid);
   const stop = async () => {
-    await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
+    await tool(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']).catch(
+      () => undefined,
+    );
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await tool(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-instructions']);
+    await tool(join(bin, 'initdb'), [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '--no-instructions',
+    ]);
     const conf = [
       `port = ${port}`,
       `listen_addresses = '127.0.0.1'`,
@@ -259,17 +387,38 @@ export async function startLocalCluster(settings: string[] = []): Promise<LocalC
       ...settings,
     ];
     appendFileSync(join(data, 'postgresql.conf'), '\n' + conf.join('\n') + '\n');
-    writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n');
+    writeFileSync(
+      join(data, 'pg_hba.conf'),
+      'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n',
+    );
     if (ownerIds) chownSync(join(data, 'pg_hba.conf'), ownerIds.uid, ownerIds.gid);
-    await tool(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', 'start']);
+    await tool(join(bin, 'pg_ctl'), [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
   } catch (error) {
     throw await failedStart(error, dir, 'cluster', stop);
   }
-  return { port, url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`, stop };
+  return {
+    port,
+    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    stop,
+  };
 }
 
 /** A cluster that failed to start: stopped and removed, and the error says why from its own log's last lines (removed with its folder). */
-async function failedStart(error: unknown, dir: string, what: string, stop: () => Promise<void>): Promise<Error> {
+async function failedStart(
+  error: unknown,
+  dir: string,
+  what: string,
+  stop: () => Promise<void>,
+): Promise<Error> {
   let log = '';
   try {
     log = readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
@@ -277,5 +426,8 @@ async function failedStart(error: unknown, dir: string, what: string, stop: () =
     // no log yet (initdb or pg_basebackup failed)
   }
   await stop();
-  return new Error(`${(error as Error).message}${log ? `\n${what} log (last lines):\n${log}` : ''}`, { cause: error });
+  return new Error(
+    `${(error as Error).message}${log ? `\n${what} log (last lines):\n${log}` : ''}`,
+    { cause: error },
+  );
 }

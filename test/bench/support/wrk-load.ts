@@ -13,7 +13,14 @@ export const hasWrk = () => existsSync(WRK);
  * numbers them, so the duplicate window does not skip any): a PUT of one message, or with
  * `batch` a POST of `{"messages":[...]}` carrying that many. `msgPerSec` counts messages.
  */
-export function runWrk(options: { url: string; clients: number; seconds: number; headers: Record<string, string>; bodyPrefix: string; batch?: number }): LoadResult {
+export function runWrk(options: {
+  url: string;
+  clients: number;
+  seconds: number;
+  headers: Record<string, string>;
+  bodyPrefix: string;
+  batch?: number;
+}): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-wrk-'));
   const script = join(dir, 'put.lua');
   const headerLines = Object.entries({ ...options.headers, 'content-type': 'application/json' })
@@ -31,7 +38,11 @@ export function runWrk(options: { url: string; clients: number; seconds: number;
       request +
       `done = function(summary, latency, requests)\n  io.write(string.format("RESULT %d %d %d %d %d\\n", summary.requests, summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.duration, latency:percentile(50), latency:percentile(99)))\nend\n`,
   );
-  const run = spawnSync(WRK, ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url], { encoding: 'utf8' });
+  const run = spawnSync(
+    WRK,
+    ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url],
+    { encoding: 'utf8' },
+  );
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(run.stdout ?? '');
   if (!m) throw new Error(`wrk failed: ${run.stderr || run.stdout}`);
   const [requests, errors, durationUs, p50Us, p99Us] = m.slice(1).map(Number);
@@ -49,7 +60,12 @@ export function runWrk(options: { url: string; clients: number; seconds: number;
 }
 
 /** `clients` keep-alive connections GETting `url` for `seconds`: requests a second and latency. */
-export function runWrkGet(options: { url: string; clients: number; seconds: number; headers: Record<string, string> }): LoadResult {
+export function runWrkGet(options: {
+  url: string;
+  clients: number;
+  seconds: number;
+  headers: Record<string, string>;
+}): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-wrk-'));
   const script = join(dir, 'get.lua');
   const headerLines = Object.entries(options.headers)
@@ -61,11 +77,23 @@ export function runWrkGet(options: { url: string; clients: number; seconds: numb
       `local non2xx = 0\nresponse = function(status, headers, body)\n  if status >= 300 then non2xx = non2xx + 1 end\nend\n` +
       `done = function(summary, latency, requests)\n  io.write(string.format("RESULT %d %d %d %d %d\\n", summary.requests, summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.duration, latency:percentile(50), latency:percentile(99)))\nend\n`,
   );
-  const run = spawnSync(WRK, ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url], { encoding: 'utf8' });
+  const run = spawnSync(
+    WRK,
+    ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url],
+    { encoding: 'utf8' },
+  );
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(run.stdout ?? '');
   if (!m) throw new Error(`wrk failed: ${run.stderr || run.stdout}`);
   const [requests, errors, durationUs, p50Us, p99Us] = m.slice(1).map(Number);
   const seconds = durationUs / 1e6;
   const ok = requests - errors;
-  return { clients: options.clients, messages: ok, failures: errors, seconds: Number(seconds.toFixed(3)), msgPerSec: Math.round(ok / seconds), p50Ms: Number((p50Us / 1000).toFixed(2)), p99Ms: Number((p99Us / 1000).toFixed(2)) };
+  return {
+    clients: options.clients,
+    messages: ok,
+    failures: errors,
+    seconds: Number(seconds.toFixed(3)),
+    msgPerSec: Math.round(ok / seconds),
+    p50Ms: Number((p50Us / 1000).toFixed(2)),
+    p99Ms: Number((p99Us / 1000).toFixed(2)),
+  };
 }

@@ -48,19 +48,29 @@ export class BillingConsumer {
     const charged = await this.options.dataSource.transaction(async (manager) => {
       const claimed = await run(manager, claimIndex(index));
       if (claimed.length === 0) return false;
-      await run(manager, insertCharge(index, (headers.userId as string | undefined) ?? null, order.total ?? 0));
+      await run(
+        manager,
+        insertCharge(index, (headers.userId as string | undefined) ?? null, order.total ?? 0),
+      );
       return true;
     });
     if (!charged) this.duplicates++;
     // 1. Tell Ordinal this index is done (the bookmark moves over contiguous runs).
-    channel.sendToQueue(`${this.options.interfaceName}.ack`, Buffer.from(JSON.stringify({ index, serverCorrelationUuid: headers.serverCorrelationUuid })), {
-      contentType: 'application/json',
-    });
+    channel.sendToQueue(
+      `${this.options.interfaceName}.ack`,
+      Buffer.from(JSON.stringify({ index, serverCorrelationUuid: headers.serverCorrelationUuid })),
+      {
+        contentType: 'application/json',
+      },
+    );
     // 2. Remove the delivery from the sink.
     channel.ack(msg);
   }
 }
 
-async function run(manager: { query(text: string, values?: unknown[]): Promise<unknown> }, query: { text: string; values: unknown[] }): Promise<unknown[]> {
+async function run(
+  manager: { query(text: string, values?: unknown[]): Promise<unknown> },
+  query: { text: string; values: unknown[] },
+): Promise<unknown[]> {
   return (await manager.query(query.text, query.values)) as unknown[];
 }

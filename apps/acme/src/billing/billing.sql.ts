@@ -19,10 +19,16 @@ export function createBillingTables(): SqlQuery {
 
 /** Claims an index; no row back means it was processed before (a duplicate). */
 export function claimIndex(index: number): SqlQuery {
-  return { text: 'INSERT INTO billing_processed (event_index) VALUES ($1) ON CONFLICT DO NOTHING RETURNING event_index', values: [index] };
+  return {
+    text: 'INSERT INTO billing_processed (event_index) VALUES ($1) ON CONFLICT DO NOTHING RETURNING event_index',
+    values: [index],
+  };
 }
 
 /** Records the charge of an order, in the claim's transaction. */
 export function insertCharge(index: number, customer: string | null, amount: number): SqlQuery {
-  return { text: 'INSERT INTO billing_charges (event_index, customer, amount) VALUES ($1, $2, $3)', values: [index, customer, amount] };
+  return {
+    text: 'INSERT INTO billing_charges (event_index, customer, amount) VALUES ($1, $2, $3)',
+    values: [index, customer, amount],
+  };
 }

@@ -17,7 +17,15 @@ describe('ACME dashboard projection (docs/projections.md walkthrough)', () => {
     db = await createTestDatabase();
     // Given ACME's application with its orders, projections and the dashboard
     @Module({
-      imports: [OrdinalModule.forRoot({ url: db.url, entities: DASHBOARD_ENTITIES, migrations: DASHBOARD_MIGRATIONS }), OrdersModule, DashboardModule],
+      imports: [
+        OrdinalModule.forRoot({
+          url: db.url,
+          entities: DASHBOARD_ENTITIES,
+          migrations: DASHBOARD_MIGRATIONS,
+        }),
+        OrdersModule,
+        DashboardModule,
+      ],
     })
     class AcmeModule {}
     app = await NestFactory.createApplicationContext(AcmeModule, { logger: false });
@@ -34,12 +42,21 @@ describe('ACME dashboard projection (docs/projections.md walkthrough)', () => {
     await orders.place('order-7', 'bob', 'bob@example.com');
     await orders.addItem('order-7', 'GADGET-7', 2, 10);
     const shipped = await orders.ship('order-7');
-    const head = (await app.get(DataSource).query('SELECT max(index)::int AS m FROM messages'))[0].m as number;
+    const head = (await app.get(DataSource).query('SELECT max(index)::int AS m FROM messages'))[0]
+      .m as number;
     // Then the dashboard shows it once the projection has reached the last event
     const projections = app.get(ProjectionsService);
     await projections.waitFor(OrderDashboardProjection, head, 10_000);
     const rows = () => app.get(DataSource).manager.find(OrderDashboardRow);
-    expect(await rows()).toEqual([expect.objectContaining({ orderId: 'order-7', customer: 'bob', items: 2, total: 20, shipped: true })]);
+    expect(await rows()).toEqual([
+      expect.objectContaining({
+        orderId: 'order-7',
+        customer: 'bob',
+        items: 2,
+        total: 20,
+        shipped: true,
+      }),
+    ]);
     expect(shipped.version).toBe(3);
     // And a rebuild gives the same rows
     const before = await rows();

@@ -12,13 +12,19 @@ export class OrderDashboardRow {
   @Column('int', { default: 0 })
   items: number;
 
-  @Column('numeric', { default: 0, transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  @Column('numeric', {
+    default: 0,
+    transformer: { to: (v: number) => v, from: (v: string) => Number(v) },
+  })
   total: number;
 
   @Column('boolean', { default: false })
   shipped: boolean;
 
   /** The index of the last event applied to the row. */
-  @Column('bigint', { name: 'last_index', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  @Column('bigint', {
+    name: 'last_index',
+    transformer: { to: (v: number) => v, from: (v: string) => Number(v) },
+  })
   lastIndex: number;
 }

@@ -11,27 +11,58 @@ import { OrderDashboardRow } from './order-dashboard.entity.js';
  * is read directly (no watermark wait, S5). Side effects (here a log line standing in for a
  * notification) run only for live events.
  */
-@Projection('acme-order-dashboard', { readModels: [OrderDashboardRow], stream: { category: 'order' } })
+@Projection('acme-order-dashboard', {
+  readModels: [OrderDashboardRow],
+  stream: { category: 'order' },
+})
 @Injectable()
 export class OrderDashboardProjection {
   private readonly logger = new Logger(OrderDashboardProjection.name);
 
   @EventHandler(OrderPlaced)
   async onPlaced(event: OrderPlaced, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.insert(OrderDashboardRow, { orderId: this.orderId(ctx), customer: event.customer, items: 0, total: 0, shipped: false, lastIndex: ctx.index });
+    await ctx.manager.insert(OrderDashboardRow, {
+      orderId: this.orderId(ctx),
+      customer: event.customer,
+      items: 0,
+      total: 0,
+      shipped: false,
+      lastIndex: ctx.index,
+    });
   }
 
   @EventHandler(ItemAdded)
   async onItemAdded(event: ItemAdded, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.increment(OrderDashboardRow, { orderId: this.orderId(ctx) }, 'items', event.qty);
-    await ctx.manager.increment(OrderDashboardRow, { orderId: this.orderId(ctx) }, 'total', event.qty * event.price);
-    await ctx.manager.update(OrderDashboardRow, { orderId: this.orderId(ctx) }, { lastIndex: ctx.index });
+    await ctx.manager.increment(
+      OrderDashboardRow,
+      { orderId: this.orderId(ctx) },
+      'items',
+      event.qty,
+    );
+    await ctx.manager.increment(
+      OrderDashboardRow,
+      { orderId: this.orderId(ctx) },
+      'total',
+      event.qty * event.price,
+    );
+    await ctx.manager.update(
+      OrderDashboardRow,
+      { orderId: this.orderId(ctx) },
+      { lastIndex: ctx.index },
+    );
   }
 
   @EventHandler(OrderShipped)
   async onShipped(_event: OrderShipped, ctx: ProjectionContext): Promise<void> {
-    await ctx.manager.update(OrderDashboardRow, { orderId: this.orderId(ctx) }, { shipped: true, lastIndex: ctx.index });
-    if (!ctx.isReplay) this.logger.log(`Order ${this.orderId(ctx)} shipped (index ${ctx.index}): notify the customer`);
+    await ctx.manager.update(
+      OrderDashboardRow,
+      { orderId: this.orderId(ctx) },
+      { shipped: true, lastIndex: ctx.index },
+    );
+    if (!ctx.isReplay)
+      this.logger.log(
+        `Order ${this.orderId(ctx)} shipped (index ${ctx.index}): notify the customer`,
+      );
   }
 
   /** The order's id is its stream id (`order-1001`). */

@@ -29,7 +29,13 @@ export class NotificationsConsumer {
     await channel.consume(`${this.interfaceName}.sink`, (msg) => {
       if (!msg) return;
       const headers = msg.properties.headers ?? {};
-      void Promise.resolve(this.send({ index: Number(headers.index), customer: (headers.userId as string | undefined) ?? null, order: JSON.parse(msg.content.toString()) }))
+      void Promise.resolve(
+        this.send({
+          index: Number(headers.index),
+          customer: (headers.userId as string | undefined) ?? null,
+          order: JSON.parse(msg.content.toString()),
+        }),
+      )
         .then(() => channel.ack(msg))
         .catch(() => channel.nack(msg, false, true));
     });

@@ -24,17 +24,22 @@ export class Order extends AggregateRoot {
   total = 0;
 
   place(customer: string, email: string): void {
-    if (this.status !== 'new') throw new OrderRuleError(`Order ${this.id} is already ${this.status}`);
+    if (this.status !== 'new')
+      throw new OrderRuleError(`Order ${this.id} is already ${this.status}`);
     this.apply(new OrderPlaced(customer, email));
   }
 
   addItem(sku: string, qty: number, price: number): void {
-    if (this.status !== 'placed') throw new OrderRuleError(`Order ${this.id} is ${this.status}; items can be added to placed orders only`);
+    if (this.status !== 'placed')
+      throw new OrderRuleError(
+        `Order ${this.id} is ${this.status}; items can be added to placed orders only`,
+      );
     this.apply(new ItemAdded(sku, qty, price));
   }
 
   ship(): void {
-    if (this.status !== 'placed') throw new OrderRuleError(`Order ${this.id} is ${this.status}; only placed orders ship`);
+    if (this.status !== 'placed')
+      throw new OrderRuleError(`Order ${this.id} is ${this.status}; only placed orders ship`);
     this.apply(new OrderShipped(new Date().toISOString()));
   }
 

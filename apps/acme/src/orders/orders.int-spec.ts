@@ -40,21 +40,34 @@ describe('ACME orders sample (the docs/aggregates.md walkthrough)', () => {
     // And the ordinary cqrs handler received the shipment
     const handler = app.get(OrderShippedHandler);
     await waitFor(async () => handler.shipped.length === 1, 5000, 'OrderShipped on the EventBus');
-    const [row] = await db.query<{ category: string; message_type: string }>('SELECT category, message_type FROM messages WHERE stream_id = $1 AND stream_version = 4', ['order-1001']);
+    const [row] = await db.query<{ category: string; message_type: string }>(
+      'SELECT category, message_type FROM messages WHERE stream_id = $1 AND stream_version = 4',
+      ['order-1001'],
+    );
     expect(row).toEqual({ category: 'order', message_type: 'OrderShipped' });
   });
 
   it('keeps domain rules and optimistic versions apart', async () => {
     // A second place of the same id is a version conflict (it expects a new stream)
-    await expect(orders.place('order-1001', 'bob', 'bob@example.com')).rejects.toBeInstanceOf(VersionConflictError);
+    await expect(orders.place('order-1001', 'bob', 'bob@example.com')).rejects.toBeInstanceOf(
+      VersionConflictError,
+    );
     // Adding to a shipped order breaks a rule and is not retried
     await expect(orders.addItem('order-1001', 'X', 1, 1)).rejects.toBeInstanceOf(OrderRuleError);
   });
 
   it('reads an OrderPlaced v1 written by older code through the v1 → v2 upcaster', async () => {
     // Given a v1 event (no email) in the log
-    await app.get(StreamStore).append('order-legacy', 0, [{ eventType: 'OrderPlaced', schemaVersion: 1, data: { customer: 'carol' } }]);
+    await app
+      .get(StreamStore)
+      .append('order-legacy', 0, [
+        { eventType: 'OrderPlaced', schemaVersion: 1, data: { customer: 'carol' } },
+      ]);
     // When it loads, Then the aggregate sees v2 with the default email
-    expect(await orders.get('order-legacy')).toMatchObject({ status: 'placed', customer: 'carol', email: 'unknown' });
+    expect(await orders.get('order-legacy')).toMatchObject({
+      status: 'placed',
+      customer: 'carol',
+      email: 'unknown',
+    });
   });
 });

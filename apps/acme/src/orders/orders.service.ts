@@ -5,7 +5,9 @@ import { Order } from './order.aggregate.js';
 /** ACME's order commands: each runs against fresh state and retries on a version conflict. */
 @Injectable()
 export class OrdersService {
-  constructor(@InjectAggregateRepository(Order) private readonly orders: AggregateRepository<Order>) {}
+  constructor(
+    @InjectAggregateRepository(Order) private readonly orders: AggregateRepository<Order>,
+  ) {}
 
   /** Places a new order; a second place of the same id is a version conflict. */
   async place(orderId: string, customer: string, email: string): Promise<Order> {

@@ -10,7 +10,10 @@
  */
 import { OrdinalClient, fileBookmark, type OrdinalMessage } from '@ordinal/client';
 
-const client = new OrdinalClient({ baseUrl: process.env.ORDINAL_URL ?? 'http://localhost:8083', token: process.env.ORDINAL_TOKEN ?? 'dev-ordinal-token' });
+const client = new OrdinalClient({
+  baseUrl: process.env.ORDINAL_URL ?? 'http://localhost:8083',
+  token: process.env.ORDINAL_TOKEN ?? 'dev-ordinal-token',
+});
 const openOrders = new Map<string, number>();
 
 function apply(message: OrdinalMessage): void {
@@ -28,15 +31,21 @@ const consumer = client.consume({
   bookmark: fileBookmark(process.env.BOOKMARK_FILE ?? '/tmp/acme-notifications.bookmark'),
   types: process.env.TYPES?.split(',') ?? ['OrderPlaced', 'OrderCancelled'],
   endIndex: process.env.END_INDEX ? Number(process.env.END_INDEX) : undefined,
-  onConnected: ({ startIndex, headIndex }) => console.log(`connected from ${startIndex}, server is at ${headIndex}`),
-  onError: (error) => console.log(`stream: ${(error as Error).message}; reconnecting from the bookmark`),
+  onConnected: ({ startIndex, headIndex }) =>
+    console.log(`connected from ${startIndex}, server is at ${headIndex}`),
+  onError: (error) =>
+    console.log(`stream: ${(error as Error).message}; reconnecting from the bookmark`),
   handler: async (message, { caughtUp, headIndex }) => {
     apply(message);
     if (caughtUp) sendEmail(message);
-    else console.log(`#${message.id} ${message.messageType} (replay, ${Math.max(0, headIndex - message.id)} behind)`);
+    else
+      console.log(
+        `#${message.id} ${message.messageType} (replay, ${Math.max(0, headIndex - message.id)} behind)`,
+      );
   },
 });
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void consumer.stop());
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void consumer.stop());
 await consumer.done;
 console.log(`stopped at bookmark ${consumer.position}; ${openOrders.size} open orders`);

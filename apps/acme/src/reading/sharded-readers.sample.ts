@@ -9,7 +9,10 @@
  */
 import { OrdinalClient, memoryBookmark, shardOf } from '@ordinal/client';
 
-const client = new OrdinalClient({ baseUrl: process.env.ORDINAL_URL ?? 'http://localhost:8083', token: process.env.ORDINAL_TOKEN ?? 'dev-ordinal-token' });
+const client = new OrdinalClient({
+  baseUrl: process.env.ORDINAL_URL ?? 'http://localhost:8083',
+  token: process.env.ORDINAL_TOKEN ?? 'dev-ordinal-token',
+});
 const count = Number(process.env.SHARD_COUNT ?? 3);
 const endIndex = process.env.END_INDEX ? Number(process.env.END_INDEX) : await client.head();
 console.log(`reading indices 1..${endIndex} with ${count} shard readers`);
@@ -17,20 +20,25 @@ console.log(`reading indices 1..${endIndex} with ${count} shard readers`);
 const seen = Array.from({ length: count }, () => new Map<string, number>());
 const totals = Array.from({ length: count }, () => 0);
 await Promise.all(
-  Array.from({ length: count }, (_, index) =>
-    client.consume({
-      // A real reader keeps its own durable bookmark (file or database row) per shard.
-      bookmark: memoryBookmark(),
-      shard: { count, index },
-      endIndex,
-      handler: (message) => {
-        if (shardOf(message.userId, count) !== index) throw new Error(`#${message.id} is not in shard ${index}`);
-        const user = message.userId ?? '';
-        seen[index].set(user, (seen[index].get(user) ?? 0) + 1);
-        totals[index]++;
-      },
-    }).done,
+  Array.from(
+    { length: count },
+    (_, index) =>
+      client.consume({
+        // A real reader keeps its own durable bookmark (file or database row) per shard.
+        bookmark: memoryBookmark(),
+        shard: { count, index },
+        endIndex,
+        handler: (message) => {
+          if (shardOf(message.userId, count) !== index)
+            throw new Error(`#${message.id} is not in shard ${index}`);
+          const user = message.userId ?? '';
+          seen[index].set(user, (seen[index].get(user) ?? 0) + 1);
+          totals[index]++;
+        },
+      }).done,
   ),
 );
-seen.forEach((users, index) => console.log(`shard ${index}: ${totals[index]} messages from ${users.size} users`));
+seen.forEach((users, index) =>
+  console.log(`shard ${index}: ${totals[index]} messages from ${users.size} users`),
+);
 console.log(`total ${totals.reduce((a, b) => a + b, 0)} messages`);

@@ -13,14 +13,18 @@ export interface ApiToken {
 /** Parses `name:secret:scope+scope;name2:secret2:scope`. Throws naming the bad entry. */
 export function parseTokens(spec: string): ApiToken[] {
   const tokens: ApiToken[] = [];
-  for (const entry of spec.split(';').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name, secret, scopeList, ...rest] = entry.split(':');
     if (!name || !secret || !scopeList || rest.length > 0) {
       throw new Error(`ORDINAL_TOKENS entry #${tokens.length + 1} must be name:secret:scope+scope`);
     }
     const scopes = scopeList.split('+').map((s) => s.trim());
     const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
-    if (unknown.length > 0) throw new Error(`ORDINAL_TOKENS entry '${name}' has unknown scopes: ${unknown.join(', ')}`);
+    if (unknown.length > 0)
+      throw new Error(`ORDINAL_TOKENS entry '${name}' has unknown scopes: ${unknown.join(', ')}`);
     tokens.push({ name, secret, scopes: new Set(scopes as Scope[]) });
   }
   return tokens;

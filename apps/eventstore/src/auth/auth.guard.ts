@@ -1,4 +1,11 @@
-import { Injectable, type CanActivate, type ExecutionContext, UnauthorizedException, ForbiddenException, Inject } from '@nestjs/common';
+import {
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+  UnauthorizedException,
+  ForbiddenException,
+  Inject,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { TokenMatcher } from './api-token.js';
 import { AcceptsTicket, Public, RequireScope } from './scopes.decorator.js';
@@ -57,11 +64,15 @@ export class AuthGuard implements CanActivate {
     const ticket = request.query?.ticket;
     if (header === undefined && access.acceptsTicket && ticket !== undefined) {
       const token = typeof ticket === 'string' ? this.tickets.redeem(ticket) : null;
-      if (!token) throw new UnauthorizedException('Invalid, expired or used stream ticket: get a new one from POST /api/events/stream-ticket');
+      if (!token)
+        throw new UnauthorizedException(
+          'Invalid, expired or used stream ticket: get a new one from POST /api/events/stream-ticket',
+        );
       return token;
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    if (!match) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token>');
+    if (!match)
+      throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token>');
     const token = this.matcher.match(match[1]);
     if (!token) throw new UnauthorizedException('Invalid bearer token');
     return token;

@@ -10,5 +10,10 @@ import { RequireScope } from './scopes.decorator.js';
  * one decorator so the two cannot disagree.
  */
 export function Scoped(scope: Scope): MethodDecorator {
-  return applyDecorators(RequireScope(scope), ApiBearerAuth('bearer'), ApiExtension('x-required-scopes', [scope]), ApiErrors(401, 403));
+  return applyDecorators(
+    RequireScope(scope),
+    ApiBearerAuth('bearer'),
+    ApiExtension('x-required-scopes', [scope]),
+    ApiErrors(401, 403),
+  );
 }

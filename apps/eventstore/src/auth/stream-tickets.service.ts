@@ -29,7 +29,10 @@ export class StreamTickets {
   private readonly used = new Map<string, number>();
 
   constructor(@Inject(ORDINAL_CONFIG) config: OrdinalConfig) {
-    const secrets = config.tokens.map((t) => `${t.name}:${t.secret}`).sort().join('\n');
+    const secrets = config.tokens
+      .map((t) => `${t.name}:${t.secret}`)
+      .sort()
+      .join('\n');
     this.key = createHmac('sha256', 'ordinal stream tickets').update(secrets).digest();
     this.ttlMs = config.streamTicketTtlMs;
     this.tokens = new Map(config.tokens.map((t) => [t.name, t]));
@@ -38,8 +41,14 @@ export class StreamTickets {
   /** A ticket for the stream, on behalf of `token`. */
   issue(token: ApiToken): IssuedTicket {
     const expires = Date.now() + this.ttlMs;
-    const payload = b64(Buffer.from(JSON.stringify({ t: token.name, e: expires, n: b64(randomBytes(12)) })));
-    return { ticket: `${payload}.${this.sign(payload)}`, expiresAt: new Date(expires).toISOString(), expiresInMs: this.ttlMs };
+    const payload = b64(
+      Buffer.from(JSON.stringify({ t: token.name, e: expires, n: b64(randomBytes(12)) })),
+    );
+    return {
+      ticket: `${payload}.${this.sign(payload)}`,
+      expiresAt: new Date(expires).toISOString(),
+      expiresInMs: this.ttlMs,
+    };
   }
 
   /** The token a ticket stands for, once; null for a forged, expired or used ticket. */
@@ -57,7 +66,13 @@ export class StreamTickets {
     } catch {
       return null;
     }
-    if (typeof claims.e !== 'number' || claims.e <= now || typeof claims.n !== 'string' || typeof claims.t !== 'string') return null;
+    if (
+      typeof claims.e !== 'number' ||
+      claims.e <= now ||
+      typeof claims.n !== 'string' ||
+      typeof claims.t !== 'string'
+    )
+      return null;
     if (this.used.has(claims.n)) return null;
     this.used.set(claims.n, claims.e);
     return this.tokens.get(claims.t) ?? null;

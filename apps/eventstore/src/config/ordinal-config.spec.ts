@@ -13,7 +13,9 @@ describe('loadConfig', () => {
   });
 
   it('parses ORDINAL_TOKENS with scopes', () => {
-    const config = loadConfig({ ORDINAL_TOKENS: 'billing:b-secret:read; ops:o-secret:read+write+admin' });
+    const config = loadConfig({
+      ORDINAL_TOKENS: 'billing:b-secret:read; ops:o-secret:read+write+admin',
+    });
     const billing = config.tokens.find((t) => t.name === 'billing')!;
     expect([...billing.scopes]).toEqual(['read']);
     expect(config.tokens.find((t) => t.name === 'ops')!.scopes.has('admin')).toBe(true);
@@ -33,14 +35,22 @@ describe('loadConfig', () => {
   });
 
   it('defaults nothing in production', () => {
-    const config = loadConfig({ ORDINAL_ENV: 'production', DATABASE_URL: 'postgres://db/ordinal', ORDINAL_TOKENS: 'ops:s3cret:read' });
+    const config = loadConfig({
+      ORDINAL_ENV: 'production',
+      DATABASE_URL: 'postgres://db/ordinal',
+      ORDINAL_TOKENS: 'ops:s3cret:read',
+    });
     expect(config.tokens.map((t) => t.secret)).toEqual(['s3cret']);
     expect(config.amqpUrl).toBeNull();
     expect(config.createDatabase).toBe(false);
   });
 
   it('a replica reader (ORDINAL_ROLE=replica-reader) reads only: no StartMarker, no AMQP, no database creation, a 200 ms live poll', () => {
-    const config = loadConfig({ ORDINAL_ROLE: 'replica-reader', DATABASE_URL: 'postgres://replica/db', AMQP_URL: 'amqp://broker' });
+    const config = loadConfig({
+      ORDINAL_ROLE: 'replica-reader',
+      DATABASE_URL: 'postgres://replica/db',
+      AMQP_URL: 'amqp://broker',
+    });
     expect(config.role).toBe('replica-reader');
     expect(config.amqpUrl).toBeNull();
     expect(config.createDatabase).toBe(false);
@@ -49,16 +59,28 @@ describe('loadConfig', () => {
     expect(options.startMarker).toBe(false);
     expect(options.log?.role).toBe('replica-reader');
     // An explicit poll wins; a primary keeps its defaults.
-    expect(loadConfig({ ORDINAL_ROLE: 'replica-reader', DATABASE_URL: 'postgres://replica/db', ORDINAL_LIVE_POLL_MS: '50' }).livePollMs).toBe(50);
+    expect(
+      loadConfig({
+        ORDINAL_ROLE: 'replica-reader',
+        DATABASE_URL: 'postgres://replica/db',
+        ORDINAL_LIVE_POLL_MS: '50',
+      }).livePollMs,
+    ).toBe(50);
     const primary = loadConfig({});
-    expect({ role: primary.role, livePollMs: primary.livePollMs, startMarker: ordinalOptionsFrom(primary).startMarker }).toEqual({ role: 'primary', livePollMs: 1000, startMarker: true });
+    expect({
+      role: primary.role,
+      livePollMs: primary.livePollMs,
+      startMarker: ordinalOptionsFrom(primary).startMarker,
+    }).toEqual({ role: 'primary', livePollMs: 1000, startMarker: true });
   });
 
   it('carries the ownership settings into the OrdinalModule options (ORDINAL_TAKEOVER_MS, ORDINAL_STUCK_AFTER_MS)', () => {
     const defaults = ordinalOptionsFrom(loadConfig({}));
     expect(defaults.log?.takeoverMs).toBe(5000);
     expect(defaults.subscriptions?.stuckAfterMs).toBe(60_000);
-    const options = ordinalOptionsFrom(loadConfig({ ORDINAL_TAKEOVER_MS: '2500', ORDINAL_STUCK_AFTER_MS: '1500' }));
+    const options = ordinalOptionsFrom(
+      loadConfig({ ORDINAL_TAKEOVER_MS: '2500', ORDINAL_STUCK_AFTER_MS: '1500' }),
+    );
     expect(options.log?.takeoverMs).toBe(2500);
     expect(options.subscriptions?.stuckAfterMs).toBe(1500);
     expect(() => loadConfig({ ORDINAL_TAKEOVER_MS: '100' })).toThrow(/ORDINAL_TAKEOVER_MS/);

@@ -1,5 +1,9 @@
 import type { LogRole, Ordering } from '@ordinal/log';
-import { InterfaceConfigError, loadInterfacesFile, type ResolvedInterfaceConfig } from '@ordinal/amqp';
+import {
+  InterfaceConfigError,
+  loadInterfacesFile,
+  type ResolvedInterfaceConfig,
+} from '@ordinal/amqp';
 import { parseTokens, type ApiToken } from '../auth/api-token.js';
 
 /** The development token: accepted only when ORDINAL_ENV=development (the default). */
@@ -82,14 +86,16 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
   return n;
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  if (!allowed.includes(raw as T))
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
   return raw as T;
 }
 
@@ -109,14 +115,26 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
   }
   const role = oneOf(env, 'ORDINAL_ROLE', ['primary', 'replica-reader'] as const, 'primary');
   if (production) {
-    if (tokens.length === 0) throw new ConfigError('ORDINAL_ENV=production needs ORDINAL_TOKENS (name:secret:scope+scope;...)');
-    if (tokens.some((t) => t.secret === DEV_TOKEN)) throw new ConfigError('ORDINAL_ENV=production refuses the development token; configure your own secrets in ORDINAL_TOKENS');
+    if (tokens.length === 0)
+      throw new ConfigError(
+        'ORDINAL_ENV=production needs ORDINAL_TOKENS (name:secret:scope+scope;...)',
+      );
+    if (tokens.some((t) => t.secret === DEV_TOKEN))
+      throw new ConfigError(
+        'ORDINAL_ENV=production refuses the development token; configure your own secrets in ORDINAL_TOKENS',
+      );
     if (!env.DATABASE_URL) throw new ConfigError('ORDINAL_ENV=production needs DATABASE_URL');
   } else if (!tokens.some((t) => t.secret === DEV_TOKEN)) {
-    tokens.push({ name: 'development', secret: DEV_TOKEN, scopes: new Set(['read', 'write', 'admin']) });
+    tokens.push({
+      name: 'development',
+      secret: DEV_TOKEN,
+      scopes: new Set(['read', 'write', 'admin']),
+    });
   }
   if (role === 'replica-reader' && !env.DATABASE_URL) {
-    throw new ConfigError('ORDINAL_ROLE=replica-reader needs DATABASE_URL naming the streaming replica it reads (docs/scaling.md)');
+    throw new ConfigError(
+      'ORDINAL_ROLE=replica-reader needs DATABASE_URL naming the streaming replica it reads (docs/scaling.md)',
+    );
   }
   return {
     env: mode,
@@ -134,16 +152,29 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     bodyTimeoutMs: int(env, 'ORDINAL_BODY_TIMEOUT_MS', 10_000, 10),
     streamTicketTtlMs: int(env, 'ORDINAL_STREAM_TICKET_TTL_MS', 30_000, 10),
     maxBatchMessages: int(env, 'ORDINAL_MAX_BATCH', 1000, 1),
-    logFormat: oneOf(env, 'ORDINAL_LOG_FORMAT', ['text', 'json'] as const, production ? 'json' : 'text'),
+    logFormat: oneOf(
+      env,
+      'ORDINAL_LOG_FORMAT',
+      ['text', 'json'] as const,
+      production ? 'json' : 'text',
+    ),
     // AMQP input writes and push interfaces hold leases: neither runs on a replica reader.
-    amqpUrl: role === 'replica-reader' ? null : env.AMQP_URL === undefined ? (production ? null : DEV_AMQP_URL) : env.AMQP_URL || null,
+    amqpUrl:
+      role === 'replica-reader'
+        ? null
+        : env.AMQP_URL === undefined
+          ? production
+            ? null
+            : DEV_AMQP_URL
+          : env.AMQP_URL || null,
     amqp: loadAmqpConfig(env),
     heartbeatMs: int(env, 'ORDINAL_HEARTBEAT_MS', 5000, 10),
     streamMailbox: int(env, 'ORDINAL_STREAM_MAILBOX', 10_000, 1),
     // A standby forwards no NOTIFY: a replica reader sees new messages only by polling.
     livePollMs: int(env, 'ORDINAL_LIVE_POLL_MS', role === 'replica-reader' ? 200 : 1000, 10),
     gapTimeoutMs: int(env, 'ORDINAL_GAP_TIMEOUT_MS', 5000, Number.MIN_SAFE_INTEGER),
-    exactRelease: oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
+    exactRelease:
+      oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
     lateRescanMs: int(env, 'ORDINAL_LATE_RESCAN_MS', 2000, 10),
     takeoverMs: int(env, 'ORDINAL_TAKEOVER_MS', 5000, 500),
     stuckAfterMs: int(env, 'ORDINAL_STUCK_AFTER_MS', 60_000, 100),
@@ -153,13 +184,17 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
 
 function loadAmqpConfig(env: Env): AmqpConfig {
   const queue = env.ORDINAL_AMQP_INPUT_QUEUE || 'eventstore.input';
-  if (queue !== 'off' && !/^[A-Za-z0-9._-]{1,200}$/.test(queue)) throw new ConfigError(`ORDINAL_AMQP_INPUT_QUEUE must be 1-200 characters of [A-Za-z0-9._-] or 'off', got '${queue}'`);
+  if (queue !== 'off' && !/^[A-Za-z0-9._-]{1,200}$/.test(queue))
+    throw new ConfigError(
+      `ORDINAL_AMQP_INPUT_QUEUE must be 1-200 characters of [A-Za-z0-9._-] or 'off', got '${queue}'`,
+    );
   let interfaces: ResolvedInterfaceConfig[] = [];
   if (env.ORDINAL_INTERFACES) {
     try {
       interfaces = loadInterfacesFile(env.ORDINAL_INTERFACES);
     } catch (error) {
-      if (error instanceof InterfaceConfigError) throw new ConfigError(`ORDINAL_INTERFACES: ${error.message}`);
+      if (error instanceof InterfaceConfigError)
+        throw new ConfigError(`ORDINAL_INTERFACES: ${error.message}`);
       throw error;
     }
   }

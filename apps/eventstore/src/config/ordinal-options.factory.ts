@@ -8,7 +8,12 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
     typeorm: {
       retryAttempts: 1,
       retryDelay: 500,
-      extra: { max: config.dbPoolSize, connectionTimeoutMillis: 5000, query_timeout: config.queryTimeoutMs, application_name: 'ordinal' },
+      extra: {
+        max: config.dbPoolSize,
+        connectionTimeoutMillis: 5000,
+        query_timeout: config.queryTimeoutMs,
+        application_name: 'ordinal',
+      },
     },
     // The server's log says when it started; it is written once the HTTP server listens.
     startMarker: config.role === 'primary',

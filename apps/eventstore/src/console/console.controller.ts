@@ -17,7 +17,10 @@ export class ConsoleController {
   private readonly page: string;
 
   constructor(@Inject(ORDINAL_CONFIG) config: OrdinalConfig) {
-    this.page = CONSOLE_PAGE.replace('%%DEV_TOKEN%%', config.env === 'development' ? DEV_TOKEN : '');
+    this.page = CONSOLE_PAGE.replace(
+      '%%DEV_TOKEN%%',
+      config.env === 'development' ? DEV_TOKEN : '',
+    );
   }
 
   @Get()
@@ -30,7 +33,10 @@ export class ConsoleController {
   @Header('content-type', 'text/html; charset=utf-8')
   @Header('cache-control', 'no-store')
   @Header('x-frame-options', 'DENY')
-  @Header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+  @Header(
+    'content-security-policy',
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+  )
   html(): string {
     return this.page;
   }

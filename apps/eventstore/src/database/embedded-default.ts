@@ -52,17 +52,25 @@ function flag(env: Env, name: string): boolean | null {
  * `.ordinal/pglite/` (ORDINAL_EMBEDDED=1 forces it, =0 never); with no AMQP_URL and nothing on
  * the local RabbitMQ port, no AMQP. Production never does either: it runs on what it is told.
  */
-export async function resolveDevelopmentServices(config: OrdinalConfig, env: Env, probe = answers): Promise<DevelopmentServices> {
+export async function resolveDevelopmentServices(
+  config: OrdinalConfig,
+  env: Env,
+  probe = answers,
+): Promise<DevelopmentServices> {
   const forced = flag(env, 'ORDINAL_EMBEDDED');
   if (config.env === 'production') {
-    if (forced) throw new ConfigError('ORDINAL_EMBEDDED=1 is for development only; production runs on the PostgreSQL that DATABASE_URL names');
+    if (forced)
+      throw new ConfigError(
+        'ORDINAL_EMBEDDED=1 is for development only; production runs on the PostgreSQL that DATABASE_URL names',
+      );
     return { config, embedded: null, notes: [] };
   }
   const notes: string[] = [];
   let next = config;
   let reason: string | null = null;
   if (forced) reason = 'ORDINAL_EMBEDDED=1';
-  else if (forced === null && !env.DATABASE_URL && !(await probe('127.0.0.1', 5432))) reason = 'DATABASE_URL is not set and nothing answers on 127.0.0.1:5432';
+  else if (forced === null && !env.DATABASE_URL && !(await probe('127.0.0.1', 5432)))
+    reason = 'DATABASE_URL is not set and nothing answers on 127.0.0.1:5432';
   let embedded: EmbeddedPostgres | null = null;
   if (reason) {
     if (config.ordering === 'concurrent') {
@@ -72,7 +80,10 @@ export async function resolveDevelopmentServices(config: OrdinalConfig, env: Env
     }
     const dataDir = env.ORDINAL_EMBEDDED_DIR || EMBEDDED_DEFAULT_DIR;
     const dbPoolSize = EMBEDDED_POOL_SIZE;
-    if (env.ORDINAL_DB_POOL_SIZE) notes.push(`ORDINAL_DB_POOL_SIZE=${env.ORDINAL_DB_POOL_SIZE} is ignored on the embedded database: it takes one connection (one PostgreSQL session)`);
+    if (env.ORDINAL_DB_POOL_SIZE)
+      notes.push(
+        `ORDINAL_DB_POOL_SIZE=${env.ORDINAL_DB_POOL_SIZE} is ignored on the embedded database: it takes one connection (one PostgreSQL session)`,
+      );
     // The pool's connection, the LISTEN connection, the migration run's own two and the start-up check share the socket.
     embedded = await startEmbeddedPostgres({ dataDir, maxConnections: 8 });
     next = { ...next, databaseUrl: embedded.url, createDatabase: false, dbPoolSize };
@@ -84,7 +95,9 @@ export async function resolveDevelopmentServices(config: OrdinalConfig, env: Env
     const broker = new URL(config.amqpUrl);
     if (!(await probe(broker.hostname, Number(broker.port || 5672)))) {
       next = { ...next, amqpUrl: null };
-      notes.push(`No RabbitMQ answers on ${broker.hostname}:${broker.port || 5672}: running without AMQP (no input queue, no push interfaces); set AMQP_URL to use a broker`);
+      notes.push(
+        `No RabbitMQ answers on ${broker.hostname}:${broker.port || 5672}: running without AMQP (no input queue, no push interfaces); set AMQP_URL to use a broker`,
+      );
     }
   }
   return { config: next, embedded, notes };

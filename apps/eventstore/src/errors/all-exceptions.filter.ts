@@ -1,6 +1,18 @@
-import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  HttpException,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DatabaseUnavailableError, ImportLineError, OrdinalError, ReadOnlyReplicaError, VersionConflictError } from '@ordinal/log';
+import {
+  DatabaseUnavailableError,
+  ImportLineError,
+  OrdinalError,
+  ReadOnlyReplicaError,
+  VersionConflictError,
+} from '@ordinal/log';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
 import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-errors.js';
@@ -44,22 +56,36 @@ export class AllExceptionsFilter implements ExceptionFilter {
   toResponse(exception: unknown): { body: ErrorBody; headers: Record<string, string> } {
     if (exception instanceof VersionConflictError) {
       return {
-        body: errorBody(409, exception.message, { error: exception.code, code: exception.code, streamId: exception.streamId, current: exception.current, expected: exception.expected }),
+        body: errorBody(409, exception.message, {
+          error: exception.code,
+          code: exception.code,
+          streamId: exception.streamId,
+          current: exception.current,
+          expected: exception.expected,
+        }),
         headers: {},
       };
     }
     if (exception instanceof SnapshotVersionExceedsStreamError) {
       return {
-        body: errorBody(409, exception.message, { error: exception.code, code: exception.code, streamId: exception.streamId, version: exception.version, current: exception.current }),
+        body: errorBody(409, exception.message, {
+          error: exception.code,
+          code: exception.code,
+          streamId: exception.streamId,
+          version: exception.version,
+          current: exception.current,
+        }),
         headers: {},
       };
     }
     if (exception instanceof OrdinalError) {
       const status = STATUS_BY_CODE[exception.code] ?? 500;
-      if (status >= 500 && status !== 503) this.logger.error(`${exception.code}: ${exception.message}`);
+      if (status >= 500 && status !== 503)
+        this.logger.error(`${exception.code}: ${exception.message}`);
       const headers: Record<string, string> = status === 503 ? { 'retry-after': '2' } : {};
       const extra: Record<string, unknown> = { code: exception.code };
-      if (exception instanceof DatabaseUnavailableError && exception.outcomeUnknown) extra.outcomeUnknown = true;
+      if (exception instanceof DatabaseUnavailableError && exception.outcomeUnknown)
+        extra.outcomeUnknown = true;
       if (exception instanceof ImportLineError) extra.line = exception.line;
       return { body: errorBody(status, exception.message, extra), headers };
     }
@@ -68,7 +94,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const response = exception.getResponse();
       if (typeof response === 'object' && response !== null) {
         const r = response as Record<string, unknown>;
-        const message = Array.isArray(r.message) ? r.message.join('; ') : String(r.message ?? exception.message);
+        const message = Array.isArray(r.message)
+          ? r.message.join('; ')
+          : String(r.message ?? exception.message);
         const { statusCode: _s, error: _e, message: _m, ...extra } = r;
         return { body: errorBody(status, message, extra), headers: {} };
       }
@@ -77,18 +105,33 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const fastifyStatus = (exception as { statusCode?: number })?.statusCode;
     if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
       const e = exception as { message?: string; code?: string };
-      return { body: errorBody(fastifyStatus, e.message ?? 'Bad request', e.code ? { code: e.code } : {}), headers: {} };
+      return {
+        body: errorBody(fastifyStatus, e.message ?? 'Bad request', e.code ? { code: e.code } : {}),
+        headers: {},
+      };
     }
     // Before the outage codes: "cannot … during recovery" can come with SQLSTATE 55000.
     if (isReadOnlyDatabase(exception)) {
-      const error = new ReadOnlyReplicaError('The database refused the write: it is read-only (a replica reader, or a standby); nothing was stored, send writes to a primary instance');
+      const error = new ReadOnlyReplicaError(
+        'The database refused the write: it is read-only (a replica reader, or a standby); nothing was stored, send writes to a primary instance',
+      );
       return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
     }
     if (isDatabaseOutage(exception)) {
-      return { body: errorBody(503, 'The database is unavailable; retry later', { code: 'database_unavailable' }), headers: { 'retry-after': '2' } };
+      return {
+        body: errorBody(503, 'The database is unavailable; retry later', {
+          code: 'database_unavailable',
+        }),
+        headers: { 'retry-after': '2' },
+      };
     }
     if (isRefusedData(exception)) {
-      return { body: errorBody(400, `The database refused the data: ${(exception as Error).message}`, { code: 'invalid_message' }), headers: {} };
+      return {
+        body: errorBody(400, `The database refused the data: ${(exception as Error).message}`, {
+          code: 'invalid_message',
+        }),
+        headers: {},
+      };
     }
     this.logger.error(`Unhandled error: ${(exception as Error)?.stack ?? String(exception)}`);
     return { body: errorBody(500, 'Internal server error'), headers: {} };

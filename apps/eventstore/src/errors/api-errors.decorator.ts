@@ -26,8 +26,20 @@ export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorat
         status,
         description: WHEN[status] ?? 'Error',
         content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
-        ...(status === 503 ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } } : {}),
-        ...(status === 405 ? { headers: { Allow: { description: 'The methods this path has', schema: { type: 'string' } } } } : {}),
+        ...(status === 503
+          ? {
+              headers: {
+                'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
+              },
+            }
+          : {}),
+        ...(status === 405
+          ? {
+              headers: {
+                Allow: { description: 'The methods this path has', schema: { type: 'string' } },
+              },
+            }
+          : {}),
       }),
     ),
   );

@@ -25,7 +25,8 @@ export function isDatabaseOutage(error: unknown): boolean {
   if (code && REFUSAL_CODES.has(code)) return true;
   if (isConnectionError(error)) return true;
   // A hot standby cancelled the read to replay the primary's WAL (a replica reader): retry it.
-  if (String((error as { message?: unknown })?.message ?? '').includes('conflict with recovery')) return true;
+  if (String((error as { message?: unknown })?.message ?? '').includes('conflict with recovery'))
+    return true;
   return String((error as { message?: unknown })?.message ?? '').includes('Query read timeout');
 }
 

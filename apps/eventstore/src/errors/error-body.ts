@@ -8,6 +8,10 @@ export interface ErrorBody {
   [extra: string]: unknown;
 }
 
-export function errorBody(statusCode: number, message: string, extra: Record<string, unknown> = {}): ErrorBody {
+export function errorBody(
+  statusCode: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+): ErrorBody {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...extra };
 }

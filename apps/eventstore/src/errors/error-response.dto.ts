@@ -5,7 +5,10 @@ export class FieldProblemDto {
   @ApiProperty({ example: 'messages.1.messageType' })
   field!: string;
 
-  @ApiProperty({ type: [String], example: ['messageType must be 1-200 characters of [A-Za-z0-9._:-]'] })
+  @ApiProperty({
+    type: [String],
+    example: ['messageType must be 1-200 characters of [A-Za-z0-9._:-]'],
+  })
   problems!: string[];
 }
 
@@ -20,18 +23,38 @@ export class ErrorResponseDto {
   @ApiProperty({ example: 'Bad Request', description: 'The status text' })
   error!: string;
 
-  @ApiProperty({ example: 'content.items.3 has a NUL character (\\u0000) or an unpaired surrogate, which PostgreSQL cannot store', description: 'What is wrong, and what to do' })
+  @ApiProperty({
+    example:
+      'content.items.3 has a NUL character (\\u0000) or an unpaired surrogate, which PostgreSQL cannot store',
+    description: 'What is wrong, and what to do',
+  })
   message!: string;
 
-  @ApiPropertyOptional({ example: 'invalid_message', description: 'Stable machine-readable code (invalid_message, unknown_field, repeated_parameter, idempotency_key_reused, version_conflict, database_unavailable, …)' })
+  @ApiPropertyOptional({
+    example: 'invalid_message',
+    description:
+      'Stable machine-readable code (invalid_message, unknown_field, repeated_parameter, idempotency_key_reused, version_conflict, database_unavailable, …)',
+  })
   code?: string;
 
-  @ApiPropertyOptional({ type: [FieldProblemDto], description: 'Validation errors: every bad field by its path' })
+  @ApiPropertyOptional({
+    type: [FieldProblemDto],
+    description: 'Validation errors: every bad field by its path',
+  })
   fields?: FieldProblemDto[];
 
-  @ApiPropertyOptional({ description: '503: the connection dropped while committing; the message may be stored (retry with an idempotency key)' })
+  @ApiPropertyOptional({
+    description:
+      '503: the connection dropped while committing; the message may be stored (retry with an idempotency key)',
+  })
   outcomeUnknown?: boolean;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 17, description: 'Bulk import: the 1-based line of the input that was refused (nothing of the import was stored)' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    example: 17,
+    description:
+      'Bulk import: the 1-based line of the input that was refused (nothing of the import was stored)',
+  })
   line?: number;
 }

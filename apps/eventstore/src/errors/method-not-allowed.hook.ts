@@ -5,7 +5,13 @@ import { errorBody } from './error-body.js';
 function patternOf(url: string): RegExp {
   const source = url
     .split('/')
-    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((segment) =>
+      segment.startsWith(':')
+        ? '[^/]+'
+        : segment === '*'
+          ? '.*'
+          : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/');
   return new RegExp(`^${source}$`);
 }
@@ -19,19 +25,25 @@ export function registerMethodNotAllowed(fastify: FastifyInstance): void {
   const routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
   fastify.addHook('onRoute', (route) => {
     let entry = routes.get(route.url);
-    if (!entry) routes.set(route.url, (entry = { pattern: patternOf(route.url), methods: new Set() }));
+    if (!entry)
+      routes.set(route.url, (entry = { pattern: patternOf(route.url), methods: new Set() }));
     for (const method of [route.method].flat()) entry.methods.add(method);
   });
   fastify.addHook('onRequest', (request, reply, done) => {
     if (request.routeOptions.url !== undefined) return done();
     const path = request.url.split('?', 1)[0];
     const allowed = new Set<string>();
-    for (const { pattern, methods } of routes.values()) if (pattern.test(path)) for (const m of methods) allowed.add(m);
+    for (const { pattern, methods } of routes.values())
+      if (pattern.test(path)) for (const m of methods) allowed.add(m);
     if (allowed.size === 0) return done();
     const allow = [...allowed].sort().join(', ');
     void reply
       .code(405)
       .header('allow', allow)
-      .send(errorBody(405, `${request.method} is not allowed on ${path}; allowed: ${allow}`, { code: 'method_not_allowed' }));
+      .send(
+        errorBody(405, `${request.method} is not allowed on ${path}; allowed: ${allow}`, {
+          code: 'method_not_allowed',
+        }),
+      );
   });
 }

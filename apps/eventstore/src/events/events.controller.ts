@@ -18,7 +18,11 @@ export class EventsController {
 
   @Get('head')
   @Scoped('read')
-  @ApiOperation({ summary: 'The safe head', description: 'The highest index any reader may see (committed, gap-free). Needs the `read` scope.' })
+  @ApiOperation({
+    summary: 'The safe head',
+    description:
+      'The highest index any reader may see (committed, gap-free). Needs the `read` scope.',
+  })
   @ApiOkResponse({ type: HeadResponseDto })
   @ApiErrors(503)
   async head(): Promise<HeadResponseDto> {
@@ -27,13 +31,46 @@ export class EventsController {
 
   @Get()
   @Scoped('read')
-  @ApiOperation({ summary: 'A page of the log', description: 'Messages from `fromIndex` in index order; continue from `nextIndex`. Needs the `read` scope.' })
-  @ApiQuery({ name: 'fromIndex', required: false, schema: { type: 'integer', minimum: 1, default: 1 } })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000, default: 100 } })
-  @ApiQuery({ name: 'types', required: false, description: 'Comma-separated message types', schema: { type: 'string' } })
-  @ApiQuery({ name: 'shardCount', required: false, description: 'With shardIndex', schema: { type: 'integer', minimum: 1, maximum: 1000000 } })
-  @ApiQuery({ name: 'shardIndex', required: false, description: 'Below shardCount', schema: { type: 'integer', minimum: 0 } })
-  @ApiQuery({ name: 'correlationId', required: false, description: 'Only the messages of this correlation (docs/observability.md), still in index order', schema: { type: 'string', minLength: 1, maxLength: 200 } })
+  @ApiOperation({
+    summary: 'A page of the log',
+    description:
+      'Messages from `fromIndex` in index order; continue from `nextIndex`. Needs the `read` scope.',
+  })
+  @ApiQuery({
+    name: 'fromIndex',
+    required: false,
+    schema: { type: 'integer', minimum: 1, default: 1 },
+  })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 10000, default: 100 },
+  })
+  @ApiQuery({
+    name: 'types',
+    required: false,
+    description: 'Comma-separated message types',
+    schema: { type: 'string' },
+  })
+  @ApiQuery({
+    name: 'shardCount',
+    required: false,
+    description: 'With shardIndex',
+    schema: { type: 'integer', minimum: 1, maximum: 1000000 },
+  })
+  @ApiQuery({
+    name: 'shardIndex',
+    required: false,
+    description: 'Below shardCount',
+    schema: { type: 'integer', minimum: 0 },
+  })
+  @ApiQuery({
+    name: 'correlationId',
+    required: false,
+    description:
+      'Only the messages of this correlation (docs/observability.md), still in index order',
+    schema: { type: 'string', minLength: 1, maxLength: 200 },
+  })
   @ApiOkResponse({ type: PageResponseDto })
   @ApiErrors(400, 503)
   async page(
@@ -57,7 +94,13 @@ export class EventsController {
     // A shard is applied after the read, so a page may hold fewer than `limit`; nextIndex still moves on.
     const accepts = shard ? compileFilter({ shard }) : null;
     const messages = accepts ? read.messages.filter(accepts) : read.messages;
-    return { fromIndex, head, nextIndex: Math.max(fromIndex, read.to + 1), count: messages.length, messages: messages.map(toMessageResponse) };
+    return {
+      fromIndex,
+      head,
+      nextIndex: Math.max(fromIndex, read.to + 1),
+      count: messages.length,
+      messages: messages.map(toMessageResponse),
+    };
   }
 
   @Get(':index')

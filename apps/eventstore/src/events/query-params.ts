@@ -8,17 +8,29 @@ import { isStorableText } from '@ordinal/log/internal';
  */
 export function singleParam(name: string, raw: unknown): string | undefined {
   if (raw === undefined || typeof raw === 'string') return raw;
-  if (Array.isArray(raw)) throw new BadRequestException({ message: `${name} is given ${raw.length} times; send it once`, code: 'repeated_parameter' });
+  if (Array.isArray(raw))
+    throw new BadRequestException({
+      message: `${name} is given ${raw.length} times; send it once`,
+      code: 'repeated_parameter',
+    });
   throw new BadRequestException(`${name} must be text`);
 }
 
 /** A non-negative integer query parameter, or the fallback when absent; 400 otherwise. */
-export function intParam(name: string, value: unknown, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+export function intParam(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const raw = singleParam(name, value);
   if (raw === undefined || raw === '') return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new BadRequestException(`${name} must be an integer, got '${raw}'`);
+  if (!/^-?\d+$/.test(raw))
+    throw new BadRequestException(`${name} must be an integer, got '${raw}'`);
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new BadRequestException(`${name} must be between ${min} and ${max}, got ${raw}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new BadRequestException(`${name} must be between ${min} and ${max}, got ${raw}`);
   return n;
 }
 
@@ -26,9 +38,15 @@ export function intParam(name: string, value: unknown, fallback: number, min = 0
 export function typesParam(value: unknown): string[] {
   const raw = singleParam('types', value);
   if (raw === undefined || raw === '') return [];
-  const types = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  const types = raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   for (const t of types) {
-    if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t)) throw new BadRequestException(`types: '${t}' is not a message type (1-200 characters of [A-Za-z0-9._:-])`);
+    if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t))
+      throw new BadRequestException(
+        `types: '${t}' is not a message type (1-200 characters of [A-Za-z0-9._:-])`,
+      );
   }
   return types;
 }
@@ -37,6 +55,9 @@ export function typesParam(value: unknown): string[] {
 export function correlationParam(value: unknown): string | undefined {
   const raw = singleParam('correlationId', value);
   if (raw === undefined) return undefined;
-  if (raw.length === 0 || raw.length > 200 || !isStorableText(raw)) throw new BadRequestException(`correlationId must be 1-200 characters of text, got ${raw.length} characters`);
+  if (raw.length === 0 || raw.length > 200 || !isStorableText(raw))
+    throw new BadRequestException(
+      `correlationId must be 1-200 characters of text, got ${raw.length} characters`,
+    );
   return raw;
 }

@@ -27,7 +27,12 @@ export class HealthController {
   @Public()
   @ApiOperation({ summary: 'Liveness and readiness', description: 'No token needed.' })
   @ApiOkResponse({ type: HealthResponseDto })
-  @ApiResponse({ status: 503, type: HealthResponseDto, description: 'The database does not answer', headers: { 'Retry-After': { schema: { type: 'integer' } } } })
+  @ApiResponse({
+    status: 503,
+    type: HealthResponseDto,
+    description: 'The database does not answer',
+    headers: { 'Retry-After': { schema: { type: 'integer' } } },
+  })
   async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthResponseDto> {
     const database = await this.dataSource
       .query('SELECT 1')
@@ -37,8 +42,24 @@ export class HealthController {
     if (!ok) reply.status(503).header('retry-after', '2');
     const broker = this.amqp ? (this.amqp.state === 'up' ? 'up' : 'down') : undefined;
     // A stuck projection (behind, no progress for ORDINAL_STUCK_AFTER_MS) degrades the status; the server still serves.
-    const projections = ok && this.consumers ? await this.consumers.isHealthy('projections').then((h) => h.projections).catch(() => undefined) : undefined;
-    const status = !ok ? 'error' : broker === 'down' || projections?.status === 'down' ? 'degraded' : 'ok';
-    return { status, database, ...(broker ? { broker } : {}), ...(projections ? { projections } : {}), startMarker: this.lifecycle.startMarker?.id ?? null };
+    const projections =
+      ok && this.consumers
+        ? await this.consumers
+            .isHealthy('projections')
+            .then((h) => h.projections)
+            .catch(() => undefined)
+        : undefined;
+    const status = !ok
+      ? 'error'
+      : broker === 'down' || projections?.status === 'down'
+        ? 'degraded'
+        : 'ok';
+    return {
+      status,
+      database,
+      ...(broker ? { broker } : {}),
+      ...(projections ? { projections } : {}),
+      startMarker: this.lifecycle.startMarker?.id ?? null,
+    };
   }
 }

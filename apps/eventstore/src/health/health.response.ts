@@ -11,6 +11,10 @@ export class HealthResponseDto {
   @ApiPropertyOptional({ enum: ['up', 'down'], description: 'Only with AMQP on' })
   broker?: 'up' | 'down';
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Index of this process\'s StartMarker' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "Index of this process's StartMarker",
+  })
   startMarker!: number | null;
 }

@@ -1,4 +1,12 @@
-import { Controller, HttpCode, Inject, Post, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
+import {
+  Controller,
+  HttpCode,
+  Inject,
+  Post,
+  Req,
+  Res,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
 import { requestCorrelation } from '../tracing/request-correlation.js';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -27,22 +35,40 @@ export class ImportController {
     summary: 'Import messages in bulk (NDJSON)',
     description:
       'One message a line, as `POST /api/events/messages` takes them (`{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?, "correlationId"?, "causationId"?}`), ' +
-      'sent as `application/x-ndjson` and read as it arrives. A line without a `correlationId` takes the request\'s correlation ' +
+      "sent as `application/x-ndjson` and read as it arrives. A line without a `correlationId` takes the request's correlation " +
       '(`X-Correlation-Id`, else the `traceparent` trace id, else one new UUID for the import). Everything is stored in one transaction with one contiguous range of indices, ' +
       'or nothing: a bad line is a 400 naming it (`line`). Other writers wait while an import runs. The duplicate window does not apply; ' +
       'a line whose idempotency key is already stored for the same message is skipped (`repeats`), one stored for another message is a 422. Needs the `admin` scope.',
   })
   @ApiConsumes(NDJSON)
-  @ApiBody({ schema: { type: 'string', example: '{"messageType":"OrderPlaced","content":{"orderId":"o-1"}}\n' } })
+  @ApiBody({
+    schema: {
+      type: 'string',
+      example: '{"messageType":"OrderPlaced","content":{"orderId":"o-1"}}\n',
+    },
+  })
   @ApiResponse({ status: 201, type: ImportResponseDto, description: 'Stored: `first..last`' })
-  @ApiResponse({ status: 200, type: ImportResponseDto, description: 'Nothing new: every line was an idempotency-key repeat' })
+  @ApiResponse({
+    status: 200,
+    type: ImportResponseDto,
+    description: 'Nothing new: every line was an idempotency-key repeat',
+  })
   @ApiErrors(400, 415, 421, 422, 503)
-  async import(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ImportResponseDto> {
+  async import(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ImportResponseDto> {
     const body = request.body;
     if (!(body instanceof Readable)) {
-      throw new UnsupportedMediaTypeException({ message: `Send the lines with Content-Type: ${NDJSON} (one JSON message a line)`, code: 'unsupported_media_type' });
+      throw new UnsupportedMediaTypeException({
+        message: `Send the lines with Content-Type: ${NDJSON} (one JSON message a line)`,
+        code: 'unsupported_media_type',
+      });
     }
-    const result = await this.importer.import(body, { maxLineBytes: this.config.bodyLimitBytes, correlation: requestCorrelation(request) });
+    const result = await this.importer.import(body, {
+      maxLineBytes: this.config.bodyLimitBytes,
+      correlation: requestCorrelation(request),
+    });
     if (result.imported === 0) reply.status(200);
     return result;
   }

@@ -1,4 +1,16 @@
-import { BadRequestException, Body, Controller, Headers, HttpCode, Inject, Post, Put, Req, Res, UnprocessableEntityException } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Headers,
+  HttpCode,
+  Inject,
+  Post,
+  Put,
+  Req,
+  Res,
+  UnprocessableEntityException,
+} from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requestCorrelation } from '../tracing/request-correlation.js';
@@ -10,7 +22,11 @@ import { statusOf, toEntryResponse, toMessageResponse } from './message-response
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from './dto/message.response.js';
-import { BatchResponseDto, DuplicateResponseDto, type BatchEntryDto } from './dto/publish.responses.js';
+import {
+  BatchResponseDto,
+  DuplicateResponseDto,
+  type BatchEntryDto,
+} from './dto/publish.responses.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 
@@ -47,11 +63,31 @@ export class IngestController {
   @Put('message')
   @Scoped('write')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Publish one message', description: 'Stores the message at the next global index. Needs the `write` scope.' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1-200 characters; the same as the `idempotencyKey` field', schema: { type: 'string', minLength: 1, maxLength: 200 } })
-  @ApiResponse({ status: 201, type: MessageResponseDto, description: 'Stored; the body is the stored message, `id` its index' })
-  @ApiResponse({ status: 200, type: MessageResponseDto, description: 'Idempotency-key repeat of the same request; the original message' })
-  @ApiResponse({ status: 202, type: DuplicateResponseDto, description: 'Duplicate inside the duplicate window; nothing stored' })
+  @ApiOperation({
+    summary: 'Publish one message',
+    description: 'Stores the message at the next global index. Needs the `write` scope.',
+  })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: '1-200 characters; the same as the `idempotencyKey` field',
+    schema: { type: 'string', minLength: 1, maxLength: 200 },
+  })
+  @ApiResponse({
+    status: 201,
+    type: MessageResponseDto,
+    description: 'Stored; the body is the stored message, `id` its index',
+  })
+  @ApiResponse({
+    status: 200,
+    type: MessageResponseDto,
+    description: 'Idempotency-key repeat of the same request; the original message',
+  })
+  @ApiResponse({
+    status: 202,
+    type: DuplicateResponseDto,
+    description: 'Duplicate inside the duplicate window; nothing stored',
+  })
   @ApiErrors(400, 408, 413, 415, 421, 422, 503)
   async publish(
     @Body() dto: PublishMessageDto,
@@ -63,15 +99,25 @@ export class IngestController {
       throw new BadRequestException('Idempotency-Key must be 1-200 characters');
     }
     if (headerKey && dto.idempotencyKey && headerKey !== dto.idempotencyKey) {
-      throw new BadRequestException('idempotencyKey and the Idempotency-Key header differ; send one');
+      throw new BadRequestException(
+        'idempotencyKey and the Idempotency-Key header differ; send one',
+      );
     }
     const sent = toNewMessage(dto, headerKey);
-    const { entries } = await this.writer.append({ messages: [sent], correlation: requestCorrelation(request) });
+    const { entries } = await this.writer.append({
+      messages: [sent],
+      correlation: requestCorrelation(request),
+    });
     const entry = entries[0];
-    if (entry.status === 'repeat' && !isSameRequest(entry.message, sent)) throw keyReused(entry.message.idempotencyKey!, entry.message.id);
+    if (entry.status === 'repeat' && !isSameRequest(entry.message, sent))
+      throw keyReused(entry.message.idempotencyKey!, entry.message.id);
     reply.status(statusOf(entries));
     if (entry.status === 'duplicate') {
-      return { status: 'duplicate', contentHash: entry.contentHash, message: 'A message with the same body is inside the duplicate window; nothing was stored' };
+      return {
+        status: 'duplicate',
+        contentHash: entry.contentHash,
+        message: 'A message with the same body is inside the duplicate window; nothing was stored',
+      };
     }
     return toMessageResponse(entry.message);
   }
@@ -79,20 +125,40 @@ export class IngestController {
   @Post('messages')
   @Scoped('write')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Publish a batch atomically', description: 'Up to ORDINAL_MAX_BATCH messages (default 1,000; more is a 400 naming the limit), stored in one transaction with contiguous indices; one entry per message in the answer. Needs the `write` scope.' })
+  @ApiOperation({
+    summary: 'Publish a batch atomically',
+    description:
+      'Up to ORDINAL_MAX_BATCH messages (default 1,000; more is a 400 naming the limit), stored in one transaction with contiguous indices; one entry per message in the answer. Needs the `write` scope.',
+  })
   @ApiResponse({ status: 201, type: BatchResponseDto, description: 'Something was stored' })
   @ApiResponse({ status: 200, type: BatchResponseDto, description: 'Only idempotency-key repeats' })
   @ApiResponse({ status: 202, type: BatchResponseDto, description: 'Only window duplicates' })
-  @ApiResponse({ status: 422, type: BatchResponseDto, description: 'Nothing stored and an idempotency key reused with another message (entry `key_reused`)' })
+  @ApiResponse({
+    status: 422,
+    type: BatchResponseDto,
+    description:
+      'Nothing stored and an idempotency key reused with another message (entry `key_reused`)',
+  })
   @ApiErrors(400, 408, 413, 415, 421, 503)
-  async publishBatch(@Body() dto: PublishBatchDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<BatchResponseDto> {
+  async publishBatch(
+    @Body() dto: PublishBatchDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<BatchResponseDto> {
     if (dto.messages.length > this.config.maxBatchMessages) {
-      throw new BadRequestException(`messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`);
+      throw new BadRequestException(
+        `messages: at most ${this.config.maxBatchMessages} messages in one batch (ORDINAL_MAX_BATCH), got ${dto.messages.length}; split the batch`,
+      );
     }
     const sent = dto.messages.map((m) => toNewMessage(m));
-    const { entries } = await this.writer.append({ messages: sent, correlation: requestCorrelation(request) });
+    const { entries } = await this.writer.append({
+      messages: sent,
+      correlation: requestCorrelation(request),
+    });
     // Entries committed beside a reused key stay committed: that entry alone says so.
-    const reused = entries.map((e, i) => e.status === 'repeat' && !isSameRequest(e.message, sent[i]));
+    const reused = entries.map(
+      (e, i) => e.status === 'repeat' && !isSameRequest(e.message, sent[i]),
+    );
     const status = statusOf(entries);
     reply.status(status !== 201 && reused.some(Boolean) ? 422 : status);
     return {

@@ -15,10 +15,18 @@ export class InterfacesController {
 
   @Get()
   @Scoped('read')
-  @ApiOperation({ summary: 'Push interfaces and their state', description: 'Every interface any server registered on the database: bookmark, position, lag and state of each, and the process publishing it (pid@host, heartbeat age, its state and position there); AMQP off: an empty list. Needs the `read` scope.' })
+  @ApiOperation({
+    summary: 'Push interfaces and their state',
+    description:
+      'Every interface any server registered on the database: bookmark, position, lag and state of each, and the process publishing it (pid@host, heartbeat age, its state and position there); AMQP off: an empty list. Needs the `read` scope.',
+  })
   @ApiOkResponse({ type: InterfacesResponseDto })
   async list(): Promise<{ amqp: boolean; broker: string | null; interfaces: InterfaceReport[] }> {
     if (!this.interfaces) return { amqp: false, broker: null, interfaces: [] };
-    return { amqp: true, broker: this.connection?.state ?? null, interfaces: await this.interfaces.reports() };
+    return {
+      amqp: true,
+      broker: this.connection?.state ?? null,
+      interfaces: await this.interfaces.reports(),
+    };
   }
 }

@@ -11,16 +11,28 @@ export class InterfaceOwnerDto {
   @ApiProperty({ type: String, nullable: true })
   host!: string | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Milliseconds since its last heartbeat' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Milliseconds since its last heartbeat',
+  })
   heartbeatAgeMs!: number | null;
 
   @ApiProperty({ description: 'Whether it is the process that answered' })
   self!: boolean;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The state where it runs (as of that heartbeat)' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The state where it runs (as of that heartbeat)',
+  })
   state!: string | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The position where it runs (as of that heartbeat)' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The position where it runs (as of that heartbeat)',
+  })
   position!: number | null;
 }
 
@@ -41,10 +53,17 @@ export class InterfaceReportDto {
   @ApiProperty({ type: 'integer' })
   position!: number;
 
-  @ApiProperty({ type: InterfaceOwnerDto, nullable: true, description: 'The live process publishing it (null: none right now)' })
+  @ApiProperty({
+    type: InterfaceOwnerDto,
+    nullable: true,
+    description: 'The live process publishing it (null: none right now)',
+  })
   owner!: InterfaceOwnerDto | null;
 
-  @ApiProperty({ description: 'Whether the answering process has it configured (the others are known from the database)' })
+  @ApiProperty({
+    description:
+      'Whether the answering process has it configured (the others are known from the database)',
+  })
   local!: boolean;
 }
 
@@ -53,7 +72,11 @@ export class InterfacesResponseDto {
   @ApiProperty({ description: 'Whether AMQP is on' })
   amqp!: boolean;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The broker connection state, null with AMQP off' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The broker connection state, null with AMQP off',
+  })
   broker!: string | null;
 
   @ApiProperty({ type: [InterfaceReportDto] })

@@ -15,7 +15,14 @@ export function registerHttpMetrics(fastify: FastifyInstance, registry: Registry
     registers: [registry],
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    duration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 }

@@ -11,9 +11,16 @@ export class MetricsController {
 
   @Get()
   @Public()
-  @ApiOperation({ summary: 'Prometheus metrics', description: 'Text exposition format 0.0.4; every metric is in docs/operations.md. No token needed.' })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description:
+      'Text exposition format 0.0.4; every metric is in docs/operations.md. No token needed.',
+  })
   @ApiProduces('text/plain')
-  @ApiOkResponse({ content: { 'text/plain': { schema: { type: 'string' } } }, description: 'The metrics' })
+  @ApiOkResponse({
+    content: { 'text/plain': { schema: { type: 'string' } } },
+    description: 'The metrics',
+  })
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   async scrape(): Promise<string> {
     return this.metrics.registry.metrics();

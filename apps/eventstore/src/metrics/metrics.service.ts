@@ -11,15 +11,45 @@ export class MetricsService implements OnModuleDestroy {
   constructor(writer: LogWriter, reader: LogReader) {
     // The standard names (process_cpu_seconds_total, nodejs_eventloop_lag_seconds, …), so stock Node dashboards work.
     collectDefaultMetrics({ register: this.registry });
-    const ingested = new Counter({ name: 'ordinal_messages_ingested_total', help: 'Messages committed to the log by this process', registers: [this.registry] });
-    const flushes = new Counter({ name: 'ordinal_flushes_total', help: 'Writer flushes', labelNames: ['outcome'], registers: [this.registry] });
+    const ingested = new Counter({
+      name: 'ordinal_messages_ingested_total',
+      help: 'Messages committed to the log by this process',
+      registers: [this.registry],
+    });
+    const flushes = new Counter({
+      name: 'ordinal_flushes_total',
+      help: 'Writer flushes',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
     for (const outcome of ['ok', 'failed']) flushes.inc({ outcome }, 0);
-    const batchSize = new Histogram({ name: 'ordinal_flush_batch_messages', help: 'Messages per flush', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000], registers: [this.registry] });
-    const latency = new Histogram({ name: 'ordinal_flush_duration_seconds', help: 'Flush latency (lock to commit)', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry] });
-    new Gauge({ name: 'ordinal_writer_queue_messages', help: 'Messages waiting for a flush', registers: [this.registry], collect() { this.set(writer.queued); } });
+    const batchSize = new Histogram({
+      name: 'ordinal_flush_batch_messages',
+      help: 'Messages per flush',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],
+      registers: [this.registry],
+    });
+    const latency = new Histogram({
+      name: 'ordinal_flush_duration_seconds',
+      help: 'Flush latency (lock to commit)',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
     new Gauge({
-      name: 'ordinal_log_head', help: 'Highest committed index', registers: [this.registry],
-      async collect() { this.set(await reader.safeHead().catch(() => 0)); },
+      name: 'ordinal_writer_queue_messages',
+      help: 'Messages waiting for a flush',
+      registers: [this.registry],
+      collect() {
+        this.set(writer.queued);
+      },
+    });
+    new Gauge({
+      name: 'ordinal_log_head',
+      help: 'Highest committed index',
+      registers: [this.registry],
+      async collect() {
+        this.set(await reader.safeHead().catch(() => 0));
+      },
     });
     const offCommit = writer.onCommit((messages) => ingested.inc(messages.length));
     const offFlush = writer.onFlush((stats) => {
@@ -29,7 +59,10 @@ export class MetricsService implements OnModuleDestroy {
         latency.observe(stats.durationMs / 1000);
       }
     });
-    this.stop = () => { offCommit(); offFlush(); };
+    this.stop = () => {
+      offCommit();
+      offFlush();
+    };
   }
 
   onModuleDestroy(): void {

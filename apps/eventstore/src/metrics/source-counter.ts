@@ -11,7 +11,10 @@ export function sourceCounter<L extends string>(options: {
   help: string;
   registry: Registry;
   labelNames?: readonly L[];
-  read: () => number | { labels: Record<L, string>; value: number }[] | Promise<{ labels: Record<L, string>; value: number }[]>;
+  read: () =>
+    | number
+    | { labels: Record<L, string>; value: number }[]
+    | Promise<{ labels: Record<L, string>; value: number }[]>;
 }): Counter<L> {
   const last = new Map<string, number>();
   return new Counter<L>({
@@ -21,7 +24,8 @@ export function sourceCounter<L extends string>(options: {
     registers: [options.registry],
     async collect() {
       const read = await options.read();
-      const totals = typeof read === 'number' ? [{ labels: {} as Record<L, string>, value: read }] : read;
+      const totals =
+        typeof read === 'number' ? [{ labels: {} as Record<L, string>, value: read }] : read;
       for (const { labels, value } of totals) {
         const key = JSON.stringify(labels);
         const before = last.get(key) ?? 0;

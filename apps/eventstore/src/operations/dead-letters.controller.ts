@@ -14,8 +14,17 @@ export class DeadLettersController {
 
   @Get()
   @Scoped('admin')
-  @ApiOperation({ summary: 'The AMQP input\'s dead letters', description: 'Lists them without removing them. Needs the `admin` scope; 404 when the server runs without AMQP input.' })
-  @ApiQuery({ name: 'limit', required: false, description: 'How many to show; `count` is all of them', schema: { type: 'integer', minimum: 0, maximum: 1000, default: 20 } })
+  @ApiOperation({
+    summary: "The AMQP input's dead letters",
+    description:
+      'Lists them without removing them. Needs the `admin` scope; 404 when the server runs without AMQP input.',
+  })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: 'How many to show; `count` is all of them',
+    schema: { type: 'integer', minimum: 0, maximum: 1000, default: 20 },
+  })
   @ApiOkResponse({ type: DeadLettersResponseDto })
   @ApiErrors(400, 404, 503)
   async list(@Query('limit') limitRaw?: string) {
@@ -26,7 +35,11 @@ export class DeadLettersController {
   @Post('redrive')
   @Scoped('admin')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Re-drive the dead letters to the input queue', description: 'Every dead letter present now goes back to the input queue. Needs the `admin` scope.' })
+  @ApiOperation({
+    summary: 'Re-drive the dead letters to the input queue',
+    description:
+      'Every dead letter present now goes back to the input queue. Needs the `admin` scope.',
+  })
   @ApiOkResponse({ type: RedriveResponseDto })
   @ApiErrors(404, 503)
   async redrive() {

@@ -69,8 +69,22 @@ export class DeadLetters {
         while (inChunk < REDRIVE_CHUNK && moved + inChunk < messageCount) {
           const msg = await channel.get(queue, { noAck: false });
           if (msg === false) break;
-          const { 'x-death': _death, 'x-first-death-exchange': _e, 'x-first-death-queue': _q, 'x-first-death-reason': _r, 'x-last-death-exchange': _le, 'x-last-death-queue': _lq, 'x-last-death-reason': _lr, ...headers } = msg.properties.headers ?? {};
-          channel.sendToQueue(input, msg.content, { headers, persistent: true, contentType: msg.properties.contentType, messageId: msg.properties.messageId });
+          const {
+            'x-death': _death,
+            'x-first-death-exchange': _e,
+            'x-first-death-queue': _q,
+            'x-first-death-reason': _r,
+            'x-last-death-exchange': _le,
+            'x-last-death-queue': _lq,
+            'x-last-death-reason': _lr,
+            ...headers
+          } = msg.properties.headers ?? {};
+          channel.sendToQueue(input, msg.content, {
+            headers,
+            persistent: true,
+            contentType: msg.properties.contentType,
+            messageId: msg.properties.messageId,
+          });
           last = msg;
           inChunk++;
         }
@@ -95,7 +109,9 @@ export class DeadLetters {
 /** The server runs without AMQP input, so it has no dead letters. */
 export class AmqpInputOffError extends Error {
   constructor() {
-    super('This server runs without AMQP input (AMQP_URL unset or ORDINAL_AMQP_INPUT_QUEUE=off), so it has no dead letters');
+    super(
+      'This server runs without AMQP input (AMQP_URL unset or ORDINAL_AMQP_INPUT_QUEUE=off), so it has no dead letters',
+    );
   }
 }
 
@@ -106,8 +122,15 @@ function header(headers: Record<string, unknown>, name: string): string | null {
 
 function describe(msg: GetMessage): DeadLetter {
   const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
-  const death = (headers['x-death'] as Array<{ reason?: string; time?: { value?: number } | Date }> | undefined)?.[0];
-  const time = death?.time instanceof Date ? death.time.toISOString() : typeof death?.time?.value === 'number' ? new Date(death.time.value * 1000).toISOString() : null;
+  const death = (
+    headers['x-death'] as Array<{ reason?: string; time?: { value?: number } | Date }> | undefined
+  )?.[0];
+  const time =
+    death?.time instanceof Date
+      ? death.time.toISOString()
+      : typeof death?.time?.value === 'number'
+        ? new Date(death.time.value * 1000).toISOString()
+        : null;
   const { 'x-death': _d, ...rest } = headers;
   return {
     messageType: header(headers, 'messageType'),

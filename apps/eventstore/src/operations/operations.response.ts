@@ -20,7 +20,9 @@ export class DeadLetterDto {
   @ApiProperty({ type: 'object', additionalProperties: true })
   headers!: Record<string, unknown>;
 
-  @ApiProperty({ description: 'The body as text (it may not be JSON: that is often why it was rejected)' })
+  @ApiProperty({
+    description: 'The body as text (it may not be JSON: that is often why it was rejected)',
+  })
   body!: string;
 
   @ApiProperty({ type: DeathDto, nullable: true })
@@ -35,7 +37,10 @@ export class DeadLettersResponseDto {
   @ApiProperty({ type: 'integer', description: 'Every dead letter in the queue now' })
   count!: number;
 
-  @ApiProperty({ type: [DeadLetterDto], description: 'The first `limit` of them, left in the queue' })
+  @ApiProperty({
+    type: [DeadLetterDto],
+    description: 'The first `limit` of them, left in the queue',
+  })
   messages!: DeadLetterDto[];
 }
 
@@ -56,6 +61,9 @@ export class RewindResponseDto {
   @ApiProperty()
   name!: string;
 
-  @ApiProperty({ type: 'integer', description: 'The bookmark now: every message after it is sent again' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'The bookmark now: every message after it is sent again',
+  })
   bookmark!: number;
 }

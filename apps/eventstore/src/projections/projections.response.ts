@@ -62,13 +62,13 @@ export class ParkedMessageDto {
   @ApiProperty({ description: 'The consumer (projection, or one partition of it, `<name>#<n>`)' })
   consumer!: string;
 
-  @ApiProperty({ type: 'integer', description: 'The message\'s index' })
+  @ApiProperty({ type: 'integer', description: "The message's index" })
   position!: number;
 
   @ApiProperty()
   messageType!: string;
 
-  @ApiProperty({ description: 'The handler\'s last error' })
+  @ApiProperty({ description: "The handler's last error" })
   error!: string;
 
   @ApiProperty({ type: 'integer' })
@@ -98,6 +98,10 @@ export class ParkedReplayDto {
   @ApiProperty({ type: 'integer', description: 'Still parked (the first of them failed again)' })
   remaining!: number;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The error of the first message that failed again' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The error of the first message that failed again',
+  })
   error!: string | null;
 }

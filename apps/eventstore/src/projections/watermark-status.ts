@@ -20,7 +20,11 @@ export interface WatermarkStatus {
 }
 
 /** Reads the watermark's figures (moving it first, as any reader would). */
-export async function watermarkStatus(reader: LogReader, watermark: LogWatermark, options: ResolvedLogOptions): Promise<WatermarkStatus> {
+export async function watermarkStatus(
+  reader: LogReader,
+  watermark: LogWatermark,
+  options: ResolvedLogOptions,
+): Promise<WatermarkStatus> {
   const position = await reader.safeHead();
   const hole = watermark.heldHole;
   return {
@@ -29,7 +33,13 @@ export async function watermarkStatus(reader: LogReader, watermark: LogWatermark
     gapTimeoutMs: options.gapTimeoutMs,
     exactRelease: options.exactRelease,
     heldHole: hole
-      ? { from: hole.from, to: hole.to, heldMs: hole.heldMs, writers: hole.writers.length, oldestWriter: hole.writers[0] ?? null }
+      ? {
+          from: hole.from,
+          to: hole.to,
+          heldMs: hole.heldMs,
+          writers: hole.writers.length,
+          oldestWriter: hole.writers[0] ?? null,
+        }
       : null,
     counters: { ...watermark.counters },
   };

@@ -15,7 +15,8 @@ export function messageJson(message: StoredMessage): string {
   const json = renderedJson(message);
   if (json !== undefined) return json;
   let text = serialised.get(message);
-  if (text === undefined) serialised.set(message, (text = JSON.stringify(toMessageResponse(message))));
+  if (text === undefined)
+    serialised.set(message, (text = JSON.stringify(toMessageResponse(message))));
   return text;
 }
 
@@ -61,9 +62,16 @@ export class SseSession {
       if (!this.writer.full) this.writer.send('heartbeat', { headIndex: reported });
     }, heartbeatMs);
     try {
-      this.writer.send('connected', { startIndex: params.startIndex, headIndex }, undefined, this.options.retryMs);
+      this.writer.send(
+        'connected',
+        { startIndex: params.startIndex, headIndex },
+        undefined,
+        this.options.retryMs,
+      );
       for await (const message of this.feed) {
-        const sent = message.late ? this.writer.sendMessage('late-message', messageJson(message)) : this.writer.sendMessage('message', messageJson(message), message.id);
+        const sent = message.late
+          ? this.writer.sendMessage('late-message', messageJson(message))
+          : this.writer.sendMessage('message', messageJson(message), message.id);
         if (!sent) {
           // The client is behind: hold nothing live for it while its socket drains; it resumes from its position.
           this.feed.suspend();
@@ -75,10 +83,16 @@ export class SseSession {
       if (this.feed.completed && !this.writer.closed) {
         // `id: endIndex`: an EventSource that reconnects (as it always does) sends Last-Event-ID = endIndex and gets 204,
         // even when no message matched (it would otherwise have no id to send and start again).
-        this.writer.send('stream-ended', { endIndex: params.endIndex, lastIndex: this.lastIndex }, params.endIndex);
+        this.writer.send(
+          'stream-ended',
+          { endIndex: params.endIndex, lastIndex: this.lastIndex },
+          params.endIndex,
+        );
       }
     } catch (error) {
-      this.logger.warn(`Stream from ${params.startIndex} ended after index ${this.lastIndex ?? 'none'}: ${String(error)}; the client resumes from its bookmark`);
+      this.logger.warn(
+        `Stream from ${params.startIndex} ended after index ${this.lastIndex ?? 'none'}: ${String(error)}; the client resumes from its bookmark`,
+      );
     } finally {
       clearInterval(heartbeat);
       this.feed.close();

@@ -52,7 +52,9 @@ export class SseWriter {
     if (this.closed) return false;
     const retry = retryMs === undefined ? '' : `retry: ${retryMs}\n`;
     this.pending +=
-      id === undefined ? `event: ${event}\n${retry}data: ${JSON.stringify(data)}\n\n` : `event: ${event}\nid: ${id}\n${retry}data: ${JSON.stringify(data)}\n\n`;
+      id === undefined
+        ? `event: ${event}\n${retry}data: ${JSON.stringify(data)}\n\n`
+        : `event: ${event}\nid: ${id}\n${retry}data: ${JSON.stringify(data)}\n\n`;
     return this.queued();
   }
 
@@ -63,7 +65,10 @@ export class SseWriter {
    */
   sendMessage(event: string, json: string, id?: number): boolean {
     if (this.closed) return false;
-    this.pending += id === undefined ? `event: ${event}\ndata: {"message":${json}}\n\n` : `event: ${event}\nid: ${id}\ndata: {"message":${json}}\n\n`;
+    this.pending +=
+      id === undefined
+        ? `event: ${event}\ndata: {"message":${json}}\n\n`
+        : `event: ${event}\nid: ${id}\ndata: {"message":${json}}\n\n`;
     return this.queued();
   }
 

@@ -3,7 +3,13 @@ import { parseStreamParams } from './stream-params.js';
 
 describe('parseStreamParams (R1)', () => {
   it('defaults to the whole log, everything, no shard', () => {
-    expect(parseStreamParams({})).toEqual({ startIndex: 1, endIndex: undefined, types: [], shard: undefined, finished: false });
+    expect(parseStreamParams({})).toEqual({
+      startIndex: 1,
+      endIndex: undefined,
+      types: [],
+      shard: undefined,
+      finished: false,
+    });
   });
 
   it('treats startIndex 0 as 1 and resumes after Last-Event-ID even with a startIndex', () => {
@@ -12,7 +18,15 @@ describe('parseStreamParams (R1)', () => {
   });
 
   it('reads types, an end and a shard', () => {
-    expect(parseStreamParams({ startIndex: '5', endIndex: '5', types: 'A,B.c', shardCount: '3', shardIndex: '2' })).toEqual({
+    expect(
+      parseStreamParams({
+        startIndex: '5',
+        endIndex: '5',
+        types: 'A,B.c',
+        shardCount: '3',
+        shardIndex: '2',
+      }),
+    ).toEqual({
       startIndex: 5,
       endIndex: 5,
       types: ['A', 'B.c'],

@@ -23,16 +23,21 @@ export interface StreamParams {
 }
 
 /** An optional shard (`shardCount` and `shardIndex` together); 400 when malformed. */
-export function shardParams(countValue: unknown, indexValue: unknown): { count: number; index: number } | undefined {
+export function shardParams(
+  countValue: unknown,
+  indexValue: unknown,
+): { count: number; index: number } | undefined {
   const countRaw = singleParam('shardCount', countValue);
   const indexRaw = singleParam('shardIndex', indexValue);
   const hasCount = countRaw !== undefined && countRaw !== '';
   const hasIndex = indexRaw !== undefined && indexRaw !== '';
   if (!hasCount && !hasIndex) return undefined;
-  if (!hasCount || !hasIndex) throw new BadRequestException('shardCount and shardIndex go together: send both or neither');
+  if (!hasCount || !hasIndex)
+    throw new BadRequestException('shardCount and shardIndex go together: send both or neither');
   const count = intParam('shardCount', countRaw, 1, 1, 1_000_000);
   const index = intParam('shardIndex', indexRaw, 0, 0);
-  if (index >= count) throw new BadRequestException(`shardIndex must be below shardCount (${count}), got ${index}`);
+  if (index >= count)
+    throw new BadRequestException(`shardIndex must be below shardCount (${count}), got ${index}`);
   return { count, index };
 }
 
@@ -44,13 +49,25 @@ export function shardParams(countValue: unknown, indexValue: unknown): { count: 
 export function parseStreamParams(query: StreamQuery): StreamParams {
   const requested = intParam('startIndex', query.startIndex, 1, 0);
   const endRaw = singleParam('endIndex', query.endIndex);
-  const endIndex = endRaw === undefined || endRaw === '' ? undefined : intParam('endIndex', endRaw, 0, 0);
+  const endIndex =
+    endRaw === undefined || endRaw === '' ? undefined : intParam('endIndex', endRaw, 0, 0);
   if (endIndex !== undefined && endIndex < requested) {
-    throw new BadRequestException(`endIndex (${endIndex}) must not be below startIndex (${requested})`);
+    throw new BadRequestException(
+      `endIndex (${endIndex}) must not be below startIndex (${requested})`,
+    );
   }
   const lastEventId = singleParam('Last-Event-ID', query.lastEventId);
-  const resumeAfter = lastEventId === undefined || lastEventId === '' ? undefined : intParam('Last-Event-ID', lastEventId.trim(), 0, 0);
+  const resumeAfter =
+    lastEventId === undefined || lastEventId === ''
+      ? undefined
+      : intParam('Last-Event-ID', lastEventId.trim(), 0, 0);
   const startIndex = Math.max(1, resumeAfter === undefined ? requested : resumeAfter + 1);
   const finished = resumeAfter !== undefined && endIndex !== undefined && resumeAfter >= endIndex;
-  return { startIndex, endIndex, types: typesParam(query.types), shard: shardParams(query.shardCount, query.shardIndex), finished };
+  return {
+    startIndex,
+    endIndex,
+    types: typesParam(query.types),
+    shard: shardParams(query.shardCount, query.shardIndex),
+    finished,
+  };
 }

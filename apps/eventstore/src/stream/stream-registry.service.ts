@@ -39,6 +39,9 @@ export class StreamRegistry implements BeforeApplicationShutdown {
     this.logger.log(`Closing ${this.sessions.size} open streams`);
     const running = [...this.sessions.values()];
     for (const session of this.sessions.keys()) session.close();
-    await Promise.race([Promise.allSettled(running), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await Promise.race([
+      Promise.allSettled(running),
+      new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+    ]);
   }
 }

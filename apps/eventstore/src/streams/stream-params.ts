@@ -5,7 +5,9 @@ import { singleParam } from '../events/query-params.js';
 /** The `:streamId` path parameter, or 400 naming the allowed shape. */
 export function streamIdParam(raw: string): string {
   if (!isValidStreamId(raw)) {
-    throw new BadRequestException(`streamId '${String(raw).slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit`);
+    throw new BadRequestException(
+      `streamId '${String(raw).slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit`,
+    );
   }
   return raw;
 }

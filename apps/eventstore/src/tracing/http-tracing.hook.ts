@@ -25,14 +25,25 @@ export function requestTrace(request: FastifyRequest): RequestTrace | undefined 
 export function registerHttpTracing(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers.traceparent;
-    const traceparent = typeof header === 'string' && parseTraceparent(header) ? header.trim().toLowerCase() : null;
+    const traceparent =
+      typeof header === 'string' && parseTraceparent(header) ? header.trim().toLowerCase() : null;
     const route = request.routeOptions.url;
-    const span = ordinalTracer().startSpan(route ? `${request.method} ${route}` : request.method, { kind: SpanKind.SERVER }, contextFromTraceparent(traceparent, otelContext.active()));
+    const span = ordinalTracer().startSpan(
+      route ? `${request.method} ${route}` : request.method,
+      { kind: SpanKind.SERVER },
+      contextFromTraceparent(traceparent, otelContext.active()),
+    );
     if (span.isRecording()) {
       // Only for a recording span: without an SDK a request builds nothing it would drop.
-      span.setAttributes({ 'http.request.method': request.method, 'url.path': request.url.split('?', 1)[0], 'url.scheme': request.protocol, 'network.protocol.version': request.raw.httpVersion });
+      span.setAttributes({
+        'http.request.method': request.method,
+        'url.path': request.url.split('?', 1)[0],
+        'url.scheme': request.protocol,
+        'network.protocol.version': request.raw.httpVersion,
+      });
       if (route) span.setAttribute('http.route', route);
-      if (request.headers['user-agent']) span.setAttribute('user_agent.original', request.headers['user-agent']);
+      if (request.headers['user-agent'])
+        span.setAttribute('user_agent.original', request.headers['user-agent']);
     }
     const state: RequestTrace = { span, traceparent };
     (request as unknown as Record<symbol, RequestTrace>)[TRACE] = state;
@@ -41,7 +52,8 @@ export function registerHttpTracing(fastify: FastifyInstance): void {
   fastify.addHook('onResponse', (request, reply, done) => {
     const state = requestTrace(request);
     if (state) {
-      if (state.span.isRecording()) state.span.setAttribute('http.response.status_code', reply.statusCode);
+      if (state.span.isRecording())
+        state.span.setAttribute('http.response.status_code', reply.statusCode);
       if (reply.statusCode >= 500) {
         state.span.setAttribute('error.type', String(reply.statusCode));
         state.span.setStatus({ code: SpanStatusCode.ERROR });

@@ -13,8 +13,12 @@ import { requestTrace } from './http-tracing.hook.js';
  */
 export function requestCorrelation(request: FastifyRequest): CorrelationContext {
   const header = request.headers['x-correlation-id'];
-  if (Array.isArray(header)) throw new BadRequestException('X-Correlation-Id: send the header once');
-  if (header !== undefined && (header.length === 0 || header.length > 200 || !isStorableText(header))) {
+  if (Array.isArray(header))
+    throw new BadRequestException('X-Correlation-Id: send the header once');
+  if (
+    header !== undefined &&
+    (header.length === 0 || header.length > 200 || !isStorableText(header))
+  ) {
     throw new BadRequestException('X-Correlation-Id must be 1-200 characters of text');
   }
   const state = requestTrace(request);

@@ -21,8 +21,16 @@ export function registerBodyTimeout(fastify: FastifyInstance, timeoutMs: number)
     if (raw.complete || isStreamedBody(request.headers['content-type'])) return done();
     const timer = setTimeout(() => {
       if (raw.complete || reply.raw.headersSent) return;
-      const body = JSON.stringify(errorBody(408, `The request body did not arrive within ${timeoutMs} ms`, { code: 'body_timeout' }));
-      reply.raw.writeHead(408, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      const body = JSON.stringify(
+        errorBody(408, `The request body did not arrive within ${timeoutMs} ms`, {
+          code: 'body_timeout',
+        }),
+      );
+      reply.raw.writeHead(408, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
       reply.raw.end(body, () => raw.socket?.destroy());
     }, timeoutMs);
     timer.unref();

@@ -18,7 +18,11 @@ interface PropertyRules {
   rules: Rule[];
 }
 
-const SUPPORTED = new Set<string>([ValidationTypes.CUSTOM_VALIDATION, ValidationTypes.CONDITIONAL_VALIDATION, ValidationTypes.IS_DEFINED]);
+const SUPPORTED = new Set<string>([
+  ValidationTypes.CUSTOM_VALIDATION,
+  ValidationTypes.CONDITIONAL_VALIDATION,
+  ValidationTypes.IS_DEFINED,
+]);
 
 /**
  * The request path's validation without class-validator's executor: the same constraint
@@ -40,13 +44,28 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
       const rule = nestedRule(metatype, m.propertyName, m.each, m.always, m.groups);
       if (!rule) return null;
       let entry = byProperty.get(m.propertyName);
-      if (!entry) byProperty.set(m.propertyName, (entry = { property: m.propertyName, conditions: [], rules: [] }));
+      if (!entry)
+        byProperty.set(
+          m.propertyName,
+          (entry = { property: m.propertyName, conditions: [], rules: [] }),
+        );
       entry.rules.push(rule);
       continue;
     }
-    if (!SUPPORTED.has(m.type) || m.each || m.always !== undefined || (m.groups && m.groups.length > 0) || m.validateIf) return null;
+    if (
+      !SUPPORTED.has(m.type) ||
+      m.each ||
+      m.always !== undefined ||
+      (m.groups && m.groups.length > 0) ||
+      m.validateIf
+    )
+      return null;
     let entry = byProperty.get(m.propertyName);
-    if (!entry) byProperty.set(m.propertyName, (entry = { property: m.propertyName, conditions: [], rules: [] }));
+    if (!entry)
+      byProperty.set(
+        m.propertyName,
+        (entry = { property: m.propertyName, conditions: [], rules: [] }),
+      );
     if (m.type === ValidationTypes.CONDITIONAL_VALIDATION) {
       entry.conditions.push(m.constraints[0] as (object: object, value: unknown) => boolean);
       continue;
@@ -54,7 +73,11 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
     for (const constraint of storage.getTargetValidatorConstraints(m.constraintCls)) {
       if (constraint.async) return null;
       const instance = constraint.instance as { validate: Rule['validate'] };
-      entry.rules.push({ property: m.propertyName, constraints: m.constraints, validate: instance.validate.bind(instance) });
+      entry.rules.push({
+        property: m.propertyName,
+        constraints: m.constraints,
+        validate: instance.validate.bind(instance),
+      });
     }
   }
   const properties = [...byProperty.values()];
@@ -65,7 +88,13 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
       const value = instance[property];
       if (!conditions.every((condition) => condition(instance, value))) continue;
       for (const rule of rules) {
-        const valid = rule.validate(value, { targetName, property, object: instance, value, constraints: rule.constraints });
+        const valid = rule.validate(value, {
+          targetName,
+          property,
+          object: instance,
+          value,
+          constraints: rule.constraints,
+        });
         if (!valid || typeof (valid as { then?: unknown }).then === 'function') return false;
       }
     }
@@ -79,7 +108,13 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
  * nested DTO's own compiled check. Anything else — a non-object element, an array, a nested
  * DTO the compiler cannot model — is left to class-validator. Null when not modelled.
  */
-function nestedRule(metatype: Function, property: string, each: boolean, always: boolean | undefined, groups: string[] | undefined): Rule | null {
+function nestedRule(
+  metatype: Function,
+  property: string,
+  each: boolean,
+  always: boolean | undefined,
+  groups: string[] | undefined,
+): Rule | null {
   if (!each || always !== undefined || (groups && groups.length > 0)) return null;
   const nested = nestedDtoOf(metatype, property);
   const check = nested ? compileCheck(nested) : null;
@@ -91,7 +126,12 @@ function nestedRule(metatype: Function, property: string, each: boolean, always:
     validate: (value) => {
       if (!Array.isArray(value)) return false;
       for (const element of value) {
-        if (element === null || typeof element !== 'object' || Object.getPrototypeOf(element) !== prototype) return false;
+        if (
+          element === null ||
+          typeof element !== 'object' ||
+          Object.getPrototypeOf(element) !== prototype
+        )
+          return false;
         if (!check(element as Record<string, unknown>)) return false;
       }
       return true;

@@ -1,4 +1,9 @@
-import { BadRequestException, Injectable, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
+import {
+  BadRequestException,
+  Injectable,
+  type ArgumentMetadata,
+  type PipeTransform,
+} from '@nestjs/common';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { compileCheck, type CompiledCheck } from './compiled-check.js';
 import { nestedDtoOf } from './nested-dto.decorator.js';
@@ -23,7 +28,8 @@ interface DtoShape {
   check: CompiledCheck | null;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * Validates request bodies against their class-validator DTOs; a 400 whose message names
@@ -43,7 +49,11 @@ export class DtoValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const metatype = metadata.metatype as Metatype | undefined;
     if (metadata.type !== 'body' || !metatype || PRIMITIVES.has(metatype)) return value;
-    if (!isPlainObject(value)) throw new BadRequestException({ message: 'The request body must be a JSON object', fields: [] });
+    if (!isPlainObject(value))
+      throw new BadRequestException({
+        message: 'The request body must be a JSON object',
+        fields: [],
+      });
     const unknown: string[] = [];
     const notObjects: string[] = [];
     const instance = this.instantiate(metatype, value, '', unknown, notObjects);
@@ -63,7 +73,10 @@ export class DtoValidationPipe implements PipeTransform {
     }
     const check = this.shapeOf(metatype).check;
     if (check?.(instance as Record<string, unknown>)) return value;
-    const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
+    const errors = validateSync(instance, {
+      forbidUnknownValues: false,
+      validationError: { target: false, value: false },
+    });
     if (errors.length > 0) {
       const fields = flatten(errors);
       const message = fields.map((f) => `${f.field}: ${f.problems.join(', ')}`).join('; ');
@@ -75,7 +88,13 @@ export class DtoValidationPipe implements PipeTransform {
   }
 
   /** The DTO instance over `value`'s declared fields; undeclared ones are added to `unknown`, arrays where a nested DTO belongs to `notObjects`. */
-  private instantiate(metatype: Metatype, value: Record<string, unknown>, path: string, unknown: string[], notObjects: string[]): object {
+  private instantiate(
+    metatype: Metatype,
+    value: Record<string, unknown>,
+    path: string,
+    unknown: string[],
+    notObjects: string[],
+  ): object {
     const shape = this.shapeOf(metatype);
     const instance = Object.create(metatype.prototype) as Record<string, unknown>;
     for (const key of Object.keys(value)) {
@@ -89,7 +108,9 @@ export class DtoValidationPipe implements PipeTransform {
         nested && Array.isArray(field)
           ? field.map((item, i) => {
               if (Array.isArray(item)) notObjects.push(`${path}${key}.${i}`);
-              return isPlainObject(item) ? this.instantiate(nested, item, `${path}${key}.${i}.`, unknown, notObjects) : item;
+              return isPlainObject(item)
+                ? this.instantiate(nested, item, `${path}${key}.${i}.`, unknown, notObjects)
+                : item;
             })
           : field;
     }
@@ -99,7 +120,12 @@ export class DtoValidationPipe implements PipeTransform {
   private shapeOf(metatype: Metatype): DtoShape {
     let shape = this.shapes.get(metatype);
     if (!shape) {
-      const metadatas = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+      const metadatas = getMetadataStorage().getTargetValidationMetadatas(
+        metatype,
+        '',
+        true,
+        false,
+      );
       const fields = new Set(metadatas.map((m) => m.propertyName));
       const nested = new Map<string, Metatype>();
       for (const field of fields) {

@@ -17,19 +17,41 @@ function badBody(message: string, code: string): Error {
  */
 export function registerJsonBodyParser(fastify: FastifyInstance): void {
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request: FastifyRequest, body: Buffer, done: (error: Error | null, value?: unknown) => void) => {
-    if (body.length === 0) return done(badBody("Body cannot be empty when content-type is set to 'application/json'", 'empty_body'));
-    if (!isUtf8(body)) return done(badBody('The body is not valid UTF-8; send JSON text encoded as UTF-8', 'invalid_utf8'));
-    let text = body.toString('utf8');
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      return done(badBody(`Body is not valid JSON but content-type is set to 'application/json' (${(error as Error).message})`, 'invalid_json'));
-    }
-    const inexact = inexactNumberIn(text, '');
-    if (inexact) return done(badBody(`${inexact.path} ${inexact.reason}`, 'invalid_message'));
-    done(null, value);
-  });
+  fastify.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer' },
+    (
+      _request: FastifyRequest,
+      body: Buffer,
+      done: (error: Error | null, value?: unknown) => void,
+    ) => {
+      if (body.length === 0)
+        return done(
+          badBody(
+            "Body cannot be empty when content-type is set to 'application/json'",
+            'empty_body',
+          ),
+        );
+      if (!isUtf8(body))
+        return done(
+          badBody('The body is not valid UTF-8; send JSON text encoded as UTF-8', 'invalid_utf8'),
+        );
+      let text = body.toString('utf8');
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        return done(
+          badBody(
+            `Body is not valid JSON but content-type is set to 'application/json' (${(error as Error).message})`,
+            'invalid_json',
+          ),
+        );
+      }
+      const inexact = inexactNumberIn(text, '');
+      if (inexact) return done(badBody(`${inexact.path} ${inexact.reason}`, 'invalid_message'));
+      done(null, value);
+    },
+  );
 }

@@ -16,6 +16,7 @@ export function NestedDtos(type: () => Function): PropertyDecorator {
 
 /** The DTO class of a property marked `@NestedDtos`, or undefined. */
 export function nestedDtoOf(metatype: Function, property: string): Function | undefined {
-  const type = Reflect.getMetadata(NESTED_DTO, metatype.prototype as object, property) as (() => Function) | undefined;
+  const type = Reflect.getMetadata(NESTED_DTO, metatype.prototype as object, property) as
+    (() => Function) | undefined;
   return type?.();
 }

@@ -17,7 +17,10 @@ export class BookmarkStore {
   /** The saved bookmark of `name` and when it was written. */
   async readSaved(name: string): Promise<{ position: number; savedAt: Date }> {
     return this.guard(async () => {
-      const [row] = await execute<{ position: string; updated_at: Date }>(this.dataSource.manager, readBookmark(name));
+      const [row] = await execute<{ position: string; updated_at: Date }>(
+        this.dataSource.manager,
+        readBookmark(name),
+      );
       return { position: toPosition(row.position), savedAt: row.updated_at };
     });
   }
@@ -36,7 +39,12 @@ export class BookmarkStore {
     try {
       return await run();
     } catch (error) {
-      if (isConnectionError(error)) throw new DatabaseUnavailableError(`The database is unavailable (${(error as Error).message}); retry later`, false, { cause: error });
+      if (isConnectionError(error))
+        throw new DatabaseUnavailableError(
+          `The database is unavailable (${(error as Error).message}); retry later`,
+          false,
+          { cause: error },
+        );
       throw error;
     }
   }

@@ -73,15 +73,25 @@ describe('BookmarkTracker (P2)', () => {
 
   describe('properties over random ack orders and batch sizes', () => {
     const scenario = fc
-      .record({ start: fc.integer({ min: 0, max: 1000 }), n: fc.integer({ min: 1, max: 120 }), batch: fc.integer({ min: 1, max: 40 }) })
+      .record({
+        start: fc.integer({ min: 0, max: 1000 }),
+        n: fc.integer({ min: 1, max: 120 }),
+        batch: fc.integer({ min: 1, max: 40 }),
+      })
       .chain(({ start, n, batch }) =>
         fc.record({
           start: fc.constant(start),
           n: fc.constant(n),
           batch: fc.constant(batch),
           // a random order of the indices, some acknowledged twice, some never, some stale
-          acks: fc.array(fc.record({ offset: fc.integer({ min: 1, max: n }), stale: fc.boolean() }), { maxLength: n * 3 }),
-          order: fc.shuffledSubarray([...Array(n).keys()].map((k) => k + 1), { minLength: 0, maxLength: n }),
+          acks: fc.array(
+            fc.record({ offset: fc.integer({ min: 1, max: n }), stale: fc.boolean() }),
+            { maxLength: n * 3 },
+          ),
+          order: fc.shuffledSubarray(
+            [...Array(n).keys()].map((k) => k + 1),
+            { minLength: 0, maxLength: n },
+          ),
         }),
       );
 
@@ -92,7 +102,10 @@ describe('BookmarkTracker (P2)', () => {
           const tracker = dispatched(start, start + n, batch);
           const acknowledged = new Set<number>();
           let previous = start;
-          const events = [...acks.map((a) => ({ index: start + a.offset, stale: a.stale })), ...order.map((o) => ({ index: start + o, stale: false }))];
+          const events = [
+            ...acks.map((a) => ({ index: start + a.offset, stale: a.stale })),
+            ...order.map((o) => ({ index: start + o, stale: false })),
+          ];
           for (const { index, stale } of events) {
             // When acknowledgements arrive in this order
             tracker.ack(index, stale ? 'other-run' : RUN);
@@ -124,9 +137,15 @@ describe('BookmarkTracker (P2)', () => {
             tracker.markSaved(tracker.target);
           }
           // When the server restarts, it resends everything after the saved bookmark
-          const resent = [...Array(n).keys()].map((k) => start + k + 1).filter((i) => i > tracker.bookmark);
+          const resent = [...Array(n).keys()]
+            .map((k) => start + k + 1)
+            .filter((i) => i > tracker.bookmark);
           // Then nothing acknowledged inside a whole batch is resent, and nothing unacknowledged is lost
-          const unacked = new Set([...Array(n).keys()].map((k) => start + k + 1).filter((i) => !order.includes(i - start)));
+          const unacked = new Set(
+            [...Array(n).keys()]
+              .map((k) => start + k + 1)
+              .filter((i) => !order.includes(i - start)),
+          );
           for (const i of unacked) expect(resent).toContain(i);
           expect(resent.length).toBeLessThanOrEqual(unacked.size === 0 ? batch - 1 : n);
           expect(tracker.bookmark + resent.length).toBe(start + n);

@@ -25,7 +25,8 @@ export class BookmarkTracker {
     readonly batch: number,
     readonly correlationUuid: string,
   ) {
-    if (!Number.isSafeInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, got ${batch}`);
+    if (!Number.isSafeInteger(batch) || batch < 1)
+      throw new RangeError(`batch must be a positive integer, got ${batch}`);
     this.saved = this.contiguousUpTo = this.dispatchedUpTo = start;
   }
 

@@ -94,9 +94,12 @@ export class AmqpConnection implements OnApplicationShutdown {
     while (!signal.aborted) {
       this.status = 'connecting';
       try {
-        const connection = await connect(withHeartbeat(this.options.url, this.options.heartbeatSeconds), {
-          clientProperties: { connection_name: this.options.connectionName },
-        });
+        const connection = await connect(
+          withHeartbeat(this.options.url, this.options.heartbeatSeconds),
+          {
+            clientProperties: { connection_name: this.options.connectionName },
+          },
+        );
         if (signal.aborted) {
           await connection.close().catch(() => undefined);
           return;
@@ -104,9 +107,14 @@ export class AmqpConnection implements OnApplicationShutdown {
         this.attach(connection);
         return;
       } catch (error) {
-        const delay = backoffDelay(attempt++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs });
+        const delay = backoffDelay(attempt++, {
+          initialMs: this.options.retryInitialMs,
+          maxMs: this.options.retryMaxMs,
+        });
         const log = attempt === 1 ? 'warn' : 'debug';
-        this.logger[log](`Cannot connect to the AMQP broker (${describe(error)}); retrying in ${delay} ms (attempt ${attempt})`);
+        this.logger[log](
+          `Cannot connect to the AMQP broker (${describe(error)}); retrying in ${delay} ms (attempt ${attempt})`,
+        );
         this.status = 'down';
         await sleep(delay, signal);
       }
@@ -125,9 +133,13 @@ export class AmqpConnection implements OnApplicationShutdown {
       for (const listener of this.downListeners) safely(() => listener(reason), this.logger);
       this.loop = this.connectLoop();
     };
-    connection.on('error', (error: Error) => this.logger.warn(`AMQP connection error: ${describe(error)}`));
+    connection.on('error', (error: Error) =>
+      this.logger.warn(`AMQP connection error: ${describe(error)}`),
+    );
     connection.on('close', (error?: Error) => onLost(error ? describe(error) : 'closed'));
-    connection.on('blocked', (reason: string) => this.logger.warn(`AMQP broker blocked this connection: ${reason}`));
+    connection.on('blocked', (reason: string) =>
+      this.logger.warn(`AMQP broker blocked this connection: ${reason}`),
+    );
     connection.on('unblocked', () => this.logger.log('AMQP broker unblocked this connection'));
     this.current = connection;
     this.status = 'up';

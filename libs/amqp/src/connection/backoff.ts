@@ -12,7 +12,11 @@ export interface BackoffPolicy {
  * The delay before retry number `attempt` (0-based): `initialMs * factor^attempt`, capped at
  * `maxMs`, with up to `jitter` of it drawn at random below the cap (never above it).
  */
-export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: BackoffPolicy,
+  random: () => number = Math.random,
+): number {
   const factor = policy.factor ?? 2;
   const jitter = policy.jitter ?? 0.2;
   const base = Math.min(policy.maxMs, policy.initialMs * factor ** Math.min(attempt, 50));

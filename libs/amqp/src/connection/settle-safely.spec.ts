@@ -3,7 +3,11 @@ import { settleSafely } from './settle-safely.js';
 describe('settleSafely', () => {
   it('skips an ack on a channel amqplib already closed', () => {
     const closed = Object.assign(new Error('Channel closed'), { name: 'IllegalOperationError' });
-    expect(settleSafely(() => { throw closed; })).toBe(false);
+    expect(
+      settleSafely(() => {
+        throw closed;
+      }),
+    ).toBe(false);
   });
 
   it('reports an operation that went out', () => {
@@ -13,6 +17,10 @@ describe('settleSafely', () => {
   });
 
   it('rethrows anything else', () => {
-    expect(() => settleSafely(() => { throw new TypeError('a bug'); })).toThrow('a bug');
+    expect(() =>
+      settleSafely(() => {
+        throw new TypeError('a bug');
+      }),
+    ).toThrow('a bug');
   });
 });

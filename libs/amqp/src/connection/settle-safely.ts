@@ -10,7 +10,11 @@ export function settleSafely(operation: () => void): boolean {
     operation();
     return true;
   } catch (error) {
-    if (error instanceof Error && /channel (closed|ended)|IllegalOperation/i.test(`${error.name} ${error.message}`)) return false;
+    if (
+      error instanceof Error &&
+      /channel (closed|ended)|IllegalOperation/i.test(`${error.name} ${error.message}`)
+    )
+      return false;
     throw error;
   }
 }

@@ -21,26 +21,31 @@ describe('DeliveryLedger', () => {
 
   it('never covers a pending delivery, whatever the completion order (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('done', 'settled')), { maxLength: 120 }), (events) => {
-        // Given 60 deliveries finishing in a random order
-        const ledger = new DeliveryLedger();
-        for (let tag = 1; tag <= 60; tag++) ledger.add(tag);
-        const finished = new Map<number, string>();
-        let acked = 0;
-        for (const [tag, how] of events) {
-          if (finished.has(tag)) continue;
-          finished.set(tag, how);
-          how === 'done' ? ledger.done(tag) : ledger.settled(tag);
-          // When the ackable run is taken
-          const upTo = ledger.takeAckable();
-          if (upTo === null) continue;
-          // Then every delivery it covers has finished, and it was appended
-          for (let t = 1; t <= upTo; t++) expect(finished.has(t)).toBe(true);
-          expect(finished.get(upTo)).toBe('done');
-          expect(upTo).toBeGreaterThan(acked);
-          acked = upTo;
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 60 }), fc.constantFrom('done', 'settled')), {
+          maxLength: 120,
+        }),
+        (events) => {
+          // Given 60 deliveries finishing in a random order
+          const ledger = new DeliveryLedger();
+          for (let tag = 1; tag <= 60; tag++) ledger.add(tag);
+          const finished = new Map<number, string>();
+          let acked = 0;
+          for (const [tag, how] of events) {
+            if (finished.has(tag)) continue;
+            finished.set(tag, how);
+            how === 'done' ? ledger.done(tag) : ledger.settled(tag);
+            // When the ackable run is taken
+            const upTo = ledger.takeAckable();
+            if (upTo === null) continue;
+            // Then every delivery it covers has finished, and it was appended
+            for (let t = 1; t <= upTo; t++) expect(finished.has(t)).toBe(true);
+            expect(finished.get(upTo)).toBe('done');
+            expect(upTo).toBeGreaterThan(acked);
+            acked = upTo;
+          }
+        },
+      ),
     );
   });
 });

@@ -1,5 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { connectTestBroker, uniqueName, type TestBroker } from '../../../../test/support/amqp-broker.js';
+import {
+  connectTestBroker,
+  uniqueName,
+  type TestBroker,
+} from '../../../../test/support/amqp-broker.js';
 import { startAmqpContext, type AmqpContext } from '../../../../test/support/amqp-context.js';
 import { waitFor } from '../../../../test/support/test-server.js';
 
@@ -13,7 +17,10 @@ describe('AMQP input queue (I4, G1, G6)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     broker = await connectTestBroker();
-    context = await startAmqpContext(db.url, { inputQueue: queue, connectionName: uniqueName('ordinal-input') });
+    context = await startAmqpContext(db.url, {
+      inputQueue: queue,
+      connectionName: uniqueName('ordinal-input'),
+    });
     await waitFor(async () => (await broker.consumers(queue)) === 1, 10_000, 'the input consumer');
   });
   afterAll(async () => {
@@ -24,8 +31,17 @@ describe('AMQP input queue (I4, G1, G6)', () => {
     await db?.drop();
   });
 
-  const stored = (type: string) => db.query<{ index: string; seq: number; user_id: string | null; metadata: unknown; idempotency_key: string | null }>(
-    `SELECT index, (body->>'seq')::int AS seq, user_id, metadata, idempotency_key FROM messages WHERE message_type = $1 ORDER BY index`, [type]);
+  const stored = (type: string) =>
+    db.query<{
+      index: string;
+      seq: number;
+      user_id: string | null;
+      metadata: unknown;
+      idempotency_key: string | null;
+    }>(
+      `SELECT index, (body->>'seq')::int AS seq, user_id, metadata, idempotency_key FROM messages WHERE message_type = $1 ORDER BY index`,
+      [type],
+    );
 
   it('stores valid messages in order and dead-letters the invalid ones, naming each delivery', async () => {
     // Given 60 deliveries where every 5th has no messageType and every 7th (else) an unparsable body
@@ -40,37 +56,75 @@ describe('AMQP input queue (I4, G1, G6)', () => {
         await broker.publish(queue, Buffer.from('{"seq": '), { messageType: 'Mixed' });
       } else {
         expectedValid.push(seq);
-        await broker.publish(queue, { seq }, { messageType: 'Mixed', userId: `customer-${seq % 3}`, metadata: JSON.stringify({ source: 'test' }), idempotencyKey: `mixed-${seq}` });
+        await broker.publish(
+          queue,
+          { seq },
+          {
+            messageType: 'Mixed',
+            userId: `customer-${seq % 3}`,
+            metadata: JSON.stringify({ source: 'test' }),
+            idempotencyKey: `mixed-${seq}`,
+          },
+        );
       }
     }
 
     // When the server has consumed them
-    await waitFor(async () => (await stored('Mixed')).length === expectedValid.length && (await broker.count(rejected)) === invalid, 15_000, 'valid stored and invalid dead-lettered');
+    await waitFor(
+      async () =>
+        (await stored('Mixed')).length === expectedValid.length &&
+        (await broker.count(rejected)) === invalid,
+      15_000,
+      'valid stored and invalid dead-lettered',
+    );
 
     // Then the valid ones are in the log in publish order with their headers
     const rows = await stored('Mixed');
     expect(rows.map((r) => r.seq)).toEqual(expectedValid);
-    expect(rows[0]).toMatchObject({ user_id: 'customer-1', metadata: { source: 'test' }, idempotency_key: 'mixed-1' });
+    expect(rows[0]).toMatchObject({
+      user_id: 'customer-1',
+      metadata: { source: 'test' },
+      idempotency_key: 'mixed-1',
+    });
     // And the broker holds exactly the invalid ones in the rejected queue, none left in the input queue
     expect(await broker.count(rejected)).toBe(invalid);
     await waitFor(async () => (await broker.count(queue)) === 0, 5000, 'an empty input queue');
     // And each rejection was logged as a warning naming the delivery
-    expect(context!.logs.matching(/Rejecting AMQP input delivery \d+ .*no messageType header/, 'warn')).toHaveLength(12);
-    expect(context!.logs.matching(/Rejecting AMQP input delivery \d+ .*not valid JSON/, 'warn')).toHaveLength(invalid - 12);
-    expect(context!.input.stats()).toMatchObject({ stored: expectedValid.length, rejected: invalid });
+    expect(
+      context!.logs.matching(/Rejecting AMQP input delivery \d+ .*no messageType header/, 'warn'),
+    ).toHaveLength(12);
+    expect(
+      context!.logs.matching(/Rejecting AMQP input delivery \d+ .*not valid JSON/, 'warn'),
+    ).toHaveLength(invalid - 12);
+    expect(context!.input.stats()).toMatchObject({
+      stored: expectedValid.length,
+      rejected: invalid,
+    });
   });
 
   it('requeues with a back-off while the database is down and loses nothing', async () => {
     // Given the database refusing the server's connections
     await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
-    await db.admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name]);
+    await db.admin(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      [db.name],
+    );
     const before = context!.input.stats();
 
     // When 20 messages arrive during the outage
-    for (let seq = 1; seq <= 20; seq++) await broker.publish(queue, { seq }, { messageType: 'DuringOutage' });
-    await waitFor(async () => context!.input.stats().requeued - before.requeued >= 40, 15_000, 'two rounds of requeues');
+    for (let seq = 1; seq <= 20; seq++)
+      await broker.publish(queue, { seq }, { messageType: 'DuringOutage' });
+    await waitFor(
+      async () => context!.input.stats().requeued - before.requeued >= 40,
+      15_000,
+      'two rounds of requeues',
+    );
     const outageStarted = Date.now();
-    await waitFor(async () => context!.input.stats().requeued - before.requeued >= 60, 15_000, 'a third round of requeues');
+    await waitFor(
+      async () => context!.input.stats().requeued - before.requeued >= 60,
+      15_000,
+      'a third round of requeues',
+    );
     const roundMs = Date.now() - outageStarted;
 
     // Then the deliveries are requeued in rounds separated by a growing back-off, not in a tight loop
@@ -79,8 +133,14 @@ describe('AMQP input queue (I4, G1, G6)', () => {
 
     // And when the database comes back, every message is stored exactly once (requeues may reorder them)
     await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
-    await waitFor(async () => (await stored('DuringOutage')).length === 20, 20_000, 'the 20 messages stored');
-    expect((await stored('DuringOutage')).map((r) => r.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    await waitFor(
+      async () => (await stored('DuringOutage')).length === 20,
+      20_000,
+      'the 20 messages stored',
+    );
+    expect((await stored('DuringOutage')).map((r) => r.seq).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     await waitFor(async () => (await broker.count(queue)) === 0, 5000, 'an empty input queue');
   });
 
@@ -93,9 +153,20 @@ describe('AMQP input queue (I4, G1, G6)', () => {
     let other: AmqpContext | null = null;
     try {
       // When a server is started on it
-      other = await startAmqpContext(db.url, { inputQueue: legacy, connectionName: uniqueName('ordinal-legacy') });
+      other = await startAmqpContext(db.url, {
+        inputQueue: legacy,
+        connectionName: uniqueName('ordinal-legacy'),
+      });
       // Then it says what is wrong and how to fix it, without crashing
-      await waitFor(async () => other!.logs.matching(/AMQP input is off: Queue '.*' exists with other arguments .* delete it/, 'error').length > 0, 10_000, 'the mismatch error');
+      await waitFor(
+        async () =>
+          other!.logs.matching(
+            /AMQP input is off: Queue '.*' exists with other arguments .* delete it/,
+            'error',
+          ).length > 0,
+        10_000,
+        'the mismatch error',
+      );
       expect(other.connection.state).toBe('up');
     } finally {
       await other?.close();

@@ -90,7 +90,8 @@ export class InputConsumer implements BeforeApplicationShutdown {
     this.stopUp?.();
     const session = this.session;
     if (!session?.open) return this.abort.abort();
-    if (session.consumerTag) await session.channel.cancel(session.consumerTag).catch(() => undefined);
+    if (session.consumerTag)
+      await session.channel.cancel(session.consumerTag).catch(() => undefined);
     const deadline = Date.now() + 5000;
     while (session.open && session.ledger.outstanding > 0 && Date.now() < deadline) {
       this.flushAcks(session);
@@ -118,23 +119,46 @@ export class InputConsumer implements BeforeApplicationShutdown {
       let channel: Channel | null = null;
       try {
         channel = await connection.createChannel();
-        const session: Session = { channel, ledger: new DeliveryLedger(), open: true, consumerTag: null, ackScheduled: false };
-        channel.on('error', (error: Error) => this.logger.warn(`Input channel error: ${error.message}`));
+        const session: Session = {
+          channel,
+          ledger: new DeliveryLedger(),
+          open: true,
+          consumerTag: null,
+          ackScheduled: false,
+        };
+        channel.on('error', (error: Error) =>
+          this.logger.warn(`Input channel error: ${error.message}`),
+        );
         channel.on('close', () => this.onClosed(session, connection));
-        await declareQueue(channel, rejectedQueueOf(queue), baseArguments(this.options.quorumQueues));
+        await declareQueue(
+          channel,
+          rejectedQueueOf(queue),
+          baseArguments(this.options.quorumQueues),
+        );
         await declareQueue(channel, queue, inputQueueArguments(queue, this.options.quorumQueues));
         await channel.prefetch(this.options.prefetch);
         this.session = session;
-        const reply = await channel.consume(queue, (msg) => this.onDelivery(session, msg), { noAck: false });
+        const reply = await channel.consume(queue, (msg) => this.onDelivery(session, msg), {
+          noAck: false,
+        });
         session.consumerTag = reply.consumerTag;
         this.setupAttempt = 0;
-        this.logger.log(`Consuming AMQP input queue '${queue}' (prefetch ${this.options.prefetch})`);
+        this.logger.log(
+          `Consuming AMQP input queue '${queue}' (prefetch ${this.options.prefetch})`,
+        );
         return;
       } catch (error) {
         await channel?.close().catch(() => undefined);
-        const delay = backoffDelay(this.setupAttempt++, { initialMs: this.options.retryInitialMs, maxMs: 60_000 });
-        if (error instanceof QueueMismatchError) this.logger.error(`AMQP input is off: ${error.message}. Retrying in ${delay} ms`);
-        else this.logger.warn(`Cannot consume AMQP input queue '${queue}' (${(error as Error).message}); retrying in ${delay} ms`);
+        const delay = backoffDelay(this.setupAttempt++, {
+          initialMs: this.options.retryInitialMs,
+          maxMs: 60_000,
+        });
+        if (error instanceof QueueMismatchError)
+          this.logger.error(`AMQP input is off: ${error.message}. Retrying in ${delay} ms`);
+        else
+          this.logger.warn(
+            `Cannot consume AMQP input queue '${queue}' (${(error as Error).message}); retrying in ${delay} ms`,
+          );
         await sleep(delay, this.abort.signal);
       }
     }
@@ -147,7 +171,13 @@ export class InputConsumer implements BeforeApplicationShutdown {
     if (this.stopping) return;
     // The broker closed the channel but the connection lives (e.g. the queue was deleted): open again.
     // When the whole connection went, the next connection opens a channel of its own.
-    void sleep(backoffDelay(this.setupAttempt++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs }), this.abort.signal).then(() => {
+    void sleep(
+      backoffDelay(this.setupAttempt++, {
+        initialMs: this.options.retryInitialMs,
+        maxMs: this.options.retryMaxMs,
+      }),
+      this.abort.signal,
+    ).then(() => {
       if (!this.stopping && this.connection.isCurrent(connection) && !this.session) {
         this.logger.warn('AMQP input channel closed while the connection lives; opening it again');
         return this.open(connection);
@@ -157,12 +187,18 @@ export class InputConsumer implements BeforeApplicationShutdown {
 
   private onDelivery(session: Session, msg: ConsumeMessage | null): void {
     if (msg === null) {
-      if (!this.stopping) this.logger.warn('The broker cancelled the AMQP input consumer; opening the channel again');
+      if (!this.stopping)
+        this.logger.warn('The broker cancelled the AMQP input consumer; opening the channel again');
       if (session.open) void session.channel.close().catch(() => undefined);
       return;
     }
     const tag = msg.fields.deliveryTag;
-    const parsed = parseInputMessage(msg.content, msg.properties.headers, this.options.inputBodyLimitBytes, msg.properties.correlationId);
+    const parsed = parseInputMessage(
+      msg.content,
+      msg.properties.headers,
+      this.options.inputBodyLimitBytes,
+      msg.properties.correlationId,
+    );
     if (!parsed.ok) return this.reject(session, msg, parsed.reason);
     session.ledger.add(tag);
     // The delivery's correlation and trace context (none: a new correlation), passed explicitly:
@@ -173,10 +209,14 @@ export class InputConsumer implements BeforeApplicationShutdown {
         if (entry.status === 'created') this.counters.stored++;
         else if (entry.status === 'duplicate') {
           this.counters.duplicates++;
-          this.logger.debug(`AMQP input delivery ${tag}${describeMessage(msg)} not stored: its body (content hash ${entry.contentHash}) is inside the duplicate window`);
+          this.logger.debug(
+            `AMQP input delivery ${tag}${describeMessage(msg)} not stored: its body (content hash ${entry.contentHash}) is inside the duplicate window`,
+          );
         } else {
           this.counters.repeats++;
-          this.logger.debug(`AMQP input delivery ${tag}${describeMessage(msg)} not stored: idempotency key '${entry.message.idempotencyKey}' was stored before at index ${entry.message.id}`);
+          this.logger.debug(
+            `AMQP input delivery ${tag}${describeMessage(msg)} not stored: idempotency key '${entry.message.idempotencyKey}' was stored before at index ${entry.message.id}`,
+          );
         }
         this.failures = 0;
         session.ledger.done(tag);
@@ -188,7 +228,9 @@ export class InputConsumer implements BeforeApplicationShutdown {
 
   private reject(session: Session, msg: ConsumeMessage, reason: string): void {
     this.counters.rejected++;
-    this.logger.warn(`Rejecting AMQP input delivery ${msg.fields.deliveryTag}${describeMessage(msg)} to '${rejectedQueueOf(this.options.inputQueue as string)}': ${reason}`);
+    this.logger.warn(
+      `Rejecting AMQP input delivery ${msg.fields.deliveryTag}${describeMessage(msg)} to '${rejectedQueueOf(this.options.inputQueue as string)}': ${reason}`,
+    );
     if (session.open) settleSafely(() => session.channel.reject(msg, false));
   }
 
@@ -219,9 +261,14 @@ export class InputConsumer implements BeforeApplicationShutdown {
   private failureDelay(tag: number, reason: string): number {
     const now = Date.now();
     if (now >= this.backoffUntil) {
-      this.backoffMs = backoffDelay(this.failures++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs });
+      this.backoffMs = backoffDelay(this.failures++, {
+        initialMs: this.options.retryInitialMs,
+        maxMs: this.options.retryMaxMs,
+      });
       this.backoffUntil = now + this.backoffMs;
-      this.logger.warn(`AMQP input delivery ${tag} and those failing with it not stored (${reason}); requeueing after ${this.backoffMs} ms (attempt ${this.failures})`);
+      this.logger.warn(
+        `AMQP input delivery ${tag} and those failing with it not stored (${reason}); requeueing after ${this.backoffMs} ms (attempt ${this.failures})`,
+      );
     }
     return Math.max(0, this.backoffUntil - now);
   }
@@ -239,7 +286,9 @@ export class InputConsumer implements BeforeApplicationShutdown {
   private flushAcks(session: Session): void {
     const upTo = session.ledger.takeAckable();
     if (upTo === null || !session.open) return;
-    settleSafely(() => session.channel.ack({ fields: { deliveryTag: upTo } } as ConsumeMessage, true));
+    settleSafely(() =>
+      session.channel.ack({ fields: { deliveryTag: upTo } } as ConsumeMessage, true),
+    );
   }
 }
 

@@ -1,17 +1,29 @@
 import { parseInputMessage } from './input-message.parser.js';
 
-const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+const body = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 
 describe('parseInputMessage (I4)', () => {
   it('reads content, type, user, metadata and idempotency key', () => {
     // Given a complete delivery
-    const headers = { messageType: 'OrderPlaced', userId: 'customer-1', metadata: '{"source":"form"}', idempotencyKey: 'k-1' };
+    const headers = {
+      messageType: 'OrderPlaced',
+      userId: 'customer-1',
+      metadata: '{"source":"form"}',
+      idempotencyKey: 'k-1',
+    };
     // When it is parsed
     const parsed = parseInputMessage(body({ orderId: 'o-1' }), headers);
     // Then every field is carried over
     expect(parsed).toEqual({
       ok: true,
-      message: { messageType: 'OrderPlaced', userId: 'customer-1', body: { orderId: 'o-1' }, metadata: { source: 'form' }, idempotencyKey: 'k-1' },
+      message: {
+        messageType: 'OrderPlaced',
+        userId: 'customer-1',
+        body: { orderId: 'o-1' },
+        metadata: { source: 'form' },
+        idempotencyKey: 'k-1',
+      },
     });
   });
 
@@ -19,7 +31,16 @@ describe('parseInputMessage (I4)', () => {
     // Given headers sent as bytes
     const parsed = parseInputMessage(body([1, 2]), { messageType: Buffer.from('Tick') });
     // Then they are read as text
-    expect(parsed).toEqual({ ok: true, message: { messageType: 'Tick', userId: null, body: [1, 2], metadata: null, idempotencyKey: null } });
+    expect(parsed).toEqual({
+      ok: true,
+      message: {
+        messageType: 'Tick',
+        userId: null,
+        body: [1, 2],
+        metadata: null,
+        idempotencyKey: null,
+      },
+    });
   });
 
   it.each([
@@ -31,10 +52,18 @@ describe('parseInputMessage (I4)', () => {
     [body({ a: 1 }), { messageType: 'T', metadata: 'nope' }, /metadata header/],
     [body({ a: 1 }), { messageType: 'T', metadata: '[1]' }, /metadata header/],
     [body({ a: 1 }), { messageType: 'T', idempotencyKey: '' }, /idempotencyKey/],
-    [body({ a: 1 }), { messageType: 'T', metadata: '{"n":9007199254740993}' }, /metadata\.n is the number 9007199254740993/],
+    [
+      body({ a: 1 }),
+      { messageType: 'T', metadata: '{"n":9007199254740993}' },
+      /metadata\.n is the number 9007199254740993/,
+    ],
     [Buffer.from('{"n":1e-400}'), { messageType: 'T' }, /content\.n is the number 1e-400/],
     [Buffer.from([0x7b, 0xff, 0x7d]), { messageType: 'T' }, /not valid UTF-8/],
-    [Buffer.from(JSON.stringify({ s: 'x'.repeat(2 * 1024 * 1024) })), { messageType: 'T' }, /over the limit of 1048576/],
+    [
+      Buffer.from(JSON.stringify({ s: 'x'.repeat(2 * 1024 * 1024) })),
+      { messageType: 'T' },
+      /over the limit of 1048576/,
+    ],
   ])('rejects %s with headers %j', (content, headers, reason) => {
     // Given a malformed delivery
     // When it is parsed
@@ -47,13 +76,45 @@ describe('parseInputMessage (I4)', () => {
   it('takes the correlation from the correlation_id property, else the traceparent, with the causationId header', () => {
     const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const body = Buffer.from('{}');
-    expect(parseInputMessage(body, { messageType: 'T', causationId: 'cmd-1', traceparent: tp }, undefined, 'corr-1')).toMatchObject({ ok: true, lineage: { correlationId: 'corr-1', causationId: 'cmd-1', traceparent: tp } });
-    expect(parseInputMessage(body, { messageType: 'T', traceparent: tp })).toMatchObject({ ok: true, lineage: { correlationId: '4bf92f3577b34da6a3ce929d0e0e4736', causationId: '4bf92f3577b34da6a3ce929d0e0e4736' } });
-    expect(parseInputMessage(body, { messageType: 'T', traceparent: 'garbage' })).not.toHaveProperty('lineage');
-    expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'x'.repeat(201))).toEqual({ ok: false, reason: 'correlationId must be 1-200 characters' });
-    expect(parseInputMessage(body, { messageType: 'T', causationId: 'c' })).toEqual({ ok: false, reason: 'a causationId header needs a correlation_id' });
+    expect(
+      parseInputMessage(
+        body,
+        { messageType: 'T', causationId: 'cmd-1', traceparent: tp },
+        undefined,
+        'corr-1',
+      ),
+    ).toMatchObject({
+      ok: true,
+      lineage: { correlationId: 'corr-1', causationId: 'cmd-1', traceparent: tp },
+    });
+    expect(parseInputMessage(body, { messageType: 'T', traceparent: tp })).toMatchObject({
+      ok: true,
+      lineage: {
+        correlationId: '4bf92f3577b34da6a3ce929d0e0e4736',
+        causationId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      },
+    });
+    expect(
+      parseInputMessage(body, { messageType: 'T', traceparent: 'garbage' }),
+    ).not.toHaveProperty('lineage');
+    expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'x'.repeat(201))).toEqual({
+      ok: false,
+      reason: 'correlationId must be 1-200 characters',
+    });
+    expect(parseInputMessage(body, { messageType: 'T', causationId: 'c' })).toEqual({
+      ok: false,
+      reason: 'a causationId header needs a correlation_id',
+    });
     // Refused here as REST refuses it, not at the database.
-    expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'a\u0000b')).toMatchObject({ ok: false, reason: expect.stringMatching(/correlationId has a NUL/) });
-    expect(parseInputMessage(body, { messageType: 'T', causationId: '\ud800' }, undefined, 'c-1')).toMatchObject({ ok: false, reason: expect.stringMatching(/causationId has a NUL character or an unpaired surrogate/) });
+    expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'a\u0000b')).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/correlationId has a NUL/),
+    });
+    expect(
+      parseInputMessage(body, { messageType: 'T', causationId: '\ud800' }, undefined, 'c-1'),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/causationId has a NUL character or an unpaired surrogate/),
+    });
   });
 });

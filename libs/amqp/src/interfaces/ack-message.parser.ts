@@ -11,7 +11,10 @@ export interface InterfaceAck {
  * message acknowledging many). The uuid may also come as a header for every entry.
  * Entries that are not well formed are dropped and counted. Pure: no I/O.
  */
-export function parseAckMessage(content: Buffer, headers: Record<string, unknown> | undefined): { acks: InterfaceAck[]; malformed: number } {
+export function parseAckMessage(
+  content: Buffer,
+  headers: Record<string, unknown> | undefined,
+): { acks: InterfaceAck[]; malformed: number } {
   let raw: unknown;
   try {
     raw = JSON.parse(content.toString('utf8'));
@@ -19,7 +22,12 @@ export function parseAckMessage(content: Buffer, headers: Record<string, unknown
     return { acks: [], malformed: 1 };
   }
   const headerUuid = headers?.[HEADERS.serverCorrelationUuid];
-  const fallback = typeof headerUuid === 'string' ? headerUuid : Buffer.isBuffer(headerUuid) ? headerUuid.toString('utf8') : undefined;
+  const fallback =
+    typeof headerUuid === 'string'
+      ? headerUuid
+      : Buffer.isBuffer(headerUuid)
+        ? headerUuid.toString('utf8')
+        : undefined;
   const entries = Array.isArray(raw) ? raw : [raw];
   const acks: InterfaceAck[] = [];
   let malformed = 0;
@@ -27,7 +35,13 @@ export function parseAckMessage(content: Buffer, headers: Record<string, unknown
     const e = entry as Partial<Record<string, unknown>> | null;
     const index = e?.index;
     const uuid = e?.serverCorrelationUuid ?? fallback;
-    if (typeof index === 'number' && Number.isSafeInteger(index) && index > 0 && typeof uuid === 'string') acks.push({ index, serverCorrelationUuid: uuid });
+    if (
+      typeof index === 'number' &&
+      Number.isSafeInteger(index) &&
+      index > 0 &&
+      typeof uuid === 'string'
+    )
+      acks.push({ index, serverCorrelationUuid: uuid });
     else malformed++;
   }
   return { acks, malformed };

@@ -29,7 +29,12 @@ export class ConfirmWindow {
   }
 
   /** Publishes once the window has room; resolves when handed to the socket, not when confirmed. */
-  async publish(queue: string, content: Buffer, options: Options.Publish, onConfirmed?: () => void): Promise<void> {
+  async publish(
+    queue: string,
+    content: Buffer,
+    options: Options.Publish,
+    onConfirmed?: () => void,
+  ): Promise<void> {
     while (!this.failure && (this.outstanding >= this.size || !this.drained)) {
       await new Promise<void>((resolve) => (this.waiter = resolve));
     }
@@ -40,7 +45,10 @@ export class ConfirmWindow {
     span.add(options.headers);
     const written = this.channel.sendToQueue(queue, content, options, (error: unknown) => {
       this.outstanding--;
-      if (error) this.fail(error instanceof Error ? error : new Error(`the broker refused a publish to ${queue}`));
+      if (error)
+        this.fail(
+          error instanceof Error ? error : new Error(`the broker refused a publish to ${queue}`),
+        );
       else {
         this.confirmed++;
         onConfirmed?.();
@@ -56,8 +64,12 @@ export class ConfirmWindow {
   async settle(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.outstanding > 0 && !this.failure) {
-      if (Date.now() > deadline) throw new Error(`${this.outstanding} publishes still unconfirmed after ${timeoutMs} ms`);
-      await Promise.race([new Promise<void>((resolve) => (this.waiter = resolve)), new Promise((r) => setTimeout(r, 50))]);
+      if (Date.now() > deadline)
+        throw new Error(`${this.outstanding} publishes still unconfirmed after ${timeoutMs} ms`);
+      await Promise.race([
+        new Promise<void>((resolve) => (this.waiter = resolve)),
+        new Promise((r) => setTimeout(r, 50)),
+      ]);
     }
     if (this.failure) throw this.failure;
   }

@@ -12,23 +12,33 @@ export function loadInterfacesFile(path: string): ResolvedInterfaceConfig[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new InterfaceConfigError(`Cannot read the interface file ${path}: ${(error as Error).message}`, { cause: error });
+    throw new InterfaceConfigError(
+      `Cannot read the interface file ${path}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   return parseInterfacesText(text, path);
 }
 
 /** Parses the text of an interface file; `source` names it in errors. */
-export function parseInterfacesText(text: string, source = 'interfaces'): ResolvedInterfaceConfig[] {
+export function parseInterfacesText(
+  text: string,
+  source = 'interfaces',
+): ResolvedInterfaceConfig[] {
   let raw: unknown;
   try {
     raw = source.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new InterfaceConfigError(`The interface file ${source} is not valid ${source.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`, { cause: error });
+    throw new InterfaceConfigError(
+      `The interface file ${source} is not valid ${source.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   try {
     return parseInterfaces(raw ?? []);
   } catch (error) {
-    if (error instanceof InterfaceConfigError) throw new InterfaceConfigError(`${source}: ${error.message}`);
+    if (error instanceof InterfaceConfigError)
+      throw new InterfaceConfigError(`${source}: ${error.message}`);
     throw error;
   }
 }

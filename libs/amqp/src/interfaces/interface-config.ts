@@ -25,19 +25,30 @@ const TYPE = /^[A-Za-z0-9._:-]{1,200}$/;
  * InterfaceConfigError naming the entry and field at fault.
  */
 export function parseInterfaces(raw: unknown): ResolvedInterfaceConfig[] {
-  const list = Array.isArray(raw) ? raw : raw && typeof raw === 'object' ? (raw as { interfaces?: unknown }).interfaces ?? [] : raw;
-  if (!Array.isArray(list)) throw new InterfaceConfigError('The interface configuration must be {"interfaces": [...]}');
+  const list = Array.isArray(raw)
+    ? raw
+    : raw && typeof raw === 'object'
+      ? ((raw as { interfaces?: unknown }).interfaces ?? [])
+      : raw;
+  if (!Array.isArray(list))
+    throw new InterfaceConfigError('The interface configuration must be {"interfaces": [...]}');
   const seen = new Set<string>();
   return list.map((entry, i) => {
     const where = `interfaces[${i}]`;
-    if (!entry || typeof entry !== 'object') throw new InterfaceConfigError(`${where} must be an object`);
+    if (!entry || typeof entry !== 'object')
+      throw new InterfaceConfigError(`${where} must be an object`);
     const e = entry as Record<string, unknown>;
-    if (typeof e.name !== 'string' || !NAME.test(e.name)) throw new InterfaceConfigError(`${where}.name must be 1-200 characters of [A-Za-z0-9._-]`);
+    if (typeof e.name !== 'string' || !NAME.test(e.name))
+      throw new InterfaceConfigError(`${where}.name must be 1-200 characters of [A-Za-z0-9._-]`);
     if (seen.has(e.name)) throw new InterfaceConfigError(`${where}.name '${e.name}' is used twice`);
     seen.add(e.name);
-    if (e.type !== 'replayable' && e.type !== 'realtime') throw new InterfaceConfigError(`${where}.type must be 'replayable' or 'realtime'`);
+    if (e.type !== 'replayable' && e.type !== 'realtime')
+      throw new InterfaceConfigError(`${where}.type must be 'replayable' or 'realtime'`);
     const includeTypes = e.includeTypes ?? [];
-    if (!Array.isArray(includeTypes) || includeTypes.some((t) => typeof t !== 'string' || !TYPE.test(t))) {
+    if (
+      !Array.isArray(includeTypes) ||
+      includeTypes.some((t) => typeof t !== 'string' || !TYPE.test(t))
+    ) {
       throw new InterfaceConfigError(`${where}.includeTypes must be a list of message types`);
     }
     const ackBatch = e.ackBatch ?? 1000;

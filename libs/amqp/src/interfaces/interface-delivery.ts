@@ -17,7 +17,10 @@ export function deliveryBody(message: StoredMessage): Buffer {
 /** The longest AMQP short string (a property such as correlation_id), in bytes. */
 const MAX_SHORT_STRING_BYTES = 255;
 
-export function deliveryProperties(message: FeedMessage, correlationUuid: string | null): Options.Publish {
+export function deliveryProperties(
+  message: FeedMessage,
+  correlationUuid: string | null,
+): Options.Publish {
   const headers: Record<string, unknown> = {
     [HEADERS.index]: message.id,
     [HEADERS.messageType]: message.messageType,
@@ -32,7 +35,11 @@ export function deliveryProperties(message: FeedMessage, correlationUuid: string
   if (message.traceparent !== null) headers[HEADERS.traceparent] = message.traceparent;
   // AMQP's correlation_id is a short string (at most 255 bytes; amqplib would write a longer
   // one's length modulo 256, a frame the broker refuses): a longer id travels in the header alone.
-  const correlation = message.correlationId === null || Buffer.byteLength(message.correlationId) > MAX_SHORT_STRING_BYTES ? {} : { correlationId: message.correlationId };
+  const correlation =
+    message.correlationId === null ||
+    Buffer.byteLength(message.correlationId) > MAX_SHORT_STRING_BYTES
+      ? {}
+      : { correlationId: message.correlationId };
   return {
     ...correlation,
     persistent: true,

@@ -1,7 +1,15 @@
 import type { InterfaceType } from './interface-config.js';
 
 /** Where an interface stands. */
-export type InterfaceState = 'starting' | 'catching-up' | 'live' | 'disconnected' | 'retrying' | 'stopped' | 'standby' | 'unowned';
+export type InterfaceState =
+  | 'starting'
+  | 'catching-up'
+  | 'live'
+  | 'disconnected'
+  | 'retrying'
+  | 'stopped'
+  | 'standby'
+  | 'unowned';
 
 /** The figures of a catch-up (P2's log line). */
 export interface CatchUpSummary {

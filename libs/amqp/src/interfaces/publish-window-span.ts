@@ -19,9 +19,17 @@ export class PublishWindowSpan {
     queue: string,
     private readonly size: number,
   ) {
-    this.span = ordinalTracer().startSpan(SPANS.interfacePublish, { kind: SpanKind.PRODUCER }, ROOT_CONTEXT);
+    this.span = ordinalTracer().startSpan(
+      SPANS.interfacePublish,
+      { kind: SpanKind.PRODUCER },
+      ROOT_CONTEXT,
+    );
     if (this.span.isRecording()) {
-      this.span.setAttributes({ [ATTRIBUTES.interfaceName]: interfaceName, [ATTRIBUTES.messagingSystem]: 'rabbitmq', [ATTRIBUTES.messagingDestination]: queue });
+      this.span.setAttributes({
+        [ATTRIBUTES.interfaceName]: interfaceName,
+        [ATTRIBUTES.messagingSystem]: 'rabbitmq',
+        [ATTRIBUTES.messagingDestination]: queue,
+      });
     }
   }
 
@@ -41,7 +49,9 @@ export class PublishWindowSpan {
       this.last = index;
     }
     if (!this.span.isRecording() || this.published > 128) return;
-    const linked = parseTraceparent(typeof headers?.traceparent === 'string' ? headers.traceparent : null);
+    const linked = parseTraceparent(
+      typeof headers?.traceparent === 'string' ? headers.traceparent : null,
+    );
     if (linked) this.span.addLink({ context: linked });
   }
 

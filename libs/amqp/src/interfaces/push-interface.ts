@@ -139,12 +139,21 @@ export abstract class PushInterface implements OwnedConsumer {
       const offDown = this.amqp.onDown(abortRun);
       stop.addEventListener('abort', abortRun);
       const ended = this.run(connection, run.signal);
-      this.current = { controller: run, ended: ended.then(() => undefined, () => undefined) };
+      this.current = {
+        controller: run,
+        ended: ended.then(
+          () => undefined,
+          () => undefined,
+        ),
+      };
       try {
         await ended;
       } catch (error) {
         this.lastError = (error as Error).message;
-        if (!stop.aborted) this.logger.warn(`Interface ${this.config.name} stopped: ${this.lastError}; starting again with back-off`);
+        if (!stop.aborted)
+          this.logger.warn(
+            `Interface ${this.config.name} stopped: ${this.lastError}; starting again with back-off`,
+          );
       } finally {
         this.current = null;
         offDown();
@@ -152,12 +161,20 @@ export abstract class PushInterface implements OwnedConsumer {
       }
       if (stop.aborted) break;
       if (this.lease && !this.lease.isHeld()) {
-        this.logger.warn(`Interface ${this.config.name}: this process no longer owns it; standing by`);
+        this.logger.warn(
+          `Interface ${this.config.name}: this process no longer owns it; standing by`,
+        );
         break;
       }
       this.counters.restarts++;
       this.state = this.amqp.isCurrent(connection) ? 'retrying' : 'disconnected';
-      await sleep(backoffDelay(this.attempt++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs }), stop);
+      await sleep(
+        backoffDelay(this.attempt++, {
+          initialMs: this.options.retryInitialMs,
+          maxMs: this.options.retryMaxMs,
+        }),
+        stop,
+      );
     }
     this.state = 'stopped';
   }

@@ -70,7 +70,10 @@ export class PushInterfaces implements BeforeApplicationShutdown {
       iface.standBy();
       this.ownership.join(iface.name, 'interface', [iface]);
     }
-    if (this.interfaces.length > 0) this.logger.log(`Push interfaces: ${this.interfaces.map((i) => `${i.config.name} (${i.config.type})`).join(', ')}`);
+    if (this.interfaces.length > 0)
+      this.logger.log(
+        `Push interfaces: ${this.interfaces.map((i) => `${i.config.name} (${i.config.type})`).join(', ')}`,
+      );
   }
 
   /** Every interface's status, without touching the database. */
@@ -86,36 +89,63 @@ export class PushInterfaces implements BeforeApplicationShutdown {
    * from the database shows what its owner last recorded (`unowned` when no live process holds it).
    */
   async reports(): Promise<InterfaceReport[]> {
-    const [head, rows] = await Promise.all([this.reader.safeHead(), this.ownership.consumers('interface').catch(() => [])]);
+    const [head, rows] = await Promise.all([
+      this.reader.safeHead(),
+      this.ownership.consumers('interface').catch(() => []),
+    ]);
     const byName = new Map(rows.map((r) => [r.name, r]));
     const reports: InterfaceReport[] = [];
-    const report = (status: InterfaceStatus, row: (typeof rows)[number] | undefined, local: boolean): InterfaceReport => {
-      const recorded = (row?.progress as { status?: InterfaceStatus } | null | undefined)?.status ?? null;
+    const report = (
+      status: InterfaceStatus,
+      row: (typeof rows)[number] | undefined,
+      local: boolean,
+    ): InterfaceReport => {
+      const recorded =
+        (row?.progress as { status?: InterfaceStatus } | null | undefined)?.status ?? null;
       const owner: InterfaceOwner | null =
         row?.owner && row.live
           ? {
               id: row.owner,
               pid: row.pid,
               host: row.host,
-              heartbeatAgeMs: row.heartbeat_age_ms === null ? null : Math.round(row.heartbeat_age_ms),
+              heartbeatAgeMs:
+                row.heartbeat_age_ms === null ? null : Math.round(row.heartbeat_age_ms),
               self: row.owner === this.ownership.owner,
               state: row.owner === this.ownership.owner ? status.state : (recorded?.state ?? null),
-              position: row.owner === this.ownership.owner ? status.position : (recorded?.position ?? null),
+              position:
+                row.owner === this.ownership.owner ? status.position : (recorded?.position ?? null),
             }
           : null;
-      const elsewhere = owner && !owner.self && recorded ? { position: recorded.position, bookmark: recorded.bookmark, acknowledged: recorded.acknowledged } : {};
+      const elsewhere =
+        owner && !owner.self && recorded
+          ? {
+              position: recorded.position,
+              bookmark: recorded.bookmark,
+              acknowledged: recorded.acknowledged,
+            }
+          : {};
       const merged = { ...status, ...elsewhere };
-      const lag = Math.max(0, head - (merged.type === 'replayable' ? (merged.bookmark ?? 0) : merged.position));
+      const lag = Math.max(
+        0,
+        head - (merged.type === 'replayable' ? (merged.bookmark ?? 0) : merged.position),
+      );
       return { ...merged, head, lag, owner, local };
     };
-    for (const iface of this.interfaces) reports.push(report(iface.status(), byName.get(iface.name), true));
+    for (const iface of this.interfaces)
+      reports.push(report(iface.status(), byName.get(iface.name), true));
     const here = new Set(this.interfaces.map((i) => i.name));
     for (const row of rows) {
       if (here.has(row.name)) continue;
       const recorded = (row.progress as { status?: InterfaceStatus } | null)?.status;
       // Registered elsewhere and never run yet: nothing is known of it but its name.
       if (!recorded) continue;
-      reports.push(report({ ...recorded, state: row.owner && row.live ? recorded.state : 'unowned' }, row, false));
+      reports.push(
+        report(
+          { ...recorded, state: row.owner && row.live ? recorded.state : 'unowned' },
+          row,
+          false,
+        ),
+      );
     }
     return reports.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -124,7 +154,10 @@ export class PushInterfaces implements BeforeApplicationShutdown {
    * Sets a replayable interface's bookmark to `position` and resends everything after it.
    * @returns `not-found` or `not-replayable` when there is no such replayable interface
    */
-  async rewind(name: string, position: number): Promise<'rewound' | 'not-found' | 'not-replayable'> {
+  async rewind(
+    name: string,
+    position: number,
+  ): Promise<'rewound' | 'not-found' | 'not-replayable'> {
     const iface = this.interfaces.find((i) => i.config.name === name);
     if (!iface) return 'not-found';
     if (!(iface instanceof ReplayableInterface)) return 'not-replayable';

@@ -72,13 +72,17 @@ export class RealtimeInterface extends PushInterface {
   private get published(): number | null {
     if (this.confirmedUpTo === null) return null;
     const feed = this.feed;
-    if (feed && !this.handling && this.window?.pending === 0 && feed.position > this.confirmedUpTo) return feed.position;
+    if (feed && !this.handling && this.window?.pending === 0 && feed.position > this.confirmedUpTo)
+      return feed.position;
     return this.confirmedUpTo;
   }
 
   override progress(): unknown {
     // Before its first run (the broker down, say) it passes on where the previous owner left off.
-    return { status: this.status(), published: this.published ?? this.resumeFrom?.position ?? null };
+    return {
+      status: this.status(),
+      published: this.published ?? this.resumeFrom?.position ?? null,
+    };
   }
 
   status(): InterfaceStatus {
@@ -104,8 +108,12 @@ export class RealtimeInterface extends PushInterface {
     const sink = sinkQueueOf(name);
     const channel = await connection.createConfirmChannel();
     const window = new ConfirmWindow(channel, this.options.confirmWindow, name);
-    channel.on('error', (error: Error) => this.logger.warn(`Interface ${name} publish channel error: ${error.message}`));
-    channel.on('return', () => window.fail(new Error(`a delivery could not be routed to ${sink}; declaring it again`)));
+    channel.on('error', (error: Error) =>
+      this.logger.warn(`Interface ${name} publish channel error: ${error.message}`),
+    );
+    channel.on('return', () =>
+      window.fail(new Error(`a delivery could not be routed to ${sink}; declaring it again`)),
+    );
     let feed: ReturnType<LiveRouter['open']> | null = null;
     const stop = () => {
       feed?.close();
@@ -118,10 +126,15 @@ export class RealtimeInterface extends PushInterface {
       const resume = this.resumeFrom;
       this.resumeFrom = null;
       if (this.confirmedUpTo === null && resume !== null && resume.position < head) {
-        if (head - resume.position <= REALTIME_RESUME_MAX_INDICES && resume.ageMs <= REALTIME_RESUME_MAX_AGE_MS) {
+        if (
+          head - resume.position <= REALTIME_RESUME_MAX_INDICES &&
+          resume.ageMs <= REALTIME_RESUME_MAX_AGE_MS
+        ) {
           // Taken over: publish from where the previous owner left off.
           this.confirmedUpTo = resume.position;
-          this.logger.log(`Interface [realtime] '${name}' taken over: publishing from index ${resume.position + 1} (where the previous owner left off)`);
+          this.logger.log(
+            `Interface [realtime] '${name}' taken over: publishing from index ${resume.position + 1} (where the previous owner left off)`,
+          );
         } else {
           this.missed += head - resume.position;
           this.logger.warn(
@@ -135,7 +148,10 @@ export class RealtimeInterface extends PushInterface {
           `Interface [realtime] '${name}' did not publish the matching messages among indices ${this.confirmedUpTo + 1}..${head} (committed while it could not publish); realtime interfaces do not resend`,
         );
       }
-      const start = this.confirmedUpTo !== null && resume !== null && this.confirmedUpTo < head ? this.confirmedUpTo : head;
+      const start =
+        this.confirmedUpTo !== null && resume !== null && this.confirmedUpTo < head
+          ? this.confirmedUpTo
+          : head;
       this.confirmedUpTo = start;
       this.position = start;
       feed = this.router.open({ fromIndex: start + 1, types: this.config.includeTypes });
@@ -143,7 +159,9 @@ export class RealtimeInterface extends PushInterface {
       this.window = window;
       channel.on('close', () => feed?.close());
       if (signal.aborted) feed.close();
-      this.logger.log(`Interface [realtime] '${name}' started at ${start === head ? `head ${head}` : `index ${start} (head ${head})`}`);
+      this.logger.log(
+        `Interface [realtime] '${name}' started at ${start === head ? `head ${head}` : `index ${start} (head ${head})`}`,
+      );
       this.state = 'live';
       this.healthy();
       for await (const message of feed) {
@@ -151,7 +169,12 @@ export class RealtimeInterface extends PushInterface {
         if (message.late) {
           // A late arrival among positions already passed: published once, marked late.
           this.ensureOwned();
-          await window.publish(sink, deliveryBody(message), deliveryProperties(message, null), () => this.counters.published++);
+          await window.publish(
+            sink,
+            deliveryBody(message),
+            deliveryProperties(message, null),
+            () => this.counters.published++,
+          );
           this.counters.late++;
           this.handling = false;
           continue;
@@ -172,7 +195,13 @@ export class RealtimeInterface extends PushInterface {
       await window.settle(2000).catch(() => undefined);
       // Everything the feed passed (matching or not) and the broker confirmed counts as handled
       // (not a message taken from the feed whose publish failed).
-      if (feed && !this.handling && window.pending === 0 && feed.position > (this.confirmedUpTo ?? 0)) this.confirmedUpTo = feed.position;
+      if (
+        feed &&
+        !this.handling &&
+        window.pending === 0 &&
+        feed.position > (this.confirmedUpTo ?? 0)
+      )
+        this.confirmedUpTo = feed.position;
       this.feed = null;
       this.window = null;
       this.handling = false;

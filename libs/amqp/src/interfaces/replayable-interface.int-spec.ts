@@ -1,6 +1,12 @@
 import type { ConsumeMessage } from 'amqplib';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { collect, connectTestBroker, uniqueName, type Collector, type TestBroker } from '../../../../test/support/amqp-broker.js';
+import {
+  collect,
+  connectTestBroker,
+  uniqueName,
+  type Collector,
+  type TestBroker,
+} from '../../../../test/support/amqp-broker.js';
 import { startAmqpContext, type AmqpContext } from '../../../../test/support/amqp-context.js';
 import { waitFor } from '../../../../test/support/test-server.js';
 
@@ -19,15 +25,29 @@ describe('replayable interface (P2)', () => {
     { name: all, type: 'replayable' as const, ackBatch: 1 },
     { name: batched, type: 'replayable' as const, ackBatch: 4, includeTypes: ['Order'] },
   ];
-  const start = () => startAmqpContext(db.url, { inputQueue: false, interfaces, connectionName: uniqueName('ordinal-replay') }, { startMarker: false });
+  const start = () =>
+    startAmqpContext(
+      db.url,
+      { inputQueue: false, interfaces, connectionName: uniqueName('ordinal-replay') },
+      { startMarker: false },
+    );
   const collectors: Collector[] = [];
   const consume = async (name: string) => {
     const c = await collect(broker, `${name}.sink`);
     collectors.push(c);
     return c;
   };
-  const ack = (name: string, index: number, serverCorrelationUuid: string) => broker.publish(`${name}.ack`, { index, serverCorrelationUuid });
-  const bookmark = async (name: string) => Number((await db.query<{ position: string }>('SELECT position FROM interface_bookmarks WHERE name = $1', [name]))[0]?.position ?? -1);
+  const ack = (name: string, index: number, serverCorrelationUuid: string) =>
+    broker.publish(`${name}.ack`, { index, serverCorrelationUuid });
+  const bookmark = async (name: string) =>
+    Number(
+      (
+        await db.query<{ position: string }>(
+          'SELECT position FROM interface_bookmarks WHERE name = $1',
+          [name],
+        )
+      )[0]?.position ?? -1,
+    );
   const status = (name: string) => context!.interfaces.statuses().find((s) => s.name === name)!;
   let firstUuid = '';
 
@@ -35,8 +55,17 @@ describe('replayable interface (P2)', () => {
     db = await createTestDatabase();
     broker = await connectTestBroker();
     // Given a log of 12 messages written before the interfaces existed
-    const writer = await startAmqpContext(db.url, { inputQueue: false, connectionName: uniqueName('ordinal-seed') }, { startMarker: false });
-    for (let i = 1; i <= 12; i++) await writer.writer.append({ messages: [{ messageType: typeAt(i), userId: `customer-${i}`, body: { i }, metadata: { n: i } }] });
+    const writer = await startAmqpContext(
+      db.url,
+      { inputQueue: false, connectionName: uniqueName('ordinal-seed') },
+      { startMarker: false },
+    );
+    for (let i = 1; i <= 12; i++)
+      await writer.writer.append({
+        messages: [
+          { messageType: typeAt(i), userId: `customer-${i}`, body: { i }, metadata: { n: i } },
+        ],
+      });
     await writer.close();
     context = await start();
   });
@@ -58,12 +87,36 @@ describe('replayable interface (P2)', () => {
     const first = sink.messages[0];
     firstUuid = uuidOf(first);
     expect(first.properties.deliveryMode).toBe(2);
-    expect(first.properties.headers).toMatchObject({ index: 1, messageType: 'Order', userId: 'customer-1', metadata: '{"n":1}', serverCorrelationUuid: expect.any(String) });
+    expect(first.properties.headers).toMatchObject({
+      index: 1,
+      messageType: 'Order',
+      userId: 'customer-1',
+      metadata: '{"n":1}',
+      serverCorrelationUuid: expect.any(String),
+    });
     expect(first.properties.headers!.contentHash).toMatch(/^[0-9a-f]{16,}$/);
     expect(JSON.parse(first.content.toString())).toEqual({ i: 1 });
     // And the catch-up is logged in the seed's words
-    await waitFor(async () => context!.logs.matching(new RegExp(`Interface ${all} catch-up completed: processed 12 messages, skipped 0 messages, reached message ID 12`)).length === 1, 5000, 'the catch-up line');
-    await waitFor(async () => context!.logs.matching(new RegExp(`Interface ${batched} catch-up completed: processed 9 messages, skipped 3 messages, reached message ID 12`)).length === 1, 5000, 'the batched catch-up line');
+    await waitFor(
+      async () =>
+        context!.logs.matching(
+          new RegExp(
+            `Interface ${all} catch-up completed: processed 12 messages, skipped 0 messages, reached message ID 12`,
+          ),
+        ).length === 1,
+      5000,
+      'the catch-up line',
+    );
+    await waitFor(
+      async () =>
+        context!.logs.matching(
+          new RegExp(
+            `Interface ${batched} catch-up completed: processed 9 messages, skipped 3 messages, reached message ID 12`,
+          ),
+        ).length === 1,
+      5000,
+      'the batched catch-up line',
+    );
     expect(status(all).state).toBe('live');
   });
 
@@ -86,7 +139,7 @@ describe('replayable interface (P2)', () => {
     await waitFor(async () => (await bookmark(all)) === 7, 5000, 'bookmark 7');
   });
 
-  it('moves in whole batches, counting the messages acknowledged on the consumer\'s behalf', async () => {
+  it("moves in whole batches, counting the messages acknowledged on the consumer's behalf", async () => {
     // Given the batched interface (batch 4, only Order: 4, 8 and 12 are skipped for it)
     const sink = await consume(batched);
     await waitFor(async () => sink.messages.length === 9, 5000, '9 Order deliveries');
@@ -107,7 +160,11 @@ describe('replayable interface (P2)', () => {
 
     // Then a message committed now is published live
     await context!.writer.append({ messages: [{ messageType: 'Order', body: { i: 13 } }] });
-    await waitFor(async () => sink.messages.some((m) => indexOf(m) === 13), 5000, 'live delivery of 13');
+    await waitFor(
+      async () => sink.messages.some((m) => indexOf(m) === 13),
+      5000,
+      'live delivery of 13',
+    );
   });
 
   it('after a restart resends exactly what the bookmarks imply, with a new correlation uuid', async () => {
@@ -115,7 +172,9 @@ describe('replayable interface (P2)', () => {
     for (const c of collectors.splice(0)) await c.stop();
     const expected = {
       [all]: Array.from({ length: 13 }, (_, i) => i + 1).filter((i) => i > 7),
-      [batched]: Array.from({ length: 13 }, (_, i) => i + 1).filter((i) => i > 8 && (i === 13 || typeAt(i) === 'Order')),
+      [batched]: Array.from({ length: 13 }, (_, i) => i + 1).filter(
+        (i) => i > 8 && (i === 13 || typeAt(i) === 'Order'),
+      ),
     };
     await context!.close();
 
@@ -125,13 +184,25 @@ describe('replayable interface (P2)', () => {
 
     // Then each interface resends exactly the indices after its bookmark
     for (const name of [all, batched]) {
-      await waitFor(async () => context!.logs.matching(new RegExp(`Interface ${name} catch-up completed`)).length === 1, 10_000, `${name} catch-up`);
-      const fresh = () => sinks[name].messages.filter((m) => uuidOf(m) === status(name).correlationUuid);
+      await waitFor(
+        async () =>
+          context!.logs.matching(new RegExp(`Interface ${name} catch-up completed`)).length === 1,
+        10_000,
+        `${name} catch-up`,
+      );
+      const fresh = () =>
+        sinks[name].messages.filter((m) => uuidOf(m) === status(name).correlationUuid);
       await waitFor(async () => fresh().length === expected[name].length, 5000, `${name} resent`);
       expect(fresh().map(indexOf)).toEqual(expected[name]);
       expect(status(name).correlationUuid).not.toBe(firstUuid);
     }
-    expect(context.logs.matching(new RegExp(`Interface ${batched} catch-up completed: processed 4 messages, skipped 1 messages, reached message ID 13`))).toHaveLength(1);
+    expect(
+      context.logs.matching(
+        new RegExp(
+          `Interface ${batched} catch-up completed: processed 4 messages, skipped 1 messages, reached message ID 13`,
+        ),
+      ),
+    ).toHaveLength(1);
     // And an acknowledgement with the previous run's uuid is dropped
     await ack(all, 8, firstUuid);
     await waitFor(async () => status(all).staleAcks === 1, 5000, 'the stale ack dropped');

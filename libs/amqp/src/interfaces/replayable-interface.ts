@@ -78,17 +78,28 @@ export class ReplayableInterface extends PushInterface {
     this.catchUp = null;
     const channel = await connection.createConfirmChannel();
     let ackChannel: Channel | null = null;
-    const feed = this.router.open({ fromIndex: start + 1, watchAbandonedBelow: { arrivedSince: savedAt } });
+    const feed = this.router.open({
+      fromIndex: start + 1,
+      watchAbandonedBelow: { arrivedSince: savedAt },
+    });
     const window = new ConfirmWindow(channel, this.options.confirmWindow, name);
     const stop = () => {
       feed.close();
-      window.fail(new Error(signal.reason instanceof Error ? signal.reason.message : 'the broker connection was lost'));
+      window.fail(
+        new Error(
+          signal.reason instanceof Error ? signal.reason.message : 'the broker connection was lost',
+        ),
+      );
     };
     signal.addEventListener('abort', stop, { once: true });
     try {
-      channel.on('error', (error: Error) => this.logger.warn(`Interface ${name} publish channel error: ${error.message}`));
+      channel.on('error', (error: Error) =>
+        this.logger.warn(`Interface ${name} publish channel error: ${error.message}`),
+      );
       channel.on('close', () => feed.close());
-      channel.on('return', () => window.fail(new Error(`a delivery could not be routed to ${sink}; declaring it again`)));
+      channel.on('return', () =>
+        window.fail(new Error(`a delivery could not be routed to ${sink}; declaring it again`)),
+      );
       await declareQueue(channel, sink, args);
       await declareQueue(channel, ackQueueOf(name), args);
       ackChannel = await this.consumeAcks(connection, tracker, () => {
@@ -96,7 +107,9 @@ export class ReplayableInterface extends PushInterface {
         feed.close();
       });
       const head = await feed.headAtOpen;
-      this.logger.log(`Interface [replayable] '${name}' started from bookmark ${start} up to head ${head} (serverCorrelationUuid ${tracker.correlationUuid})`);
+      this.logger.log(
+        `Interface [replayable] '${name}' started from bookmark ${start} up to head ${head} (serverCorrelationUuid ${tracker.correlationUuid})`,
+      );
       this.state = head > start ? 'catching-up' : 'live';
       let processed = 0;
       let skipped = 0;
@@ -108,7 +121,12 @@ export class ReplayableInterface extends PushInterface {
           // bookmark already moved over its position, so its ack changes nothing.
           if (this.matches(message)) {
             this.ensureOwned();
-            await window.publish(sink, deliveryBody(message), deliveryProperties(message, tracker.correlationUuid), () => this.counters.published++);
+            await window.publish(
+              sink,
+              deliveryBody(message),
+              deliveryProperties(message, tracker.correlationUuid),
+              () => this.counters.published++,
+            );
             this.counters.late++;
           }
           continue;
@@ -119,7 +137,12 @@ export class ReplayableInterface extends PushInterface {
         if (this.matches(message)) {
           tracker.dispatched(message.id);
           this.ensureOwned();
-          await window.publish(sink, deliveryBody(message), deliveryProperties(message, tracker.correlationUuid), () => this.counters.published++);
+          await window.publish(
+            sink,
+            deliveryBody(message),
+            deliveryProperties(message, tracker.correlationUuid),
+            () => this.counters.published++,
+          );
           processed++;
         } else {
           tracker.skip(message.id);
@@ -128,7 +151,8 @@ export class ReplayableInterface extends PushInterface {
           this.scheduleSave(tracker);
         }
         this.position = message.id;
-        if (this.state === 'catching-up' && message.id >= head) this.catchUpDone({ processed, skipped, reachedIndex: message.id });
+        if (this.state === 'catching-up' && message.id >= head)
+          this.catchUpDone({ processed, skipped, reachedIndex: message.id });
         if (processed % 1000 === 0) this.healthy();
       }
       throw new Error(signal.aborted ? 'stopped' : 'the feed or a channel closed');
@@ -154,7 +178,9 @@ export class ReplayableInterface extends PushInterface {
       await this.endRun(`rewound to ${position}`);
       await this.saving;
       await this.bookmarks.set(this.config.name, position);
-      this.logger.log(`Interface ${this.config.name} rewound: bookmark set to ${position}; resending everything after it`);
+      this.logger.log(
+        `Interface ${this.config.name} rewound: bookmark set to ${position}; resending everything after it`,
+      );
     })();
     this.rewinding = done.catch(() => undefined);
     try {
@@ -174,9 +200,15 @@ export class ReplayableInterface extends PushInterface {
   }
 
   /** Consumes `<name>.ack` into the tracker, acknowledging the ack messages in runs. */
-  private async consumeAcks(connection: ChannelModel, tracker: BookmarkTracker, onLost: () => void): Promise<Channel> {
+  private async consumeAcks(
+    connection: ChannelModel,
+    tracker: BookmarkTracker,
+    onLost: () => void,
+  ): Promise<Channel> {
     const channel = await connection.createChannel();
-    channel.on('error', (error: Error) => this.logger.warn(`Interface ${this.config.name} ack channel error: ${error.message}`));
+    channel.on('error', (error: Error) =>
+      this.logger.warn(`Interface ${this.config.name} ack channel error: ${error.message}`),
+    );
     channel.on('close', onLost);
     await channel.prefetch(ACK_PREFETCH);
     let last: ConsumeMessage | null = null;
@@ -184,7 +216,8 @@ export class ReplayableInterface extends PushInterface {
     await channel.consume(ackQueueOf(this.config.name), (msg) => {
       if (msg === null) return onLost();
       for (const ack of parseAckMessage(msg.content, msg.properties.headers).acks) {
-        if (tracker.ack(ack.index, ack.serverCorrelationUuid) === 'stale') this.counters.staleAcks++;
+        if (tracker.ack(ack.index, ack.serverCorrelationUuid) === 'stale')
+          this.counters.staleAcks++;
       }
       last = msg;
       if (scheduled) return;
@@ -215,8 +248,13 @@ export class ReplayableInterface extends PushInterface {
         this.saveFailures = 0;
       })
       .catch(async (error: unknown) => {
-        const delay = backoffDelay(this.saveFailures++, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs });
-        this.logger.warn(`Interface ${this.config.name} cannot save its bookmark ${target} (${(error as Error).message}); retrying in ${delay} ms`);
+        const delay = backoffDelay(this.saveFailures++, {
+          initialMs: this.options.retryInitialMs,
+          maxMs: this.options.retryMaxMs,
+        });
+        this.logger.warn(
+          `Interface ${this.config.name} cannot save its bookmark ${target} (${(error as Error).message}); retrying in ${delay} ms`,
+        );
         if (this.stopSignal.aborted) return;
         await sleep(delay, this.stopSignal);
         this.saveAgain = true;

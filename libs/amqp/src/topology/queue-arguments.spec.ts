@@ -6,7 +6,10 @@ describe('queue arguments', () => {
     // When its arguments are built
     const args = inputQueueArguments('orders.input', false);
     // Then rejected deliveries go to orders.input.rejected
-    expect(args).toEqual({ 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'orders.input.rejected' });
+    expect(args).toEqual({
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': 'orders.input.rejected',
+    });
   });
 
   it('asks for quorum queues only when configured', () => {

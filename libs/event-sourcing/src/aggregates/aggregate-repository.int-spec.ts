@@ -1,6 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
-import { VersionConflictError, currentCorrelation, runWithCorrelation, type CorrelationContext } from '@ordinal/log';
+import {
+  VersionConflictError,
+  currentCorrelation,
+  runWithCorrelation,
+  type CorrelationContext,
+} from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
 import { startEventStoreContext } from '../../../../test/support/event-store-context.js';
 import { Aggregate } from './aggregate.decorator.js';
@@ -16,7 +21,10 @@ class TallyOpened {
 
 @DomainEvent('TallyAdded')
 class TallyAdded {
-  constructor(readonly value: number, readonly writer: string) {}
+  constructor(
+    readonly value: number,
+    readonly writer: string,
+  ) {}
 }
 
 @Aggregate({ events: [TallyOpened, TallyAdded] })
@@ -63,7 +71,11 @@ describe('AggregateRepository on the log (A1, A2)', () => {
   });
 
   const rows = (streamId: string) =>
-    db.query<{ stream_version: string; message_type: string; body: { writer?: string; value?: number } }>(
+    db.query<{
+      stream_version: string;
+      message_type: string;
+      body: { writer?: string; value?: number };
+    }>(
       'SELECT stream_version, message_type, body FROM messages WHERE stream_id = $1 ORDER BY stream_version',
       [streamId],
     );
@@ -79,7 +91,8 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     expect(tally.version).toBe(1);
     expect(tally.getUncommittedEvents()).toHaveLength(0);
     const [row] = await db.query<{ index: string; category: string; schema_version: number }>(
-      'SELECT index, category, schema_version FROM messages WHERE stream_id = $1', ['tally-new'],
+      'SELECT index, category, schema_version FROM messages WHERE stream_id = $1',
+      ['tally-new'],
     );
     expect(Number(row.index)).toBe(saved!.firstIndex);
     expect(row.category).toBe('tally');
@@ -92,10 +105,16 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     const opened = tallies.create('tally-race');
     opened.open('ann');
     await tallies.save(opened);
-    const copies = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? tallies : otherTallies).load('tally-race')));
+    const copies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? tallies : otherTallies).load('tally-race'),
+      ),
+    );
     copies.forEach((copy, i) => copy.add(i, `writer-${i}`));
     // When all 20 save at once
-    const outcomes = await Promise.allSettled(copies.map((copy, i) => (i % 2 === 0 ? tallies : otherTallies).save(copy)));
+    const outcomes = await Promise.allSettled(
+      copies.map((copy, i) => (i % 2 === 0 ? tallies : otherTallies).save(copy)),
+    );
     // Then exactly one succeeds and 19 get VersionConflictError {streamId, current: 2, expected: 1}
     const won = outcomes.filter((o) => o.status === 'fulfilled');
     const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -110,7 +129,10 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     expect(stored.map((r) => Number(r.stream_version))).toEqual([1, 2]);
     const winner = copies.findIndex((_, i) => outcomes[i].status === 'fulfilled');
     expect(stored[1].body.writer).toBe(`writer-${winner}`);
-    const [head] = await db.query<{ version: string }>('SELECT version FROM streams WHERE stream_id = $1', ['tally-race']);
+    const [head] = await db.query<{ version: string }>(
+      'SELECT version FROM streams WHERE stream_id = $1',
+      ['tally-race'],
+    );
     expect(Number(head.version)).toBe(2);
   });
 
@@ -121,13 +143,22 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     await tallies.save(opened);
     // When 10 commands run at once through the retry helper (spread over both instances)
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? tallies : otherTallies).update('tally-retry', (t) => t.add(i), { attempts: 10 })),
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? tallies : otherTallies).update('tally-retry', (t) => t.add(i), {
+          attempts: 10,
+        }),
+      ),
     );
     // Then all succeed and each value is stored exactly once
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     const stored = await rows('tally-retry');
     expect(stored).toHaveLength(11);
-    expect(stored.slice(1).map((r) => r.body.value).sort((a, b) => a! - b!)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(
+      stored
+        .slice(1)
+        .map((r) => r.body.value)
+        .sort((a, b) => a! - b!),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const loaded = await tallies.load('tally-retry');
     expect(loaded.version).toBe(11);
     expect([...loaded.values].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -157,7 +188,12 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     const subscription = bus.subscribe((event) => {
       if (!(event instanceof TallyAdded)) return;
       checks.push(
-        db.query('SELECT 1 FROM messages WHERE stream_id = $1 AND body->>$2 = $3', ['tally-bus', 'writer', event.writer])
+        db
+          .query('SELECT 1 FROM messages WHERE stream_id = $1 AND body->>$2 = $3', [
+            'tally-bus',
+            'writer',
+            event.writer,
+          ])
           .then((found) => ({ writer: event.writer, visible: found.length === 1 })),
       );
     });
@@ -181,7 +217,10 @@ describe('AggregateRepository on the log (A1, A2)', () => {
 
   it('correlation: a save takes the current context; an EventBus handler saving gets the event as its cause; options override', async () => {
     const ids = (streamId: string) =>
-      db.query<{ index: string; correlation_id: string; causation_id: string }>('SELECT index::text, correlation_id, causation_id FROM messages WHERE stream_id = $1 ORDER BY index', [streamId]);
+      db.query<{ index: string; correlation_id: string; causation_id: string }>(
+        'SELECT index::text, correlation_id, causation_id FROM messages WHERE stream_id = $1 ORDER BY index',
+        [streamId],
+      );
     // Given a bus handler that records its context and, for the first tally event, saves another aggregate
     const bus = app.get(EventBus);
     const seen: (CorrelationContext | undefined)[] = [];
@@ -197,22 +236,34 @@ describe('AggregateRepository on the log (A1, A2)', () => {
       // When a tally is saved inside a correlation (as an HTTP request or a handler would run it)
       const opened = tallies.create('tally-corr');
       opened.open('corr');
-      await runWithCorrelation({ correlationId: 'req-1', causationId: 'cmd-1', traceparent: null }, () => tallies.save(opened));
+      await runWithCorrelation(
+        { correlationId: 'req-1', causationId: 'cmd-1', traceparent: null },
+        () => tallies.save(opened),
+      );
       await Promise.all(reactions);
       // Then its event is in that correlation, caused by the command
       const [saved] = await ids('tally-corr');
       expect(saved).toMatchObject({ correlation_id: 'req-1', causation_id: 'cmd-1' });
       // And the bus handler ran in the event's correlation, and what it saved is caused by the event
-      expect(seen).toEqual([{ correlationId: 'req-1', causationId: saved.index, traceparent: null }]);
-      expect(await ids('tally-follow')).toEqual([expect.objectContaining({ correlation_id: 'req-1', causation_id: saved.index })]);
+      expect(seen).toEqual([
+        { correlationId: 'req-1', causationId: saved.index, traceparent: null },
+      ]);
+      expect(await ids('tally-follow')).toEqual([
+        expect.objectContaining({ correlation_id: 'req-1', causation_id: saved.index }),
+      ]);
     } finally {
       subscription.unsubscribe();
     }
     // And explicit options win over the context; outside any context a save starts its own correlation
     const explicit = tallies.create('tally-explicit');
     explicit.open('x');
-    await runWithCorrelation({ correlationId: 'req-2', causationId: 'cmd-2', traceparent: null }, () => tallies.save(explicit, { correlationId: 'mine', causationId: 'cmd-9' }));
-    expect(await ids('tally-explicit')).toEqual([expect.objectContaining({ correlation_id: 'mine', causation_id: 'cmd-9' })]);
+    await runWithCorrelation(
+      { correlationId: 'req-2', causationId: 'cmd-2', traceparent: null },
+      () => tallies.save(explicit, { correlationId: 'mine', causationId: 'cmd-9' }),
+    );
+    expect(await ids('tally-explicit')).toEqual([
+      expect.objectContaining({ correlation_id: 'mine', causation_id: 'cmd-9' }),
+    ]);
     const alone = tallies.create('tally-alone');
     alone.open('y');
     await tallies.save(alone);
@@ -235,6 +286,8 @@ describe('AggregateRepository on the log (A1, A2)', () => {
   it('load of an empty stream throws AggregateNotFoundError; find returns null', async () => {
     await expect(tallies.load('tally-none')).rejects.toMatchObject({ code: 'aggregate_not_found' });
     await expect(tallies.find('tally-none')).resolves.toBeNull();
-    expect(() => tallies.create('bad id')).toThrow(expect.objectContaining({ code: 'invalid_stream_id' }));
+    expect(() => tallies.create('bad id')).toThrow(
+      expect.objectContaining({ code: 'invalid_stream_id' }),
+    );
   });
 });

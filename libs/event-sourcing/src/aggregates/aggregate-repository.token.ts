@@ -6,6 +6,8 @@ export function aggregateRepositoryToken(aggregate: Function): string {
 }
 
 /** Injects the repository `EventSourcingModule.forFeature([Order])` provides: `@InjectAggregateRepository(Order)`. */
-export function InjectAggregateRepository(aggregate: Function): ParameterDecorator & PropertyDecorator {
+export function InjectAggregateRepository(
+  aggregate: Function,
+): ParameterDecorator & PropertyDecorator {
   return Inject(aggregateRepositoryToken(aggregate));
 }

@@ -1,10 +1,25 @@
 import { Logger } from '@nestjs/common';
 import type { EventBus } from '@nestjs/cqrs';
-import { correlationOf, runWithCorrelation, type ExpectedVersion, type StoredMessage } from '@ordinal/log';
+import {
+  correlationOf,
+  runWithCorrelation,
+  type ExpectedVersion,
+  type StoredMessage,
+} from '@ordinal/log';
 import 'reflect-metadata';
 import { AGGREGATE_METADATA } from '../event-sourcing.constants.js';
-import { AggregateNotFoundError, InvalidAggregateError, MissingUpcasterError, UnknownEventTypeError } from '../errors/index.js';
-import { fromEventData, requireEventMetadata, toEventData, type EventClass } from '../events/event-codec.js';
+import {
+  AggregateNotFoundError,
+  InvalidAggregateError,
+  MissingUpcasterError,
+  UnknownEventTypeError,
+} from '../errors/index.js';
+import {
+  fromEventData,
+  requireEventMetadata,
+  toEventData,
+  type EventClass,
+} from '../events/event-codec.js';
 import type { StreamStore } from '../streams/stream-store.service.js';
 import type { RecordedEvent, Snapshot } from '../streams/stream-event.js';
 import { assertStreamId } from '../streams/stream-id.js';
@@ -57,12 +72,19 @@ export class AggregateRepository<T extends AggregateRoot> {
     private readonly upcasters: UpcasterRegistry,
     private readonly eventBus: EventBus | null,
   ) {
-    const options = Reflect.getMetadata(AGGREGATE_METADATA, aggregate) as AggregateOptions | undefined;
-    if (!options) throw new InvalidAggregateError(`${aggregate.name} is not an aggregate: decorate it with @Aggregate({ events: [...] })`);
+    const options = Reflect.getMetadata(AGGREGATE_METADATA, aggregate) as
+      AggregateOptions | undefined;
+    if (!options)
+      throw new InvalidAggregateError(
+        `${aggregate.name} is not an aggregate: decorate it with @Aggregate({ events: [...] })`,
+      );
     for (const type of options.events) {
       const { eventType, schemaVersion } = requireEventMetadata(type);
       const existing = this.events.get(eventType);
-      if (existing && existing.type !== type) throw new InvalidAggregateError(`${aggregate.name} declares two classes for '${eventType}'`);
+      if (existing && existing.type !== type)
+        throw new InvalidAggregateError(
+          `${aggregate.name} declares two classes for '${eventType}'`,
+        );
       this.events.set(eventType, { type, schemaVersion });
     }
     this.snapshotEvery = options.snapshotEvery ?? 0;
@@ -91,7 +113,8 @@ export class AggregateRepository<T extends AggregateRoot> {
     }
     this.replay(aggregate, slice.events);
     if (aggregate.version < slice.version) {
-      for await (const page of this.store.pages(streamId, aggregate.version, slice.version)) this.replay(aggregate, page);
+      for await (const page of this.store.pages(streamId, aggregate.version, slice.version))
+        this.replay(aggregate, page);
     }
     return aggregate;
   }
@@ -115,13 +138,22 @@ export class AggregateRepository<T extends AggregateRoot> {
     const appended = await this.store.append(
       aggregate.id,
       options.expectedVersion ?? before,
-      pending.map((event) => ({ ...this.encode(event, options.metadata), correlationId: options.correlationId, causationId: options.causationId })),
+      pending.map((event) => ({
+        ...this.encode(event, options.metadata),
+        correlationId: options.correlationId,
+        causationId: options.causationId,
+      })),
     );
     markPersisted(aggregate, appended.version);
     aggregate.uncommit();
     if (this.eventBus) this.publish(pending, appended.messages);
     await this.applySnapshotPolicy(aggregate, before);
-    return { streamId: appended.streamId, version: appended.version, firstIndex: appended.firstIndex, lastIndex: appended.lastIndex };
+    return {
+      streamId: appended.streamId,
+      version: appended.version,
+      firstIndex: appended.firstIndex,
+      lastIndex: appended.lastIndex,
+    };
   }
 
   /**
@@ -131,26 +163,43 @@ export class AggregateRepository<T extends AggregateRoot> {
   private publish(events: object[], stored: StoredMessage[]): void {
     const bus = this.eventBus!;
     if (stored.length !== events.length) return bus.publishAll(events);
-    events.forEach((event, i) => runWithCorrelation(correlationOf(stored[i]), () => bus.publish(event)));
+    events.forEach((event, i) =>
+      runWithCorrelation(correlationOf(stored[i]), () => bus.publish(event)),
+    );
   }
 
   /** Snapshots the aggregate at its saved version (save its pending events first). */
   async saveSnapshot(aggregate: T): Promise<Snapshot> {
     if (aggregate.getUncommittedEvents().length > 0) {
-      throw new InvalidAggregateError(`${aggregate.id} has unsaved events; save before snapshotting`);
+      throw new InvalidAggregateError(
+        `${aggregate.id} has unsaved events; save before snapshotting`,
+      );
     }
-    return this.store.saveSnapshot(aggregate.id, aggregate.version, aggregate.toSnapshot(), this.snapshotSchemaVersion);
+    return this.store.saveSnapshot(
+      aggregate.id,
+      aggregate.version,
+      aggregate.toSnapshot(),
+      this.snapshotSchemaVersion,
+    );
   }
 
   /**
    * Loads fresh state, runs `command`, saves; on a version conflict does it all again
    * (`retryOnConflict`, 3 tries unless told otherwise). Returns the saved aggregate.
    */
-  async update(streamId: string, command: (aggregate: T) => void | Promise<void>, options?: RetryOptions & SaveOptions): Promise<T> {
+  async update(
+    streamId: string,
+    command: (aggregate: T) => void | Promise<void>,
+    options?: RetryOptions & SaveOptions,
+  ): Promise<T> {
     return retryOnConflict(async () => {
       const aggregate = await this.load(streamId);
       await command(aggregate);
-      await this.save(aggregate, { metadata: options?.metadata, correlationId: options?.correlationId, causationId: options?.causationId });
+      await this.save(aggregate, {
+        metadata: options?.metadata,
+        correlationId: options?.correlationId,
+        causationId: options?.causationId,
+      });
       return aggregate;
     }, options);
   }
@@ -159,7 +208,9 @@ export class AggregateRepository<T extends AggregateRoot> {
     const type = Object.getPrototypeOf(event)?.constructor as EventClass;
     const { eventType, schemaVersion } = requireEventMetadata(type);
     if (this.events.get(eventType)?.type !== type) {
-      throw new InvalidAggregateError(`${this.aggregate.name} applied ${type.name}, which its @Aggregate({ events }) does not list`);
+      throw new InvalidAggregateError(
+        `${this.aggregate.name} applied ${type.name}, which its @Aggregate({ events }) does not list`,
+      );
     }
     return { eventType, schemaVersion, data: toEventData(event), metadata: metadata ?? null };
   }
@@ -172,10 +223,23 @@ export class AggregateRepository<T extends AggregateRoot> {
 
   private decode(streamId: string, event: RecordedEvent): object {
     const known = this.events.get(event.eventType);
-    if (!known) throw new UnknownEventTypeError(this.aggregate.name, event.eventType, streamId, event.version);
+    if (!known)
+      throw new UnknownEventTypeError(
+        this.aggregate.name,
+        event.eventType,
+        streamId,
+        event.version,
+      );
     if (event.schemaVersion >= known.schemaVersion) return fromEventData(known.type, event.data);
-    const { schemaVersion, data } = this.upcasters.upcast(event.eventType, event.schemaVersion, event.data, event.metadata, known.schemaVersion);
-    if (schemaVersion < known.schemaVersion) throw new MissingUpcasterError(event.eventType, schemaVersion, known.schemaVersion);
+    const { schemaVersion, data } = this.upcasters.upcast(
+      event.eventType,
+      event.schemaVersion,
+      event.data,
+      event.metadata,
+      known.schemaVersion,
+    );
+    if (schemaVersion < known.schemaVersion)
+      throw new MissingUpcasterError(event.eventType, schemaVersion, known.schemaVersion);
     return fromEventData(known.type, data);
   }
 
@@ -186,7 +250,9 @@ export class AggregateRepository<T extends AggregateRoot> {
       await this.saveSnapshot(aggregate);
     } catch (error) {
       // The events are committed; a missing snapshot only costs replay time.
-      this.logger.warn(`Snapshot of ${aggregate.id} at version ${aggregate.version} failed: ${(error as Error).message}`);
+      this.logger.warn(
+        `Snapshot of ${aggregate.id} at version ${aggregate.version} failed: ${(error as Error).message}`,
+      );
     }
   }
 }

@@ -13,7 +13,9 @@ export const PERSISTED_VERSION = Symbol('ordinal:persistedVersion');
  * Snapshots use `toSnapshot()`/`restoreSnapshot()`: by default the aggregate's own enumerable
  * properties as JSON except `id`; override both for Maps, Dates or private state.
  */
-export abstract class AggregateRoot<EventBase extends IEvent = IEvent> extends CqrsAggregateRoot<EventBase> {
+export abstract class AggregateRoot<
+  EventBase extends IEvent = IEvent,
+> extends CqrsAggregateRoot<EventBase> {
   private [PERSISTED_VERSION] = 0;
 
   constructor(readonly id: string) {

@@ -23,7 +23,11 @@ interface FoldState {
 }
 
 function fold(state: FoldState, value: number): FoldState {
-  return { sum: state.sum + value, hash: (state.hash * 31 + value + 7) % 1_000_000_007, last: [...state.last, value].slice(-3) };
+  return {
+    sum: state.sum + value,
+    hash: (state.hash * 31 + value + 7) % 1_000_000_007,
+    last: [...state.last, value].slice(-3),
+  };
 }
 
 const EMPTY: FoldState = { sum: 0, hash: 1, last: [] };
@@ -60,7 +64,10 @@ describe('Snapshots (A3)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     // A small page size so loads also cross page boundaries
-    app = await startEventStoreContext(db.url, { aggregates: [Mixer, PolicyMixer], eventSourcing: { readPageSize: 7 } });
+    app = await startEventStoreContext(db.url, {
+      aggregates: [Mixer, PolicyMixer],
+      eventSourcing: { readPageSize: 7 },
+    });
     mixers = app.get(aggregateRepositoryToken(Mixer));
     store = app.get(StreamStore);
   });
@@ -85,7 +92,8 @@ describe('Snapshots (A3)', () => {
           for (const [i, value] of values.entries()) {
             writer.mix(value);
             const version = i + 1;
-            if (version % saveEvery === 0 || version === values.length || snapshotAt.has(version)) await mixers.save(writer);
+            if (version % saveEvery === 0 || version === values.length || snapshotAt.has(version))
+              await mixers.save(writer);
             if (snapshotAt.has(version)) {
               await mixers.saveSnapshot(writer);
               snapshots = version;
@@ -117,7 +125,10 @@ describe('Snapshots (A3)', () => {
       if (i % 4 === 0) await policy.save(mixer);
     }
     // Then snapshots exist at 8 (crossed 5) and 12 (crossed 10), not at 4
-    const snaps = await db.query<{ version: string }>('SELECT version FROM snapshots WHERE stream_id = $1 ORDER BY version', ['policy-1']);
+    const snaps = await db.query<{ version: string }>(
+      'SELECT version FROM snapshots WHERE stream_id = $1 ORDER BY version',
+      ['policy-1'],
+    );
     expect(snaps.map((s) => Number(s.version))).toEqual([8, 12]);
     expect((await policy.load('policy-1')).replayed).toBe(0);
   });
@@ -130,13 +141,22 @@ describe('Snapshots (A3)', () => {
     await mixers.save(mixer);
     // When a snapshot at version 3 is saved, Then SnapshotVersionExceedsStreamError and nothing stored
     await expect(store.saveSnapshot('mixer-ahead', 3, { state: EMPTY })).rejects.toMatchObject({
-      code: 'snapshot_version_exceeds_stream', streamId: 'mixer-ahead', version: 3, current: 2,
+      code: 'snapshot_version_exceeds_stream',
+      streamId: 'mixer-ahead',
+      version: 3,
+      current: 2,
     });
-    expect(await db.query('SELECT 1 FROM snapshots WHERE stream_id = $1', ['mixer-ahead'])).toHaveLength(0);
+    expect(
+      await db.query('SELECT 1 FROM snapshots WHERE stream_id = $1', ['mixer-ahead']),
+    ).toHaveLength(0);
     // When a snapshot ahead of the stream is found at load (e.g. a restore without the newest events)
-    await db.query(`INSERT INTO snapshots (stream_id, version, state) VALUES ($1, 9, '{}')`, ['mixer-ahead']);
+    await db.query(`INSERT INTO snapshots (stream_id, version, state) VALUES ($1, 9, '{}')`, [
+      'mixer-ahead',
+    ]);
     // Then load fails with the same error rather than a wrong state
-    await expect(mixers.load('mixer-ahead')).rejects.toBeInstanceOf(SnapshotVersionExceedsStreamError);
+    await expect(mixers.load('mixer-ahead')).rejects.toBeInstanceOf(
+      SnapshotVersionExceedsStreamError,
+    );
   });
 
   it('ignores a snapshot of another state schema and replays the stream', async () => {

@@ -14,7 +14,10 @@ export function eventMetadataOf(type: Function): EventMetadata | null {
 /** The metadata of an event class; throws naming the class when it is not decorated. */
 export function requireEventMetadata(type: Function): EventMetadata {
   const metadata = eventMetadataOf(type);
-  if (!metadata) throw new InvalidAggregateError(`${type.name} is not an event class: decorate it with @DomainEvent('${type.name}')`);
+  if (!metadata)
+    throw new InvalidAggregateError(
+      `${type.name} is not an event class: decorate it with @DomainEvent('${type.name}')`,
+    );
   return metadata;
 }
 

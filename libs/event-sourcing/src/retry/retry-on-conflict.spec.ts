@@ -7,11 +7,14 @@ describe('retryOnConflict', () => {
   it('retries a conflict and returns the first success', async () => {
     // Given a command that conflicts twice
     let calls = 0;
-    const result = await retryOnConflict(async (attempt) => {
-      calls += 1;
-      if (attempt < 3) throw conflict();
-      return 'done';
-    }, { backoffMs: 0 });
+    const result = await retryOnConflict(
+      async (attempt) => {
+        calls += 1;
+        if (attempt < 3) throw conflict();
+        return 'done';
+      },
+      { backoffMs: 0 },
+    );
     // Then the third try's result comes back
     expect(result).toBe('done');
     expect(calls).toBe(3);
@@ -19,19 +22,26 @@ describe('retryOnConflict', () => {
 
   it('rethrows the last conflict after 3 tries by default', async () => {
     let calls = 0;
-    await expect(retryOnConflict(async () => {
-      calls += 1;
-      throw conflict();
-    }, { backoffMs: 0 })).rejects.toBeInstanceOf(VersionConflictError);
+    await expect(
+      retryOnConflict(
+        async () => {
+          calls += 1;
+          throw conflict();
+        },
+        { backoffMs: 0 },
+      ),
+    ).rejects.toBeInstanceOf(VersionConflictError);
     expect(calls).toBe(3);
   });
 
   it('does not retry other errors', async () => {
     let calls = 0;
-    await expect(retryOnConflict(async () => {
-      calls += 1;
-      throw new Error('rule broken');
-    })).rejects.toThrow('rule broken');
+    await expect(
+      retryOnConflict(async () => {
+        calls += 1;
+        throw new Error('rule broken');
+      }),
+    ).rejects.toThrow('rule broken');
     expect(calls).toBe(1);
   });
 });

@@ -13,7 +13,10 @@ export interface RetryOptions {
  * `VersionConflictError`, up to `attempts` tries in all; the last conflict is rethrown. Any
  * other error is rethrown at once.
  */
-export async function retryOnConflict<T>(command: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export async function retryOnConflict<T>(
+  command: (attempt: number) => Promise<T>,
+  options: RetryOptions = {},
+): Promise<T> {
   const attempts = options.attempts ?? 3;
   const backoffMs = options.backoffMs ?? 5;
   for (let attempt = 1; ; attempt++) {

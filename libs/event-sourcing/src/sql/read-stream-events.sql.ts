@@ -10,7 +10,13 @@ export interface StreamPageRow {
  * One page of a stream: `afterVersion < stream_version <= toVersion`, in version order, at
  * most `limit` events (an index range scan on (stream_id, stream_version)), as one JSON value.
  */
-export function readStreamEvents(streamId: string, afterVersion: number, toVersion: number, limit: number, details: boolean): SqlQuery {
+export function readStreamEvents(
+  streamId: string,
+  afterVersion: number,
+  toVersion: number,
+  limit: number,
+  details: boolean,
+): SqlQuery {
   return {
     text: `SELECT coalesce(json_agg(${streamEventJson(details)} ORDER BY stream_version), '[]'::json) AS events
            FROM (SELECT * FROM ${TABLES.messages}

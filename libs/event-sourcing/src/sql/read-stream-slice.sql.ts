@@ -17,7 +17,13 @@ export interface StreamSliceRow {
  * snapshot at a version >= `fromVersion` (unless `withSnapshot` is false), and the first page
  * of events after that snapshot (or from `fromVersion`) up to the version.
  */
-export function readStreamSlice(streamId: string, fromVersion: number, withSnapshot: boolean, limit: number, details: boolean): SqlQuery {
+export function readStreamSlice(
+  streamId: string,
+  fromVersion: number,
+  withSnapshot: boolean,
+  limit: number,
+  details: boolean,
+): SqlQuery {
   return {
     text: `WITH head AS (
              SELECT coalesce((SELECT version FROM ${TABLES.streams} WHERE stream_id = $1), 0) AS version

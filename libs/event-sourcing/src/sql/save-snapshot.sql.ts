@@ -11,7 +11,12 @@ export interface SaveSnapshotRow {
  * Stores a snapshot only if the stream has reached `version` (checked in the same statement;
  * a stream's version only grows, so the check cannot go stale). Same version again replaces.
  */
-export function saveSnapshot(streamId: string, version: number, stateJson: string, schemaVersion: number): SqlQuery {
+export function saveSnapshot(
+  streamId: string,
+  version: number,
+  stateJson: string,
+  schemaVersion: number,
+): SqlQuery {
   return {
     text: `WITH head AS (
              SELECT coalesce((SELECT version FROM ${TABLES.streams} WHERE stream_id = $1), 0) AS version

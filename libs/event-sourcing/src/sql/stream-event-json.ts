@@ -12,11 +12,25 @@ export function streamEventJson(details: boolean): string {
     : 'json_build_array(stream_version, message_type, schema_version, body, metadata)';
 }
 
-type EventTuple = [number, string, number, unknown, Record<string, unknown> | null, number?, string?];
+type EventTuple = [
+  number,
+  string,
+  number,
+  unknown,
+  Record<string, unknown> | null,
+  number?,
+  string?,
+];
 
 /** The one mapper of stream pages: positions through `toPosition`. */
 export function toRecordedEvents(tuples: EventTuple[]): RecordedEvent[] {
-  return tuples.map((t) => ({ version: toPosition(t[0]), eventType: t[1], schemaVersion: t[2], data: t[3], metadata: t[4] }));
+  return tuples.map((t) => ({
+    version: toPosition(t[0]),
+    eventType: t[1],
+    schemaVersion: t[2],
+    data: t[3],
+    metadata: t[4],
+  }));
 }
 
 /** Like `toRecordedEvents`, with the index and creation time of `details` pages. */

@@ -7,7 +7,11 @@ export async function guardDatabase<T>(operation: () => Promise<T>): Promise<T> 
     return await operation();
   } catch (error) {
     if (isConnectionError(error)) {
-      throw new DatabaseUnavailableError(`The database is unavailable (${(error as Error).message}); retry later`, false, { cause: error });
+      throw new DatabaseUnavailableError(
+        `The database is unavailable (${(error as Error).message}); retry later`,
+        false,
+        { cause: error },
+      );
     }
     throw error;
   }

@@ -3,13 +3,16 @@ import { InvalidVersionError } from '../errors/index.js';
 
 /** Throws unless `value` is a stream version: a safe integer >= 1. */
 export function assertVersion(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 1) throw new InvalidVersionError(`${name} must be an integer >= 1, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new InvalidVersionError(`${name} must be an integer >= 1, got ${value}`);
 }
 
 /** Throws unless `value` is an expected version: an integer >= 0, `'any'` or `'no_stream'`. */
 export function assertExpectedVersion(value: ExpectedVersion): void {
   if (value === 'any' || value === 'no_stream') return;
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidVersionError(`expectedVersion must be an integer >= 0, 'any' or 'no_stream', got ${String(value)}`);
+    throw new InvalidVersionError(
+      `expectedVersion must be an integer >= 0, 'any' or 'no_stream', got ${String(value)}`,
+    );
   }
 }

@@ -19,7 +19,9 @@ export class UpcasterRegistry {
   private readonly logger = new Logger(UpcasterRegistry.name);
   private readonly byKey = new Map<string, UpcasterDefinition>();
 
-  constructor(@Inject(EVENT_SOURCING_OPTIONS) options: Pick<ResolvedEventSourcingOptions, 'upcasters'>) {
+  constructor(
+    @Inject(EVENT_SOURCING_OPTIONS) options: Pick<ResolvedEventSourcingOptions, 'upcasters'>,
+  ) {
     for (const definition of options.upcasters) this.register(definition);
   }
 
@@ -27,12 +29,16 @@ export class UpcasterRegistry {
   register(definition: UpcasterDefinition): void {
     const { eventType, fromVersion } = definition;
     if (!Number.isInteger(fromVersion) || fromVersion < 1) {
-      throw new InvalidUpcasterError(`Upcaster of '${eventType}' has fromVersion ${fromVersion}; use an integer >= 1`);
+      throw new InvalidUpcasterError(
+        `Upcaster of '${eventType}' has fromVersion ${fromVersion}; use an integer >= 1`,
+      );
     }
     const key = `${eventType}\u0000${fromVersion}`;
     const existing = this.byKey.get(key);
     if (existing && existing !== definition) {
-      this.logger.warn(`A second upcaster for '${eventType}' from v${fromVersion} is ignored; the first one stays`);
+      this.logger.warn(
+        `A second upcaster for '${eventType}' from v${fromVersion} is ignored; the first one stays`,
+      );
       return;
     }
     this.byKey.set(key, definition);
@@ -44,7 +50,13 @@ export class UpcasterRegistry {
   }
 
   /** Applies the chain from `schemaVersion` up to `toVersion` (a no-op without upcasters). */
-  upcast(eventType: string, schemaVersion: number, data: unknown, metadata: Record<string, unknown> | null, toVersion = Number.MAX_SAFE_INTEGER): UpcastResult {
+  upcast(
+    eventType: string,
+    schemaVersion: number,
+    data: unknown,
+    metadata: Record<string, unknown> | null,
+    toVersion = Number.MAX_SAFE_INTEGER,
+  ): UpcastResult {
     let version = schemaVersion;
     let current = data;
     while (version < toVersion) {

@@ -21,17 +21,22 @@ export class UpcasterExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getProviders()) {
       const { metatype, instance } = wrapper;
       if (!metatype || typeof metatype !== 'function') continue;
-      const metadata = Reflect.getMetadata(UPCASTER_METADATA, metatype) as UpcasterMetadata | undefined;
+      const metadata = Reflect.getMetadata(UPCASTER_METADATA, metatype) as
+        UpcasterMetadata | undefined;
       if (!metadata) continue;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
         // As @nestjs/schedule does for request scope (and for transient scope too): such an instance is not the one that would run.
-        this.logger.warn(`Upcaster ${metatype.name} ('${metadata.eventType}' from version ${metadata.fromVersion}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`);
+        this.logger.warn(
+          `Upcaster ${metatype.name} ('${metadata.eventType}' from version ${metadata.fromVersion}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`,
+        );
         continue;
       }
       if (!instance) continue;
       const upcaster = instance as Partial<EventUpcaster>;
       if (typeof upcaster.upcast !== 'function') {
-        throw new InvalidUpcasterError(`${metatype.name} is an @Upcaster without an upcast(data, metadata) method`);
+        throw new InvalidUpcasterError(
+          `${metatype.name} is an @Upcaster without an upcast(data, metadata) method`,
+        );
       }
       this.registry.register({ ...metadata, upcast: upcaster.upcast.bind(instance) });
     }

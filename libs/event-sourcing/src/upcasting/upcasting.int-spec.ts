@@ -13,13 +13,20 @@ import type { EventUpcaster } from './upcaster-definition.js';
 /** v1 {name}, v2 {name, email}, v3 {firstName, lastName, email}. */
 @DomainEvent('CustomerRegistered', { schemaVersion: 3 })
 class CustomerRegistered {
-  constructor(readonly firstName: string, readonly lastName: string, readonly email: string) {}
+  constructor(
+    readonly firstName: string,
+    readonly lastName: string,
+    readonly email: string,
+  ) {}
 }
 
 /** A class whose v1 → v2 step has no upcaster. */
 @DomainEvent('CustomerMoved', { schemaVersion: 2 })
 class CustomerMoved {
-  constructor(readonly city: string, readonly country: string) {}
+  constructor(
+    readonly city: string,
+    readonly country: string,
+  ) {}
 }
 
 @Injectable()
@@ -62,14 +69,16 @@ describe('Upcasters (A4)', () => {
       // v1 → v2 is a discovered @Upcaster provider; v2 → v3 a plain definition in the options
       upcasters: [CustomerRegisteredV1],
       eventSourcing: {
-        upcasters: [{
-          eventType: 'CustomerRegistered',
-          fromVersion: 2,
-          upcast: (data: { name: string; email: string }) => {
-            const [firstName, ...rest] = data.name.split(' ');
-            return { firstName, lastName: rest.join(' '), email: data.email };
+        upcasters: [
+          {
+            eventType: 'CustomerRegistered',
+            fromVersion: 2,
+            upcast: (data: { name: string; email: string }) => {
+              const [firstName, ...rest] = data.name.split(' ');
+              return { firstName, lastName: rest.join(' '), email: data.email };
+            },
           },
-        }],
+        ],
       },
     });
     customers = app.get(aggregateRepositoryToken(Customer));
@@ -82,17 +91,34 @@ describe('Upcasters (A4)', () => {
 
   it('applies the chain v1 → v2 → v3 on read and leaves the stored row unchanged', async () => {
     // Given a v1 and a v2 event stored by older code
-    await store.append('customer-1', 0, [{ eventType: 'CustomerRegistered', schemaVersion: 1, data: { name: 'Ada King Lovelace' } }]);
-    await store.append('customer-2', 0, [{ eventType: 'CustomerRegistered', schemaVersion: 2, data: { name: 'Alan Turing', email: 'alan@example.com' } }]);
-    const before = await db.query('SELECT body, schema_version FROM messages WHERE stream_id = $1', ['customer-1']);
+    await store.append('customer-1', 0, [
+      { eventType: 'CustomerRegistered', schemaVersion: 1, data: { name: 'Ada King Lovelace' } },
+    ]);
+    await store.append('customer-2', 0, [
+      {
+        eventType: 'CustomerRegistered',
+        schemaVersion: 2,
+        data: { name: 'Alan Turing', email: 'alan@example.com' },
+      },
+    ]);
+    const before = await db.query(
+      'SELECT body, schema_version FROM messages WHERE stream_id = $1',
+      ['customer-1'],
+    );
     // When they load
     const ada = await customers.load('customer-1');
     const alan = await customers.load('customer-2');
     // Then the aggregate sees v3 events
     expect(ada).toMatchObject({ firstName: 'Ada', lastName: 'King Lovelace', email: 'unknown' });
-    expect(alan).toMatchObject({ firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com' });
+    expect(alan).toMatchObject({
+      firstName: 'Alan',
+      lastName: 'Turing',
+      email: 'alan@example.com',
+    });
     // And the stored events are exactly as written
-    const after = await db.query('SELECT body, schema_version FROM messages WHERE stream_id = $1', ['customer-1']);
+    const after = await db.query('SELECT body, schema_version FROM messages WHERE stream_id = $1', [
+      'customer-1',
+    ]);
     expect(after).toEqual(before);
     expect(after).toEqual([{ body: { name: 'Ada King Lovelace' }, schema_version: 1 }]);
   });
@@ -103,23 +129,42 @@ describe('Upcasters (A4)', () => {
     grace.apply(new CustomerRegistered('Grace', 'Hopper', 'grace@example.com'));
     await customers.save(grace);
     // Then it is stored as v3 and loads unchanged
-    const [row] = await db.query<{ schema_version: number }>('SELECT schema_version FROM messages WHERE stream_id = $1', ['customer-3']);
+    const [row] = await db.query<{ schema_version: number }>(
+      'SELECT schema_version FROM messages WHERE stream_id = $1',
+      ['customer-3'],
+    );
     expect(row.schema_version).toBe(3);
-    expect(await customers.load('customer-3')).toMatchObject({ firstName: 'Grace', lastName: 'Hopper' });
+    expect(await customers.load('customer-3')).toMatchObject({
+      firstName: 'Grace',
+      lastName: 'Hopper',
+    });
   });
 
   it('fails with MissingUpcasterError when no chain reaches the class version', async () => {
     // Given a v1 CustomerMoved and no upcaster from v1
     await store.append('customer-4', 0, [
-      { eventType: 'CustomerRegistered', schemaVersion: 3, data: { firstName: 'A', lastName: 'B', email: 'c' } },
+      {
+        eventType: 'CustomerRegistered',
+        schemaVersion: 3,
+        data: { firstName: 'A', lastName: 'B', email: 'c' },
+      },
       { eventType: 'CustomerMoved', schemaVersion: 1, data: { town: 'Leeds' } },
     ]);
     // When it loads, Then the error names the type and the missing step
-    await expect(customers.load('customer-4')).rejects.toMatchObject({ code: 'missing_upcaster', eventType: 'CustomerMoved', reached: 1, wanted: 2 });
+    await expect(customers.load('customer-4')).rejects.toMatchObject({
+      code: 'missing_upcaster',
+      eventType: 'CustomerMoved',
+      reached: 1,
+      wanted: 2,
+    });
   });
 
   it('fails with UnknownEventTypeError for an event type the aggregate does not declare', async () => {
     await store.append('customer-5', 0, [{ eventType: 'SomethingElse', data: {} }]);
-    await expect(customers.load('customer-5')).rejects.toMatchObject({ code: 'unknown_event_type', eventType: 'SomethingElse', streamVersion: 1 });
+    await expect(customers.load('customer-5')).rejects.toMatchObject({
+      code: 'unknown_event_type',
+      eventType: 'SomethingElse',
+      streamVersion: 1,
+    });
   });
 });

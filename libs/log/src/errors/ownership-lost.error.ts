@@ -6,6 +6,9 @@ import { OrdinalError } from './ordinal.error.js';
  */
 export class OwnershipLostError extends OrdinalError {
   constructor(readonly consumer: string) {
-    super('ownership_lost', `This process no longer owns '${consumer}' (its lease expired or another process took it over); the batch was rolled back and the new owner continues from the checkpoint`);
+    super(
+      'ownership_lost',
+      `This process no longer owns '${consumer}' (its lease expired or another process took it over); the batch was rolled back and the new owner continues from the checkpoint`,
+    );
   }
 }

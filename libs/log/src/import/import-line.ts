@@ -8,10 +8,20 @@ export const MESSAGE_FIELD_RULES = {
   maxTextLength: 200,
 } as const;
 
-const FIELDS = new Set(['messageType', 'content', 'userId', 'metadata', 'idempotencyKey', 'correlationId', 'causationId']);
-const SHAPE = '{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?, "correlationId"?, "causationId"?}';
+const FIELDS = new Set([
+  'messageType',
+  'content',
+  'userId',
+  'metadata',
+  'idempotencyKey',
+  'correlationId',
+  'causationId',
+]);
+const SHAPE =
+  '{"messageType", "content", "userId"?, "metadata"?, "idempotencyKey"?, "correlationId"?, "causationId"?}';
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * One line of an NDJSON import, checked as `POST /api/events/messages` checks one of its
@@ -27,21 +37,36 @@ export function parseImportLine(text: string): ImportedMessage {
   }
   if (!isObject(value)) throw new InvalidMessageError(`must be a JSON object ${SHAPE}`);
   for (const key of Object.keys(value)) {
-    if (!FIELDS.has(key)) throw new InvalidMessageError(`has the unknown field ${JSON.stringify(key)}; a line is ${SHAPE}`);
+    if (!FIELDS.has(key))
+      throw new InvalidMessageError(
+        `has the unknown field ${JSON.stringify(key)}; a line is ${SHAPE}`,
+      );
   }
-  const { messageType, content, userId, metadata, idempotencyKey, correlationId, causationId } = value;
-  if (typeof messageType !== 'string' || !MESSAGE_FIELD_RULES.messageTypePattern.test(messageType)) {
+  const { messageType, content, userId, metadata, idempotencyKey, correlationId, causationId } =
+    value;
+  if (
+    typeof messageType !== 'string' ||
+    !MESSAGE_FIELD_RULES.messageTypePattern.test(messageType)
+  ) {
     throw new InvalidMessageError('messageType must be 1-200 characters of [A-Za-z0-9._:-]');
   }
-  if (userId !== undefined && userId !== null && (typeof userId !== 'string' || userId.length > MESSAGE_FIELD_RULES.maxTextLength)) {
+  if (
+    userId !== undefined &&
+    userId !== null &&
+    (typeof userId !== 'string' || userId.length > MESSAGE_FIELD_RULES.maxTextLength)
+  ) {
     throw new InvalidMessageError('userId must be a string of at most 200 characters, or null');
   }
-  if (content === null || typeof content !== 'object') throw new InvalidMessageError('content must be a JSON object or array');
-  if (metadata !== undefined && metadata !== null && !isObject(metadata)) throw new InvalidMessageError('metadata must be a JSON object, or null');
+  if (content === null || typeof content !== 'object')
+    throw new InvalidMessageError('content must be a JSON object or array');
+  if (metadata !== undefined && metadata !== null && !isObject(metadata))
+    throw new InvalidMessageError('metadata must be a JSON object, or null');
   if (
     idempotencyKey !== undefined &&
     idempotencyKey !== null &&
-    (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > MESSAGE_FIELD_RULES.maxTextLength)
+    (typeof idempotencyKey !== 'string' ||
+      idempotencyKey.length === 0 ||
+      idempotencyKey.length > MESSAGE_FIELD_RULES.maxTextLength)
   ) {
     throw new InvalidMessageError('idempotencyKey must be 1-200 characters');
   }

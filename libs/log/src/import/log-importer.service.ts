@@ -7,8 +7,21 @@ import { finished } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { DatabaseUnavailableError, ImportLineError, InvalidMessageError, OrdinalError, ReadOnlyReplicaError } from '../errors/index.js';
-import { copyImportRows, execute, finishImport, importRowText, lockForImport, readByIdempotencyKeys } from '../sql/index.js';
+import {
+  DatabaseUnavailableError,
+  ImportLineError,
+  InvalidMessageError,
+  OrdinalError,
+  ReadOnlyReplicaError,
+} from '../errors/index.js';
+import {
+  copyImportRows,
+  execute,
+  finishImport,
+  importRowText,
+  lockForImport,
+  readByIdempotencyKeys,
+} from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { listenerClientConfig } from '../router/listener-config.js';
 import { driverError, isConnectionError, isReadOnlyError } from '../writer/pg-errors.js';
@@ -20,9 +33,13 @@ import { currentCorrelation, type CorrelationContext } from '../trace/correlatio
 import type { NewMessage } from '../message.js';
 
 /** A line's ids, with the same precedence as prepareMessage: its own, else the import's. */
-function messageLineage(message: NewMessage, lineage: CorrelationContext): { correlationId: string; causationId: string; traceparent: string | null } {
+function messageLineage(
+  message: NewMessage,
+  lineage: CorrelationContext,
+): { correlationId: string; causationId: string; traceparent: string | null } {
   const correlationId = message.correlationId ?? lineage.correlationId;
-  const causationId = message.causationId ?? (message.correlationId ? message.correlationId : lineage.causationId);
+  const causationId =
+    message.causationId ?? (message.correlationId ? message.correlationId : lineage.causationId);
   return { correlationId, causationId, traceparent: lineage.traceparent };
 }
 
@@ -66,13 +83,23 @@ export class LogImporter {
   ) {}
 
   /** Imports every line of `source`; resolves once committed, rejects with nothing stored. */
-  async import(source: AsyncIterable<Buffer | string>, options: ImportOptions = {}): Promise<ImportResult> {
+  async import(
+    source: AsyncIterable<Buffer | string>,
+    options: ImportOptions = {},
+  ): Promise<ImportResult> {
     if (this.options.role === 'replica-reader') throw new ReadOnlyReplicaError();
-    const client = new pg.Client({ ...listenerClientConfig(this.dataSource), application_name: 'ordinal-import' });
+    const client = new pg.Client({
+      ...listenerClientConfig(this.dataSource),
+      application_name: 'ordinal-import',
+    });
     let lost: Error | null = null;
     client.on('error', (error) => (lost ??= error));
     await client.connect().catch((error: unknown) => {
-      throw new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); nothing was imported, retry later`, false, { cause: error });
+      throw new DatabaseUnavailableError(
+        `The database is unavailable (${driverError(error).message}); nothing was imported, retry later`,
+        false,
+        { cause: error },
+      );
     });
     let commitSent = false;
     try {
@@ -83,17 +110,33 @@ export class LogImporter {
         if (rows[0]?.base !== undefined) base = toPosition(rows[0].base);
       }
       // As every append: the given correlation (the request's), else the handler's, else a new one for the whole import.
-      const given = options.correlation === undefined ? currentCorrelation() : (options.correlation ?? undefined);
+      const given =
+        options.correlation === undefined
+          ? currentCorrelation()
+          : (options.correlation ?? undefined);
       const correlationId = given?.correlationId ?? randomUUID();
-      const lineage: CorrelationContext = { correlationId, causationId: given?.causationId ?? correlationId, traceparent: given?.traceparent ?? null };
-      const result = await this.copy(client, source, base, options.maxLineBytes ?? 1024 * 1024, lineage);
+      const lineage: CorrelationContext = {
+        correlationId,
+        causationId: given?.causationId ?? correlationId,
+        traceparent: given?.traceparent ?? null,
+      };
+      const result = await this.copy(
+        client,
+        source,
+        base,
+        options.maxLineBytes ?? 1024 * 1024,
+        lineage,
+      );
       if (result.imported > 0) {
         const finish = finishImport(this.options.ordering, result.last!);
         await client.query(finish.text, finish.values);
       }
       commitSent = true;
       await client.query('COMMIT');
-      if (result.imported > 0) this.logger.log(`Imported ${result.imported} messages at ${result.first}..${result.last} (${result.repeats} repeats skipped)`);
+      if (result.imported > 0)
+        this.logger.log(
+          `Imported ${result.imported} messages at ${result.first}..${result.last} (${result.repeats} repeats skipped)`,
+        );
       return result;
     } catch (error) {
       if (!commitSent) await client.query('ROLLBACK').catch(() => undefined);
@@ -104,7 +147,13 @@ export class LogImporter {
   }
 
   /** Streams the checked rows into COPY; on a refused line, aborts it and reads the rest of the input away. */
-  private async copy(client: pg.Client, source: AsyncIterable<Buffer | string>, base: number, maxLineBytes: number, lineage: CorrelationContext): Promise<ImportResult> {
+  private async copy(
+    client: pg.Client,
+    source: AsyncIterable<Buffer | string>,
+    base: number,
+    maxLineBytes: number,
+    lineage: CorrelationContext,
+  ): Promise<ImportResult> {
     const stream = client.query(copyFrom(copyImportRows()));
     const copyDone = finished(stream);
     copyDone.catch(() => undefined);
@@ -113,7 +162,10 @@ export class LogImporter {
     let index = base;
     // One iterator, not closed when the lines stop early, so what is left can be read away.
     const iterator = source[Symbol.asyncIterator]();
-    const lines = ndjsonLines({ [Symbol.asyncIterator]: () => ({ next: () => iterator.next() }) }, maxLineBytes);
+    const lines = ndjsonLines(
+      { [Symbol.asyncIterator]: () => ({ next: () => iterator.next() }) },
+      maxLineBytes,
+    );
     try {
       for await (const chunk of lines) {
         const prepared: PreparedMessage[] = new Array(chunk.length);
@@ -121,11 +173,16 @@ export class LogImporter {
           try {
             prepared[i] = parseImportLine(chunk[i].text);
           } catch (error) {
-            if (error instanceof InvalidMessageError) throw new ImportLineError(chunk[i].number, 'invalid_message', error.message);
+            if (error instanceof InvalidMessageError)
+              throw new ImportLineError(chunk[i].number, 'invalid_message', error.message);
             throw error;
           }
         }
-        const skip = await this.repeats(chunk.map((l) => l.number), prepared, seen);
+        const skip = await this.repeats(
+          chunk.map((l) => l.number),
+          prepared,
+          seen,
+        );
         let text = '';
         for (let i = 0; i < prepared.length; i++) {
           if (skip.has(i)) continue;
@@ -144,10 +201,14 @@ export class LogImporter {
         }
         result.lines += chunk.length;
         result.repeats += skip.size;
-        if (text.length > 0 && !stream.write(text)) await Promise.race([once(stream, 'drain'), copyDone]);
+        if (text.length > 0 && !stream.write(text))
+          await Promise.race([once(stream, 'drain'), copyDone]);
       }
     } catch (error) {
-      const refused = error instanceof LineRefused ? new ImportLineError(error.line, 'invalid_message', error.message) : error;
+      const refused =
+        error instanceof LineRefused
+          ? new ImportLineError(error.line, 'invalid_message', error.message)
+          : error;
       stream.destroy(refused instanceof Error ? refused : new Error(String(refused)));
       await copyDone.catch(() => undefined);
       if (refused instanceof ImportLineError) {
@@ -172,7 +233,11 @@ export class LogImporter {
    * cannot change meanwhile) or earlier in this import. A key used for another message
    * refuses the line.
    */
-  private async repeats(numbers: number[], prepared: PreparedMessage[], seen: Map<string, KeyedMessage>): Promise<Set<number>> {
+  private async repeats(
+    numbers: number[],
+    prepared: PreparedMessage[],
+    seen: Map<string, KeyedMessage>,
+  ): Promise<Set<number>> {
     const skip = new Set<number>();
     const fresh: string[] = [];
     let keyed = false;
@@ -185,17 +250,32 @@ export class LogImporter {
     if (!keyed) return skip;
     const stored = new Map<string, KeyedMessage>();
     if (fresh.length > 0) {
-      const rows = await execute<MessageRow>(this.dataSource.manager, readByIdempotencyKeys([...new Set(fresh)]));
+      const rows = await execute<MessageRow>(
+        this.dataSource.manager,
+        readByIdempotencyKeys([...new Set(fresh)]),
+      );
       for (const row of rows) {
         const m = toStoredMessage(row);
-        stored.set(m.idempotencyKey!, { id: m.id, messageType: m.messageType, userId: m.userId, contentHash: m.contentHash, metadata: m.metadata });
+        stored.set(m.idempotencyKey!, {
+          id: m.id,
+          messageType: m.messageType,
+          userId: m.userId,
+          contentHash: m.contentHash,
+          metadata: m.metadata,
+        });
       }
     }
     prepared.forEach((p, i) => {
       const key = p.message.idempotencyKey;
       if (!key) return;
       const earlier = seen.get(key) ?? stored.get(key);
-      const mine: KeyedMessage = { id: null, messageType: p.message.messageType, userId: p.message.userId ?? null, contentHash: p.hash, metadata: p.message.metadata ?? null };
+      const mine: KeyedMessage = {
+        id: null,
+        messageType: p.message.messageType,
+        userId: p.message.userId ?? null,
+        contentHash: p.hash,
+        metadata: p.message.metadata ?? null,
+      };
       if (!earlier) {
         seen.set(key, mine);
         return;
@@ -203,7 +283,11 @@ export class LogImporter {
       seen.set(key, earlier);
       if (!sameMessage(earlier, mine)) {
         const where = earlier.id === null ? 'earlier in this import' : `at index ${earlier.id}`;
-        throw new ImportLineError(numbers[i], 'idempotency_key_reused', `idempotency key '${key}' was used for a different message (${where}); send a new key for a new message`);
+        throw new ImportLineError(
+          numbers[i],
+          'idempotency_key_reused',
+          `idempotency key '${key}' was used for a different message (${where}); send a new key for a new message`,
+        );
       }
       skip.add(i);
     });
@@ -215,17 +299,35 @@ export class LogImporter {
     if (lost || isConnectionError(error)) {
       const why = driverError(lost ?? error).message;
       return commitSent
-        ? new DatabaseUnavailableError(`The database did not confirm the import's commit (${why}); it may be stored: check the head before importing again`, true, { cause: error })
-        : new DatabaseUnavailableError(`The database is unavailable (${why}); nothing was imported, retry later`, false, { cause: error });
+        ? new DatabaseUnavailableError(
+            `The database did not confirm the import's commit (${why}); it may be stored: check the head before importing again`,
+            true,
+            { cause: error },
+          )
+        : new DatabaseUnavailableError(
+            `The database is unavailable (${why}); nothing was imported, retry later`,
+            false,
+            { cause: error },
+          );
     }
     if (isReadOnlyError(error)) {
-      return new ReadOnlyReplicaError(`The database is read-only (a standby?): ${driverError(error).message}; nothing was imported, send imports to the primary`, { cause: error });
+      return new ReadOnlyReplicaError(
+        `The database is read-only (a standby?): ${driverError(error).message}; nothing was imported, send imports to the primary`,
+        { cause: error },
+      );
     }
     const code = (error as { code?: string }).code;
     if (typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'))) {
-      return new InvalidMessageError(`The database refused the import: ${driverError(error).message}; nothing was stored`, { cause: error });
+      return new InvalidMessageError(
+        `The database refused the import: ${driverError(error).message}; nothing was stored`,
+        { cause: error },
+      );
     }
     this.logger.error(`Import failed: ${driverError(error).message}`);
-    return new OrdinalError('import_failed', `The import failed: ${driverError(error).message}; nothing was stored`, { cause: error });
+    return new OrdinalError(
+      'import_failed',
+      `The import failed: ${driverError(error).message}; nothing was stored`,
+      { cause: error },
+    );
   }
 }

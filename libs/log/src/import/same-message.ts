@@ -18,5 +18,10 @@ function canonical(value: unknown): string {
 
 /** Same type, user, content (by its RFC 8785 hash) and metadata: what `POST /api/events/messages` calls a repeat. */
 export function sameMessage(a: KeyedMessage, b: KeyedMessage): boolean {
-  return a.messageType === b.messageType && a.userId === b.userId && a.contentHash === b.contentHash && canonical(a.metadata) === canonical(b.metadata);
+  return (
+    a.messageType === b.messageType &&
+    a.userId === b.userId &&
+    a.contentHash === b.contentHash &&
+    canonical(a.metadata) === canonical(b.metadata)
+  );
 }

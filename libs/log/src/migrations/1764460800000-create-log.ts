@@ -34,7 +34,9 @@ export class CreateLog1764460800000 implements MigrationInterface {
       `CREATE UNIQUE INDEX messages_stream_version_uq ON messages (stream_id, stream_version)
        WHERE stream_id IS NOT NULL`,
     );
-    await queryRunner.query(`CREATE INDEX messages_type_index_ix ON messages (message_type, index)`);
+    await queryRunner.query(
+      `CREATE INDEX messages_type_index_ix ON messages (message_type, index)`,
+    );
     await queryRunner.query(
       `CREATE INDEX messages_category_index_ix ON messages (category, index) WHERE category IS NOT NULL`,
     );
@@ -44,7 +46,9 @@ export class CreateLog1764460800000 implements MigrationInterface {
       id smallint PRIMARY KEY CHECK (id = 1),
       position bigint NOT NULL
     )`);
-    await queryRunner.query(`INSERT INTO log_head (id, position) SELECT 1, coalesce(max(index), 0) FROM messages`);
+    await queryRunner.query(
+      `INSERT INTO log_head (id, position) SELECT 1, coalesce(max(index), 0) FROM messages`,
+    );
     await queryRunner.query(`CREATE TABLE streams (
       stream_id text PRIMARY KEY,
       version bigint NOT NULL,

@@ -17,16 +17,22 @@ export class DurableWatermark1764460800002 implements MigrationInterface {
       updated_at timestamptz NOT NULL DEFAULT now()
     )`);
     await queryRunner.query(`INSERT INTO log_watermark (id, position) VALUES (1, 0)`);
-    await queryRunner.query(`ALTER TABLE log_skipped ADD COLUMN released_exactly boolean NOT NULL DEFAULT false`);
+    await queryRunner.query(
+      `ALTER TABLE log_skipped ADD COLUMN released_exactly boolean NOT NULL DEFAULT false`,
+    );
     await queryRunner.query(`DROP INDEX log_skipped_open_ix`);
-    await queryRunner.query(`CREATE INDEX log_skipped_open_ix ON log_skipped (position) WHERE arrived_at IS NULL AND NOT released_exactly`);
+    await queryRunner.query(
+      `CREATE INDEX log_skipped_open_ix ON log_skipped (position) WHERE arrived_at IS NULL AND NOT released_exactly`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP INDEX log_skipped_open_ix`);
     await queryRunner.query(`DELETE FROM log_skipped WHERE released_exactly`);
     await queryRunner.query(`ALTER TABLE log_skipped DROP COLUMN released_exactly`);
-    await queryRunner.query(`CREATE INDEX log_skipped_open_ix ON log_skipped (position) WHERE arrived_at IS NULL`);
+    await queryRunner.query(
+      `CREATE INDEX log_skipped_open_ix ON log_skipped (position) WHERE arrived_at IS NULL`,
+    );
     await queryRunner.query('DROP TABLE log_watermark');
   }
 }

@@ -11,7 +11,9 @@ export class SkippedArrivalsIndex1764460800150 implements MigrationInterface {
   name = 'SkippedArrivalsIndex1764460800150';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`CREATE INDEX log_skipped_arrived_ix ON log_skipped (arrived_at) WHERE arrived_at IS NOT NULL AND NOT released_exactly`);
+    await queryRunner.query(
+      `CREATE INDEX log_skipped_arrived_ix ON log_skipped (arrived_at) WHERE arrived_at IS NOT NULL AND NOT released_exactly`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -10,7 +10,19 @@ import { Lease } from './lease.js';
 import type { OwnedConsumer } from './owned-consumer.js';
 import { ownershipTimings, type OwnershipTimings } from './ownership-options.js';
 import { planGroup } from './ownership-plan.js';
-import { claimLeases, forgetDeadProcesses, heartbeat, readLeases, readConsumerLeases, readMembers, registerConsumers, releaseLease, removeProcess, type ConsumerLeaseRow, type LeaseStateRow } from './sql/index.js';
+import {
+  claimLeases,
+  forgetDeadProcesses,
+  heartbeat,
+  readLeases,
+  readConsumerLeases,
+  readMembers,
+  registerConsumers,
+  releaseLease,
+  removeProcess,
+  type ConsumerLeaseRow,
+  type LeaseStateRow,
+} from './sql/index.js';
 
 /** Ticks between two clean-ups of dead processes' rows. */
 const CLEANUP_EVERY_TICKS = 10;
@@ -75,7 +87,16 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       );
     }
     if (this.closed) return;
-    this.groups.set(group, { kind, registered: false, entries: new Map(consumers.map((c) => [c.name, { consumer: c, lease: null, stopping: null, releasing: false }])) });
+    this.groups.set(group, {
+      kind,
+      registered: false,
+      entries: new Map(
+        consumers.map((c) => [
+          c.name,
+          { consumer: c, lease: null, stopping: null, releasing: false },
+        ]),
+      ),
+    });
     this.kick();
   }
 
@@ -124,9 +145,24 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     const max = (this.dataSource.options as { extra?: { max?: number } }).extra?.max;
     if (max !== undefined && max <= 1) return this.dataSource.manager;
     this.own ??= (async () => {
-      const options = this.dataSource.options as DataSourceOptions & { extra?: Record<string, unknown> };
-      const extra = { ...(options.extra ?? {}), max: 1, application_name: `${String(options.extra?.application_name ?? 'ordinal')}-ownership` };
-      const own = new DataSource({ ...options, extra, entities: [], migrations: [], subscribers: [], migrationsRun: false, synchronize: false, logging: false } as DataSourceOptions);
+      const options = this.dataSource.options as DataSourceOptions & {
+        extra?: Record<string, unknown>;
+      };
+      const extra = {
+        ...(options.extra ?? {}),
+        max: 1,
+        application_name: `${String(options.extra?.application_name ?? 'ordinal')}-ownership`,
+      };
+      const own = new DataSource({
+        ...options,
+        extra,
+        entities: [],
+        migrations: [],
+        subscribers: [],
+        migrationsRun: false,
+        synchronize: false,
+        logging: false,
+      } as DataSourceOptions);
       return own.initialize();
     })();
     const own = this.own;
@@ -167,7 +203,10 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       if (this.failing) this.logger.log('Consumer ownership: the database answers again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.logger.warn(`Consumer ownership: heartbeat failed (${(error as Error).message}); consumers stop once their leases run out`);
+      if (!this.failing)
+        this.logger.warn(
+          `Consumer ownership: heartbeat failed (${(error as Error).message}); consumers stop once their leases run out`,
+        );
       this.failing = true;
       const broken = this.own;
       this.own = null;
@@ -181,7 +220,9 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
 
   /** One heartbeat: the process row and every lease held; a lease not renewed is lost. */
   private async renew(): Promise<void> {
-    for (const entry of this.entries()) if (entry.lease && !entry.lease.isHeld()) this.lost(entry, 'its lease ran out before it could be renewed');
+    for (const entry of this.entries())
+      if (entry.lease && !entry.lease.isHeld())
+        this.lost(entry, 'its lease ran out before it could be renewed');
     const held = this.entries().filter((e) => e.lease);
     const progress: Record<string, unknown> = {};
     for (const entry of held) {
@@ -192,7 +233,15 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     const sentAt = performance.now();
     const rows = await execute<{ name: string }>(
       connection,
-      heartbeat(this.owner, process.pid, hostname(), this.timings.ttlMs, [...this.groups.keys()], held.map((e) => e.consumer.name), progress),
+      heartbeat(
+        this.owner,
+        process.pid,
+        hostname(),
+        this.timings.ttlMs,
+        [...this.groups.keys()],
+        held.map((e) => e.consumer.name),
+        progress,
+      ),
     );
     const renewed = new Set(rows.map((r) => r.name));
     for (const entry of held) {
@@ -205,14 +254,24 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
   private async rebalance(): Promise<void> {
     for (const [name, group] of this.groups) {
       if (group.registered) continue;
-      await execute(await this.connection(), registerConsumers([...group.entries.keys()], group.kind, name));
+      await execute(
+        await this.connection(),
+        registerConsumers([...group.entries.keys()], group.kind, name),
+      );
       group.registered = true;
     }
     const names = [...this.groups.keys()];
     const leases = await execute<LeaseStateRow>(await this.connection(), readLeases(names));
-    const members = await execute<{ owner: string; groups: string[] }>(await this.connection(), readMembers(names));
+    const members = await execute<{ owner: string; groups: string[] }>(
+      await this.connection(),
+      readMembers(names),
+    );
     for (const [name, group] of this.groups) {
-      const owners = new Map(leases.filter((l) => l.group_name === name && l.live && l.owner).map((l) => [l.name, l.owner!]));
+      const owners = new Map(
+        leases
+          .filter((l) => l.group_name === name && l.live && l.owner)
+          .map((l) => [l.name, l.owner!]),
+      );
       const plan = planGroup({
         names: [...group.entries.keys()],
         owners,
@@ -223,17 +282,36 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
         const entry = group.entries.get(consumer);
         if (entry?.lease && !entry.releasing) void this.handOver(entry);
       }
-      const claimable = plan.claim.filter((c) => !group.entries.get(c)?.stopping && !group.entries.get(c)?.lease);
+      const claimable = plan.claim.filter(
+        (c) => !group.entries.get(c)?.stopping && !group.entries.get(c)?.lease,
+      );
       if (claimable.length === 0) continue;
       const connection = await this.connection();
       const sentAt = performance.now();
-      const claimed = await execute<{ name: string; epoch: string; progress: unknown; progress_age_ms: number | null }>(connection, claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
+      const claimed = await execute<{
+        name: string;
+        epoch: string;
+        progress: unknown;
+        progress_age_ms: number | null;
+      }>(connection, claimLeases(claimable, this.owner, this.timings.ttlMs, claimable.length));
       for (const row of claimed) {
         const entry = group.entries.get(row.name);
         if (!entry || this.closed || this.groups.get(name) !== group) continue;
-        const previous = row.progress === null || row.progress === undefined ? null : { progress: row.progress, ageMs: row.progress_age_ms ?? Number.POSITIVE_INFINITY };
-        entry.lease = new Lease(row.name, this.owner, Number(row.epoch), sentAt, this.timings.ttlMs, previous);
-        this.logger.log(`Consumer ownership: this process now runs '${row.name}' (epoch ${row.epoch})`);
+        const previous =
+          row.progress === null || row.progress === undefined
+            ? null
+            : { progress: row.progress, ageMs: row.progress_age_ms ?? Number.POSITIVE_INFINITY };
+        entry.lease = new Lease(
+          row.name,
+          this.owner,
+          Number(row.epoch),
+          sentAt,
+          this.timings.ttlMs,
+          previous,
+        );
+        this.logger.log(
+          `Consumer ownership: this process now runs '${row.name}' (epoch ${row.epoch})`,
+        );
         entry.consumer.acquired(entry.lease);
       }
     }
@@ -245,8 +323,14 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
    * whichever processes are alive.
    */
   private async cleanUp(): Promise<void> {
-    const rows = await execute<{ name: string; processes: number }>(await this.connection(), forgetDeadProcesses(this.timings.forgetAfterMs));
-    if (rows.length > 0) this.logger.log(`Consumer ownership: forgot the owner of ${rows.length} lease(s) left by processes without a heartbeat for ${this.timings.forgetAfterMs} ms`);
+    const rows = await execute<{ name: string; processes: number }>(
+      await this.connection(),
+      forgetDeadProcesses(this.timings.forgetAfterMs),
+    );
+    if (rows.length > 0)
+      this.logger.log(
+        `Consumer ownership: forgot the owner of ${rows.length} lease(s) left by processes without a heartbeat for ${this.timings.forgetAfterMs} ms`,
+      );
   }
 
   /** The lease is gone: stop the consumer (its batch in flight cannot commit anyway). */
@@ -255,10 +339,15 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     if (!lease) return;
     lease.revoke();
     entry.lease = null;
-    this.logger.warn(`Consumer ownership: this process no longer runs '${entry.consumer.name}' (${why}); another process continues from its checkpoint`);
-    entry.stopping = entry.consumer.released().catch(() => undefined).finally(() => {
-      entry.stopping = null;
-    });
+    this.logger.warn(
+      `Consumer ownership: this process no longer runs '${entry.consumer.name}' (${why}); another process continues from its checkpoint`,
+    );
+    entry.stopping = entry.consumer
+      .released()
+      .catch(() => undefined)
+      .finally(() => {
+        entry.stopping = null;
+      });
   }
 
   /** Stops the consumer, then gives its lease up (kept and renewed until the consumer stopped). */
@@ -271,7 +360,10 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       if (lease && lease === entry.lease) {
         entry.lease = null;
         lease.revoke();
-        await execute(this.dataSource.manager, releaseLease(lease.name, this.owner, lease.epoch, entry.consumer.progress?.() ?? null)).catch(() => undefined);
+        await execute(
+          this.dataSource.manager,
+          releaseLease(lease.name, this.owner, lease.epoch, entry.consumer.progress?.() ?? null),
+        ).catch(() => undefined);
       }
     })();
     entry.stopping = done.finally(() => {

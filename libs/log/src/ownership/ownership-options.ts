@@ -27,5 +27,10 @@ export function ownershipTimings(takeoverMs: number): OwnershipTimings {
       `log.takeoverMs must be a number of milliseconds of at least 500, got ${takeoverMs}: set OrdinalModule.forRoot({ log: { takeoverMs } }) (the server: ORDINAL_TAKEOVER_MS), or leave it out for 5000`,
     );
   }
-  return { takeoverMs, ttlMs: Math.round(takeoverMs * 0.6), tickMs: Math.round(takeoverMs * 0.2), forgetAfterMs: takeoverMs * 10 };
+  return {
+    takeoverMs,
+    ttlMs: Math.round(takeoverMs * 0.6),
+    tickMs: Math.round(takeoverMs * 0.2),
+    forgetAfterMs: takeoverMs * 10,
+  };
 }

@@ -6,7 +6,12 @@ const names = (n: number) => Array.from({ length: n }, (_, i) => `p#${i}`);
 describe('planGroup (sharing a group among live processes)', () => {
   it('a single consumer stays with its owner while it lives, whoever joins', () => {
     // Given b owns the one consumer and a (lower id) joins
-    const view: GroupView = { names: ['x'], owners: new Map([['x', 'b']]), members: ['a', 'b'], me: 'a' };
+    const view: GroupView = {
+      names: ['x'],
+      owners: new Map([['x', 'b']]),
+      members: ['a', 'b'],
+      me: 'a',
+    };
     // Then a claims nothing and b keeps it
     expect(planGroup(view)).toEqual({ claim: [], release: [], quota: 0 });
     expect(planGroup({ ...view, me: 'b' })).toEqual({ claim: [], release: [], quota: 1 });
@@ -27,12 +32,22 @@ describe('planGroup (sharing a group among live processes)', () => {
     // Once released, c claims the two freed
     owners.delete('p#3');
     owners.delete('p#7');
-    expect(planGroup({ ...view, owners, me: 'c' })).toEqual({ claim: ['p#3', 'p#7'], release: [], quota: 2 });
+    expect(planGroup({ ...view, owners, me: 'c' })).toEqual({
+      claim: ['p#3', 'p#7'],
+      release: [],
+      quota: 2,
+    });
   });
 
-  it('a dead process\'s consumers are shared by the survivors', () => {
-    const owners = new Map(names(8).filter((_, i) => i % 3 !== 2).map((n, i) => [n, i % 2 === 0 ? 'a' : 'b']));
-    const plans = ['a', 'b'].map((me) => planGroup({ names: names(8), owners, members: ['a', 'b'], me }));
+  it("a dead process's consumers are shared by the survivors", () => {
+    const owners = new Map(
+      names(8)
+        .filter((_, i) => i % 3 !== 2)
+        .map((n, i) => [n, i % 2 === 0 ? 'a' : 'b']),
+    );
+    const plans = ['a', 'b'].map((me) =>
+      planGroup({ names: names(8), owners, members: ['a', 'b'], me }),
+    );
     expect(plans.map((p) => p.quota)).toEqual([4, 4]);
     const claimed = plans.flatMap((p) => p.claim);
     expect(new Set(claimed).size).toBeLessThanOrEqual(claimed.length);
@@ -44,16 +59,22 @@ describe('planGroup (sharing a group among live processes)', () => {
       fc.property(
         fc.integer({ min: 1, max: 16 }),
         fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { minLength: 1 }),
-        fc.array(fc.option(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'dead'), { nil: undefined }), { maxLength: 16 }),
+        fc.array(fc.option(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'dead'), { nil: undefined }), {
+          maxLength: 16,
+        }),
         (n, members, assignment) => {
           const all = names(n);
           const owners = new Map<string, string>();
           all.forEach((name, i) => {
             const owner = assignment[i];
-            if (owner !== undefined && ((members as string[]).includes(owner) || owner === 'dead')) owners.set(name, owner);
+            if (owner !== undefined && ((members as string[]).includes(owner) || owner === 'dead'))
+              owners.set(name, owner);
           });
           const live = members;
-          const plans = live.map((me) => ({ me, plan: planGroup({ names: all, owners, members: live, me }) }));
+          const plans = live.map((me) => ({
+            me,
+            plan: planGroup({ names: all, owners, members: live, me }),
+          }));
           expect(plans.reduce((sum, p) => sum + p.plan.quota, 0)).toBe(n);
           for (const { me, plan } of plans) {
             for (const c of plan.claim) expect(owners.has(c)).toBe(false);

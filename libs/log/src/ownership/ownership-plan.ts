@@ -29,7 +29,12 @@ export interface GroupPlan {
  */
 export function planGroup(view: GroupView): GroupPlan {
   const members = view.members.includes(view.me) ? [...view.members] : [...view.members, view.me];
-  const counts = new Map(members.map((member) => [member, view.names.filter((name) => view.owners.get(name) === member).length]));
+  const counts = new Map(
+    members.map((member) => [
+      member,
+      view.names.filter((name) => view.owners.get(name) === member).length,
+    ]),
+  );
   members.sort((a, b) => counts.get(b)! - counts.get(a)! || (a < b ? -1 : a > b ? 1 : 0));
   const n = view.names.length;
   const m = members.length;

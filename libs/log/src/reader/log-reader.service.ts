@@ -1,11 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
-import { execute, readCategoryPage, readCorrelationPage, readMessage, readPage, readRenderedPage, readSkippedBetween, type ReadFilter } from '../sql/index.js';
+import {
+  execute,
+  readCategoryPage,
+  readCorrelationPage,
+  readMessage,
+  readPage,
+  readRenderedPage,
+  readSkippedBetween,
+  type ReadFilter,
+} from '../sql/index.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { RenderedMessage, toPosition, toStoredMessage, type MessageRow, type RenderedRow } from '../row-mapper.js';
+import {
+  RenderedMessage,
+  toPosition,
+  toStoredMessage,
+  type MessageRow,
+  type RenderedRow,
+} from '../row-mapper.js';
 import { DatabaseUnavailableError } from '../errors/index.js';
 import { isConnectionError, isQueryTimeout, driverError } from '../writer/pg-errors.js';
 
@@ -46,11 +61,19 @@ export class LogReader {
   }
 
   /** Up to `limit` messages from `fromIndex` (inclusive) up to `toIndex` and the safe head. */
-  async page(fromIndex: number, limit: number, filter: ReadFilter = {}, toIndex = Number.MAX_SAFE_INTEGER): Promise<StoredMessage[]> {
+  async page(
+    fromIndex: number,
+    limit: number,
+    filter: ReadFilter = {},
+    toIndex = Number.MAX_SAFE_INTEGER,
+  ): Promise<StoredMessage[]> {
     return this.guard(async () => {
       // In gapless mode every visible row is below the head; in concurrent mode clamp to the watermark.
       if (this.concurrent) toIndex = Math.min(toIndex, await this.watermark.safeHead());
-      const rows = await execute<MessageRow>(this.dataSource.manager, readPage(fromIndex, toIndex, limit, filter));
+      const rows = await execute<MessageRow>(
+        this.dataSource.manager,
+        readPage(fromIndex, toIndex, limit, filter),
+      );
       return rows.map(toStoredMessage);
     });
   }
@@ -62,15 +85,34 @@ export class LogReader {
    * messages are RenderedMessage, their API JSON written by PostgreSQL (an SSE stream's read:
    * no body is parsed or serialised in Node).
    */
-  async readUpTo(after: number, limit: number, filter: ReadFilter, upTo: number, rendered = false): Promise<CoveredRead> {
+  async readUpTo(
+    after: number,
+    limit: number,
+    filter: ReadFilter,
+    upTo: number,
+    rendered = false,
+  ): Promise<CoveredRead> {
     if (upTo <= after) return { messages: [], to: after, skipped: [], xmax: '0' };
     return this.guard(async () => {
       const messages: StoredMessage[] = rendered
-        ? (await execute<RenderedRow>(this.dataSource.manager, readRenderedPage(after + 1, upTo, limit, filter))).map((row) => new RenderedMessage(row))
-        : (await execute<MessageRow>(this.dataSource.manager, readPage(after + 1, upTo, limit, filter))).map(toStoredMessage);
+        ? (
+            await execute<RenderedRow>(
+              this.dataSource.manager,
+              readRenderedPage(after + 1, upTo, limit, filter),
+            )
+          ).map((row) => new RenderedMessage(row))
+        : (
+            await execute<MessageRow>(
+              this.dataSource.manager,
+              readPage(after + 1, upTo, limit, filter),
+            )
+          ).map(toStoredMessage);
       const to = messages.length === limit ? messages[limit - 1].id : upTo;
       if (!this.concurrent) return { messages, to, skipped: [], xmax: '0' };
-      const passed = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readSkippedBetween(after, to));
+      const passed = await execute<{ position: string; xmax: string }>(
+        this.dataSource.manager,
+        readSkippedBetween(after, to),
+      );
       if (passed.length === 0) return { messages, to, skipped: [], xmax: '0' };
       const seen = new Set(messages.map((m) => m.id));
       const skipped = passed.map((r) => toPosition(r.position)).filter((p) => !seen.has(p));
@@ -84,7 +126,10 @@ export class LogReader {
    */
   async pageCategory(category: string, fromIndex: number, limit: number): Promise<StoredMessage[]> {
     return this.guard(async () => {
-      const rows = await execute<MessageRow>(this.dataSource.manager, readCategoryPage(category, fromIndex, limit));
+      const rows = await execute<MessageRow>(
+        this.dataSource.manager,
+        readCategoryPage(category, fromIndex, limit),
+      );
       return rows.map(toStoredMessage);
     });
   }
@@ -93,10 +138,19 @@ export class LogReader {
    * Up to `limit` messages of one correlation after `after`, up to `upTo` (a safe head read
    * before), in index order. `to` is where the next page starts after.
    */
-  async readCorrelation(correlationId: string, after: number, limit: number, filter: ReadFilter, upTo: number): Promise<{ messages: StoredMessage[]; to: number }> {
+  async readCorrelation(
+    correlationId: string,
+    after: number,
+    limit: number,
+    filter: ReadFilter,
+    upTo: number,
+  ): Promise<{ messages: StoredMessage[]; to: number }> {
     if (upTo <= after) return { messages: [], to: after };
     return this.guard(async () => {
-      const rows = await execute<MessageRow>(this.dataSource.manager, readCorrelationPage(correlationId, after + 1, upTo, limit, filter));
+      const rows = await execute<MessageRow>(
+        this.dataSource.manager,
+        readCorrelationPage(correlationId, after + 1, upTo, limit, filter),
+      );
       const messages = rows.map(toStoredMessage);
       return { messages, to: messages.length === limit ? messages[limit - 1].id : upTo };
     });
@@ -115,7 +169,11 @@ export class LogReader {
       return await read();
     } catch (error) {
       if (isConnectionError(error) || isQueryTimeout(error)) {
-        throw new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });
+        throw new DatabaseUnavailableError(
+          `The database is unavailable (${driverError(error).message}); retry later`,
+          false,
+          { cause: error },
+        );
       }
       throw error;
     }

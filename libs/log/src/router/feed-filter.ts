@@ -3,16 +3,22 @@ import { shardOf } from '../shard.js';
 import type { FeedOptions } from './log-feed.js';
 
 /** A feed's filter as one predicate (types and shard); `null` when it lets everything through. */
-export function compileFilter(options: Pick<FeedOptions, 'types' | 'shard'>): ((message: StoredMessage) => boolean) | null {
+export function compileFilter(
+  options: Pick<FeedOptions, 'types' | 'shard'>,
+): ((message: StoredMessage) => boolean) | null {
   const types = options.types && options.types.length > 0 ? new Set(options.types) : null;
   const shard = options.shard;
   if (shard) {
-    if (!Number.isInteger(shard.count) || shard.count < 1) throw new RangeError(`Shard count must be a positive integer, got ${shard.count}`);
+    if (!Number.isInteger(shard.count) || shard.count < 1)
+      throw new RangeError(`Shard count must be a positive integer, got ${shard.count}`);
     if (!Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count) {
-      throw new RangeError(`Shard index must be between 0 and ${shard.count - 1}, got ${shard.index}`);
+      throw new RangeError(
+        `Shard index must be between 0 and ${shard.count - 1}, got ${shard.index}`,
+      );
     }
   }
   if (!types && !shard) return null;
   return (message) =>
-    (types === null || types.has(message.messageType)) && (!shard || shardOf(message.userId, shard.count) === shard.index);
+    (types === null || types.has(message.messageType)) &&
+    (!shard || shardOf(message.userId, shard.count) === shard.index);
 }

@@ -16,5 +16,12 @@ export function listenerClientConfig(dataSource: DataSource): pg.ClientConfig {
   const o = dataSource.options as PostgresCredentials;
   const ssl = o.ssl as pg.ClientConfig['ssl'];
   if (o.url) return { connectionString: o.url, ...(ssl !== undefined ? { ssl } : {}) };
-  return { host: o.host, port: o.port, user: o.username, password: o.password, database: o.database, ssl };
+  return {
+    host: o.host,
+    port: o.port,
+    user: o.username,
+    password: o.password,
+    database: o.database,
+    ssl,
+  };
 }

@@ -14,11 +14,28 @@ import { LogWatermark } from '../watermark/log-watermark.service.js';
 import type { LogFeed } from './log-feed.js';
 
 /** A log in concurrent mode in its own Nest context on the suite's database. */
-async function startLog(url: string, options: LogModuleOptions = {}): Promise<INestApplicationContext> {
+async function startLog(
+  url: string,
+  options: LogModuleOptions = {},
+): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], synchronize: false, extra: { max: 6 } }),
-      LogModule.forRoot({ isGlobal: true, ordering: 'concurrent', duplicateWindow: 0, startMarker: false, livePollMs: 50, lateRescanMs: 50, ...options }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url,
+        entities: [],
+        synchronize: false,
+        extra: { max: 6 },
+      }),
+      LogModule.forRoot({
+        isGlobal: true,
+        ordering: 'concurrent',
+        duplicateWindow: 0,
+        startMarker: false,
+        livePollMs: 50,
+        lateRescanMs: 50,
+        ...options,
+      }),
     ],
   })
   class TestLogModule {}
@@ -28,7 +45,14 @@ async function startLog(url: string, options: LogModuleOptions = {}): Promise<IN
 }
 
 /** A writer like Ordinal's concurrent flush: xid first, positions drawn inside the INSERT, then held open. */
-async function heldWriter(url: string): Promise<{ position: number; commit(): Promise<unknown>; rollback(): Promise<unknown>; end(): Promise<void> }> {
+async function heldWriter(
+  url: string,
+): Promise<{
+  position: number;
+  commit(): Promise<unknown>;
+  rollback(): Promise<unknown>;
+  end(): Promise<void>;
+}> {
   const client = new pg.Client({ connectionString: url, application_name: 'held-writer' });
   await client.connect();
   await client.query('BEGIN');
@@ -45,11 +69,15 @@ async function heldWriter(url: string): Promise<{ position: number; commit(): Pr
   };
 }
 
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -66,7 +94,12 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
   const start = async (options?: LogModuleOptions) => {
     const context = await startLog(db.url, options);
     contexts.push(context);
-    return { router: context.get(LiveRouter), writer: context.get(LogWriter), reader: context.get(LogReader), context };
+    return {
+      router: context.get(LiveRouter),
+      writer: context.get(LogWriter),
+      reader: context.get(LogReader),
+      context,
+    };
   };
   const hold = async () => {
     const w = await heldWriter(db.url);
@@ -84,7 +117,14 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
   });
   afterEach(async () => {
     for (const feed of feeds.splice(0)) feed.close();
-    await Promise.all(held.splice(0).map((w) => w.rollback().catch(() => undefined).then(() => w.end())));
+    await Promise.all(
+      held.splice(0).map((w) =>
+        w
+          .rollback()
+          .catch(() => undefined)
+          .then(() => w.end()),
+      ),
+    );
     for (const context of contexts.splice(0)) await context.close();
     await db.drop();
   });
@@ -94,7 +134,9 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     const { router, writer } = await start({ gapTimeoutMs: 60_000 });
     const h = await hold();
     // When this process commits a message above it
-    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: { above: true } }] })).entries;
+    const [above] = (
+      await writer.append({ messages: [{ messageType: 'Above', body: { above: true } }] })
+    ).entries;
     const aboveId = above.status === 'created' ? above.message.id : -1;
     expect(aboveId).toBeGreaterThan(h.position);
     await waitFor(() => !router.stats().busy, 5000, 'the router to settle');
@@ -127,9 +169,13 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     // Then the feed gets it, marked late, and then the next message in order, with no repeat
     const [late] = await take(feed, 1);
     expect(late).toMatchObject({ id: h.position, messageType: 'Held', late: true });
-    const [after] = (await writer.append({ messages: [{ messageType: 'After', body: {} }] })).entries;
+    const [after] = (await writer.append({ messages: [{ messageType: 'After', body: {} }] }))
+      .entries;
     const [next] = await take(feed, 1);
-    expect(next).toMatchObject({ messageType: 'After', id: after.status === 'created' ? after.message.id : -1 });
+    expect(next).toMatchObject({
+      messageType: 'After',
+      id: after.status === 'created' ? after.message.id : -1,
+    });
     expect(next.late).toBeUndefined();
     expect(router.stats().lateDeliveries).toBe(1);
   });
@@ -138,9 +184,14 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     // Given a hole abandoned before any feed opened, with a message above it
     const { router, writer, reader } = await start({ gapTimeoutMs: 100, exactRelease: false });
     const h = await hold();
-    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] })).entries;
+    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] }))
+      .entries;
     const aboveId = above.status === 'created' ? above.message.id : -1;
-    await waitFor(async () => (await reader.safeHead()) >= aboveId, 5000, 'the hole to be abandoned');
+    await waitFor(
+      async () => (await reader.safeHead()) >= aboveId,
+      5000,
+      'the hole to be abandoned',
+    );
     // When a feed replays over it, and then the held writer commits
     const feed = open(router, 1);
     expect((await take(feed, 1))[0].id).toBe(aboveId);
@@ -151,7 +202,11 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
 
   it('a slow feed that has not reached an abandoned position yet when its row arrives gets it late once it passes it', async () => {
     // Given a live feed, a router that hears of nothing by itself (a minute's poll, raw writes without NOTIFY)
-    const { router, writer, reader } = await start({ gapTimeoutMs: 100, exactRelease: false, livePollMs: 60_000 });
+    const { router, writer, reader } = await start({
+      gapTimeoutMs: 100,
+      exactRelease: false,
+      livePollMs: 60_000,
+    });
     const feed = open(router, 1);
     await feed.headAtOpen;
     await waitFor(() => !router.stats().busy, 5000, 'the router to settle');
@@ -161,13 +216,21 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     const h = await hold();
     const aboveRaw = await hold();
     await aboveRaw.commit();
-    await waitFor(async () => (await reader.safeHead()) >= aboveRaw.position, 5000, 'the hole to be abandoned');
+    await waitFor(
+      async () => (await reader.safeHead()) >= aboveRaw.position,
+      5000,
+      'the hole to be abandoned',
+    );
     // When an own commit makes the router read all of it at once, and the feed takes only the first message
     await writer.append({ messages: [{ messageType: 'Own', body: {} }] });
     expect((await take(feed, 1))[0].id).toBe(below.position);
     // And the held row commits while the feed is still below it
     await h.commit();
-    await waitFor(() => router.stats().lateDeliveries === 1, 5000, 'the late arrival to reach the feed');
+    await waitFor(
+      () => router.stats().lateDeliveries === 1,
+      5000,
+      'the late arrival to reach the feed',
+    );
     // Then the feed yields it marked late right after it passes its position, and only once
     const rest = await take(feed, 3);
     expect(rest.map((m) => [m.id, m.late ?? false])).toEqual([
@@ -182,9 +245,14 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     // Given a hole abandoned below a message
     const { router, writer, reader } = await start({ gapTimeoutMs: 100, exactRelease: false });
     const h = await hold();
-    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] })).entries;
+    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] }))
+      .entries;
     const aboveId = above.status === 'created' ? above.message.id : -1;
-    await waitFor(async () => (await reader.safeHead()) >= aboveId, 5000, 'the hole to be abandoned');
+    await waitFor(
+      async () => (await reader.safeHead()) >= aboveId,
+      5000,
+      'the hole to be abandoned',
+    );
     // When a consumer resumes after it, watching what it passed before, and the held row commits
     const feed = router.open({ fromIndex: aboveId + 1, watchAbandonedBelow: {} });
     feeds.push(feed);
@@ -196,18 +264,34 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
 
   it('a consumer resuming from a bookmark gets an arrival another process found while it was away (arrived since its bookmark was saved)', async () => {
     // Given a hole abandoned below a message, and a consumer that saved its bookmark above it and stopped
-    const { router, writer, reader, context } = await start({ gapTimeoutMs: 100, exactRelease: false, lateRescanMs: 60_000 });
+    const { router, writer, reader, context } = await start({
+      gapTimeoutMs: 100,
+      exactRelease: false,
+      lateRescanMs: 60_000,
+    });
     const h = await hold();
-    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] })).entries;
+    const [above] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] }))
+      .entries;
     const aboveId = above.status === 'created' ? above.message.id : -1;
-    await waitFor(async () => (await reader.safeHead()) >= aboveId, 5000, 'the hole to be abandoned');
+    await waitFor(
+      async () => (await reader.safeHead()) >= aboveId,
+      5000,
+      'the hole to be abandoned',
+    );
     const bookmarkSavedAt = new Date();
     // When the row commits and a watermark re-scan (any process's) claims it as arrived
     await h.commit();
     const watermark = context.get(LogWatermark);
-    await waitFor(async () => (await watermark.rescanLate()).includes(h.position), 5000, 'the re-scan to claim the arrival');
+    await waitFor(
+      async () => (await watermark.rescanLate()).includes(h.position),
+      5000,
+      'the re-scan to claim the arrival',
+    );
     // Then the consumer, resuming after its bookmark, still gets it, marked late
-    const feed = router.open({ fromIndex: aboveId + 1, watchAbandonedBelow: { arrivedSince: bookmarkSavedAt } });
+    const feed = router.open({
+      fromIndex: aboveId + 1,
+      watchAbandonedBelow: { arrivedSince: bookmarkSavedAt },
+    });
     feeds.push(feed);
     expect((await take(feed, 1))[0]).toMatchObject({ id: h.position, late: true });
   });
@@ -221,7 +305,11 @@ describe('LiveRouter in concurrent mode: no position ahead of what a joining rea
     await first.writer.append({ messages: [{ messageType: 'Above', body: {} }] });
     const reached = await (async () => {
       let head = 0;
-      await waitFor(async () => (head = await first.reader.safeHead()) > abandoned.position, 5000, 'the first watermark to pass both holes');
+      await waitFor(
+        async () => (head = await first.reader.safeHead()) > abandoned.position,
+        5000,
+        'the first watermark to pass both holes',
+      );
       return head;
     })();
     // When a second process starts on the same log while the abandoned writer is still open

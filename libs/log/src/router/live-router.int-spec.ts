@@ -15,7 +15,13 @@ import type { LogFeed } from './log-feed.js';
 async function startLog(url: string, livePollMs: number): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], synchronize: false, extra: { max: 4 } }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url,
+        entities: [],
+        synchronize: false,
+        extra: { max: 4 },
+      }),
       LogModule.forRoot({ isGlobal: true, duplicateWindow: 0, livePollMs, startMarker: false }),
     ],
   })
@@ -26,14 +32,18 @@ async function startLog(url: string, livePollMs: number): Promise<INestApplicati
 }
 
 /** Polls until `check` holds, failing after the deadline. */
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
-
 
 const insertRaw = (db: TestDatabase, from: number, to: number, notify: boolean) =>
   db.query(
@@ -59,7 +69,13 @@ describe('LiveRouter (L5, R2, R3)', () => {
     return feed;
   };
   const append = (n: number, type = 'Appended') =>
-    writer.append({ messages: Array.from({ length: n }, (_, i) => ({ messageType: type, userId: `u-${i % 5}`, body: { i } })) });
+    writer.append({
+      messages: Array.from({ length: n }, (_, i) => ({
+        messageType: type,
+        userId: `u-${i % 5}`,
+        body: { i },
+      })),
+    });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -108,7 +124,11 @@ describe('LiveRouter (L5, R2, R3)', () => {
     // Then they arrive, read once from the database
     const got = await take(feed, 4);
     expect(got.map((m) => m.id)).toEqual([head + 1, head + 2, head + 3, head + 4]);
-    expect(got[0]).toMatchObject({ messageType: 'Raw', userId: `user-${head + 1}`, body: { g: head + 1 } });
+    expect(got[0]).toMatchObject({
+      messageType: 'Raw',
+      userId: `user-${head + 1}`,
+      body: { g: head + 1 },
+    });
     feed.close();
   });
 
@@ -159,7 +179,12 @@ describe('LiveRouter (L5, R2, R3)', () => {
     await append(10, 'Keep');
     await append(5, 'Skip');
     // When a feed asks for one type in shard 1 of 2, up to the last Skip
-    const feed = openFeed({ fromIndex: from, toIndex: from + 14, types: ['Keep'], shard: { count: 2, index: 1 } });
+    const feed = openFeed({
+      fromIndex: from,
+      toIndex: from + 14,
+      types: ['Keep'],
+      shard: { count: 2, index: 1 },
+    });
     const got: StoredMessage[] = [];
     for await (const m of feed) got.push(m);
     // Then it delivered only matching messages and ended by itself

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
 import { LOG_CHANNEL } from '../log.constants.js';
@@ -102,7 +108,14 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private notifiedHead = 0;
   private idleReadAt = 0;
   private idleTimer: NodeJS.Timeout | null = null;
-  private readonly counters = { peakMailbox: 0, overflows: 0, databaseReads: 0, directDeliveries: 0, lateDeliveries: 0, suspensions: 0 };
+  private readonly counters = {
+    peakMailbox: 0,
+    overflows: 0,
+    databaseReads: 0,
+    directDeliveries: 0,
+    lateDeliveries: 0,
+    suspensions: 0,
+  };
   private readonly late = new LateTracker();
   private readonly watchers = new Map<number, Set<RouterFeed>>();
   private lateTimer: NodeJS.Timeout | null = null;
@@ -135,10 +148,15 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       suspended: () => this.counters.suspensions++,
       safeHead: () => this.reader.safeHead(),
       read: (after, limit, types, upTo, rendered) =>
-        this.sharedReads.read(after, limit, types, upTo, rendered, () => this.reader.readUpTo(after, limit, { types }, upTo, rendered)),
+        this.sharedReads.read(after, limit, types, upTo, rendered, () =>
+          this.reader.readUpTo(after, limit, { types }, upTo, rendered),
+        ),
       openSkipped: async (upTo, arrivedSince) => {
         if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
-        const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(upTo, arrivedSince));
+        const rows = await execute<{ position: string; xmax: string }>(
+          this.dataSource.manager,
+          readOpenSkipped(upTo, arrivedSince),
+        );
         return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
       },
       watch: (feed, positions, xmax) => this.watch(feed, positions, xmax),
@@ -204,7 +222,10 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     await this.pumpDone;
   }
 
-  private attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null {
+  private attach(
+    limit: number,
+    accepts: ((message: StoredMessage) => boolean) | null,
+  ): Mailbox | null {
     if (this.closed) return null;
     const mailbox = new Mailbox(this.delivered, limit, accepts);
     this.mailboxes.add(mailbox);
@@ -214,7 +235,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private onOwnCommit(batch: StoredMessage[]): void {
     if (this.closed || batch.length === 0) return;
     this.knownHead = Math.max(this.knownHead, batch[batch.length - 1].id);
-    if (this.options.ordering !== 'gapless' || this.own.length >= MAX_PENDING_OWN) return this.wake(true);
+    if (this.options.ordering !== 'gapless' || this.own.length >= MAX_PENDING_OWN)
+      return this.wake(true);
     this.own.push(batch);
     this.wake(false);
   }
@@ -247,12 +269,21 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
         this.applyOwn();
         // Gapless: every index up to a committed head is final, so with nobody listening the
         // router may move there without reading. Concurrent: only a read of the safe head may.
-        if (this.mailboxes.size === 0 && !this.readRequested && this.options.ordering === 'gapless') {
+        if (
+          this.mailboxes.size === 0 &&
+          !this.readRequested &&
+          this.options.ordering === 'gapless'
+        ) {
           this.delivered = Math.max(this.delivered, this.knownHead);
           continue;
         }
         if (!this.readRequested && this.delivered >= this.knownHead) continue;
-        if (this.mailboxes.size === 0 && this.options.ordering !== 'gapless' && this.deferIdleRead()) continue;
+        if (
+          this.mailboxes.size === 0 &&
+          this.options.ordering !== 'gapless' &&
+          this.deferIdleRead()
+        )
+          continue;
         this.readRequested = false;
         await this.readNew();
       }
@@ -260,7 +291,10 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       this.failing = false;
     } catch (error) {
       this.readRequested = true;
-      if (!this.failing) this.logger.warn(`Live router cannot read after index ${this.delivered} (${String(error)}); retrying at the next poll`);
+      if (!this.failing)
+        this.logger.warn(
+          `Live router cannot read after index ${this.delivered} (${String(error)}); retrying at the next poll`,
+        );
       this.failing = true;
     } finally {
       this.pumping = false;
@@ -296,9 +330,18 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
         this.delivered = head;
         return;
       }
-      const read = await this.reader.readUpTo(this.delivered, this.options.replayBatchSize, {}, head);
+      const read = await this.reader.readUpTo(
+        this.delivered,
+        this.options.replayBatchSize,
+        {},
+        head,
+      );
       this.counters.databaseReads++;
-      this.deliver(read.messages, read.to, read.skipped.length > 0 ? { passed: read.skipped, xmax: read.xmax } : undefined);
+      this.deliver(
+        read.messages,
+        read.to,
+        read.skipped.length > 0 ? { passed: read.skipped, xmax: read.xmax } : undefined,
+      );
       this.applyOwn();
     }
   }
@@ -326,7 +369,11 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   /** Hands messages (and the positions read past without a row) to every mailbox; moves `delivered` to `upTo`. */
-  private deliver(messages: StoredMessage[], upTo = messages.at(-1)?.id ?? this.delivered, passed?: PassedMark): void {
+  private deliver(
+    messages: StoredMessage[],
+    upTo = messages.at(-1)?.id ?? this.delivered,
+    passed?: PassedMark,
+  ): void {
     let start = 0;
     while (start < messages.length && messages[start].id <= this.delivered) start++;
     const fresh = start === 0 ? messages : messages.slice(start);
@@ -391,9 +438,14 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
         }
         // Positions whose writers all ended without a row are final: nobody waits for them.
         const pending = new Set(this.late.positions());
-        for (const position of [...this.watchers.keys()]) if (!pending.has(position)) this.forget(position);
+        for (const position of [...this.watchers.keys()])
+          if (!pending.has(position)) this.forget(position);
       })
-      .catch((error: unknown) => this.logger.warn(`Late-arrival check of ${this.watchers.size} positions failed: ${String(error)}; retrying`))
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `Late-arrival check of ${this.watchers.size} positions failed: ${String(error)}; retrying`,
+        ),
+      )
       .finally(() => {
         this.lateChecking = null;
         if (this.lateAgain) {

@@ -14,7 +14,10 @@ const message = (id: number, messageType = 'A'): StoredMessage => ({
   streamId: null,
   streamVersion: null,
   schemaVersion: 1,
-  idempotencyKey: null, correlationId: null, causationId: null, traceparent: null,
+  idempotencyKey: null,
+  correlationId: null,
+  causationId: null,
+  traceparent: null,
 });
 
 describe('Mailbox (R3)', () => {
@@ -25,10 +28,14 @@ describe('Mailbox (R3)', () => {
     expect(mailbox.offer([message(11), message(12, 'B'), message(13)], 13)).toBe(true);
     // Then the A messages wait in order and the position covers the B
     expect(mailbox.seenUpTo).toBe(13);
-    expect([idOf(mailbox.take()), idOf(mailbox.take()), mailbox.take()]).toEqual([11, 13, undefined]);
+    expect([idOf(mailbox.take()), idOf(mailbox.take()), mailbox.take()]).toEqual([
+      11,
+      13,
+      undefined,
+    ]);
   });
 
-  it('puts the positions a read passed without a row ahead of that read\'s messages', () => {
+  it("puts the positions a read passed without a row ahead of that read's messages", () => {
     // Given a mailbox registered at 10
     const mailbox = new Mailbox(10, 5, null);
     // When the router offers 11 and 13 with 12 passed inside an abandoned hole
@@ -42,7 +49,12 @@ describe('Mailbox (R3)', () => {
     // Given a mailbox of 3
     const mailbox = new Mailbox(0, 3, null);
     // When 4 messages are offered
-    expect(mailbox.offer([1, 2, 3, 4].map((i) => message(i)), 4)).toBe(false);
+    expect(
+      mailbox.offer(
+        [1, 2, 3, 4].map((i) => message(i)),
+        4,
+      ),
+    ).toBe(false);
     // Then it is empty, marked overflowed, and takes nothing more
     expect(mailbox.overflowed).toBe(true);
     expect(mailbox.size).toBe(0);

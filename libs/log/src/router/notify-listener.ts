@@ -49,7 +49,11 @@ export class NotifyListener {
 
   private async open(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ application_name: 'ordinal-listener', keepAlive: true, ...this.options.client });
+    const client = new pg.Client({
+      application_name: 'ordinal-listener',
+      keepAlive: true,
+      ...this.options.client,
+    });
     this.client = client;
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
@@ -80,7 +84,9 @@ export class NotifyListener {
     const delay = Math.min(max, min * 2 ** this.attempt++);
     if (this.attempt === 1) {
       const why = error instanceof Error ? error.message : 'connection ended';
-      this.logger.warn(`LISTEN ${this.options.channel} lost (${why}); reconnecting, the poll covers the gap`);
+      this.logger.warn(
+        `LISTEN ${this.options.channel} lost (${why}); reconnecting, the poll covers the gap`,
+      );
     }
     this.timer = setTimeout(() => void this.open(), delay);
     this.timer.unref();

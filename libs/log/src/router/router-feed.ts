@@ -23,9 +23,18 @@ export interface FeedSource {
    * A covered read after `after` up to `upTo` (at most a safe head read before), perhaps
    * another feed's read of the same page; `rendered`: RenderedMessage rows.
    */
-  read(after: number, limit: number, types: string[] | undefined, upTo: number, rendered: boolean): Promise<CoveredRead>;
+  read(
+    after: number,
+    limit: number,
+    types: string[] | undefined,
+    upTo: number,
+    rendered: boolean,
+  ): Promise<CoveredRead>;
   /** Abandoned positions at or below `upTo` whose row has not arrived (a feed resuming from a bookmark). */
-  openSkipped(upTo: number, arrivedSince: Date | null): Promise<{ positions: number[]; xmax: string }>;
+  openSkipped(
+    upTo: number,
+    arrivedSince: Date | null,
+  ): Promise<{ positions: number[]; xmax: string }>;
   /** Watches positions this feed passed inside abandoned holes; an arrival comes back as `offerLate`. */
   watch(feed: RouterFeed, positions: number[], xmax: string): void;
   unwatch(feed: RouterFeed): void;
@@ -133,11 +142,17 @@ export class RouterFeed implements LogFeed {
     await this.source.ready;
     if (this.closed) return this.pos;
     if (first && this.options.watchAbandonedBelow && this.pos > 0) {
-      const open = await this.source.openSkipped(this.pos, this.options.watchAbandonedBelow.arrivedSince ?? null);
+      const open = await this.source.openSkipped(
+        this.pos,
+        this.options.watchAbandonedBelow.arrivedSince ?? null,
+      );
       if (this.closed) return this.pos;
       this.watch(open.positions, open.xmax);
     }
-    this.mailbox = this.source.attach(this.options.mailboxLimit ?? this.source.mailboxLimit, this.accepts);
+    this.mailbox = this.source.attach(
+      this.options.mailboxLimit ?? this.source.mailboxLimit,
+      this.accepts,
+    );
     if (this.mailbox === null) {
       this.closed = true;
       return this.pos;
@@ -160,7 +175,7 @@ export class RouterFeed implements LogFeed {
 
   /** Late arrivals at positions the feed has passed by now (a slow feed may not have reached one yet). */
   private *takeLate(): Generator<FeedMessage> {
-    for (let i = 0; i < this.late.length && !this.closed; ) {
+    for (let i = 0; i < this.late.length && !this.closed;) {
       if (this.late[i].id > this.pos) i++;
       else yield this.late.splice(i, 1)[0];
     }
@@ -239,7 +254,10 @@ export class RouterFeed implements LogFeed {
       if (item !== undefined) {
         if ('passed' in item) {
           // Positions the router read past inside abandoned holes; ours if we had not passed them yet.
-          this.watch(item.passed.filter((p) => p > this.pos && p <= this.toIndex), item.xmax);
+          this.watch(
+            item.passed.filter((p) => p > this.pos && p <= this.toIndex),
+            item.xmax,
+          );
           continue;
         }
         if (item.id <= this.pos) continue;

@@ -31,14 +31,23 @@ export class SharedReads {
   private timer: NodeJS.Timeout | null = null;
 
   /** A covered read after `after` up to `upTo`: another feed's when one covers it, else `read()`. */
-  read(after: number, limit: number, types: string[] | undefined, upTo: number, rendered: boolean, read: () => Promise<CoveredRead>): Promise<CoveredRead> {
+  read(
+    after: number,
+    limit: number,
+    types: string[] | undefined,
+    upTo: number,
+    rendered: boolean,
+    read: () => Promise<CoveredRead>,
+  ): Promise<CoveredRead> {
     this.expire();
     const key = `${after}|${rendered ? 'r' : 'm'}|${(types ?? []).join(',')}`;
     for (const candidate of this.reads.get(key) ?? []) {
       if (candidate.limit !== limit) continue;
       // A read with a lower bound serves only if it turns out a full page: wait for those that have finished.
       if (candidate.upTo < upTo && !candidate.settled) continue;
-      const usable = candidate.result.then((result) => (candidate.upTo >= upTo || result.messages.length >= limit ? cut(result, upTo) : null));
+      const usable = candidate.result.then((result) =>
+        candidate.upTo >= upTo || result.messages.length >= limit ? cut(result, upTo) : null,
+      );
       this.shared++;
       return usable.then((result) => {
         if (result !== null) return result;
@@ -49,7 +58,12 @@ export class SharedReads {
     return this.start(key, limit, upTo, read);
   }
 
-  private start(key: string, limit: number, upTo: number, read: () => Promise<CoveredRead>): Promise<CoveredRead> {
+  private start(
+    key: string,
+    limit: number,
+    upTo: number,
+    read: () => Promise<CoveredRead>,
+  ): Promise<CoveredRead> {
     const entry: SharedRead = { upTo, limit, result: read(), settled: false };
     entry.result.then(
       () => (entry.settled = true),
@@ -69,7 +83,11 @@ export class SharedReads {
 
   private expire(): void {
     const now = Date.now();
-    while (this.order.length > 0 && this.order[0].read.settled && now - this.order[0].at > KEPT_MS) {
+    while (
+      this.order.length > 0 &&
+      this.order[0].read.settled &&
+      now - this.order[0].at > KEPT_MS
+    ) {
       const oldest = this.order.shift()!;
       this.remove(oldest.key, oldest.read);
     }

@@ -36,13 +36,15 @@ describe('runMigrations (the migration advisory lock)', () => {
   });
 
   it('applies each migration once when several runs start at the same moment, and releases the lock', async () => {
-    const runs = await Promise.all([1, 2, 3].map(() => runMigrations(dataSource, [CreateThings1767225600200])));
+    const runs = await Promise.all(
+      [1, 2, 3].map(() => runMigrations(dataSource, [CreateThings1767225600200])),
+    );
     expect(runs.flat()).toEqual(['CreateThings1767225600200']);
     // Advisory locks are per database; pg_locks lists the whole cluster's (other suites migrate their own databases meanwhile).
-    const locks = await db.query('SELECT 1 FROM pg_locks WHERE locktype = $1 AND objid = $2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())', [
-      'advisory',
-      LOCKS.migrations,
-    ]);
+    const locks = await db.query(
+      'SELECT 1 FROM pg_locks WHERE locktype = $1 AND objid = $2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())',
+      ['advisory', LOCKS.migrations],
+    );
     expect(locks).toEqual([]);
   });
 
@@ -54,7 +56,9 @@ describe('runMigrations (the migration advisory lock)', () => {
       await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCKS.migrations]);
       // When a run starts with a short lock timeout
       const started = Date.now();
-      const attempt = runMigrations(dataSource, [CreateThings1767225600200], { lockTimeoutMs: 300 });
+      const attempt = runMigrations(dataSource, [CreateThings1767225600200], {
+        lockTimeoutMs: 300,
+      });
       // Then it gives up after about that long, saying why
       await expect(attempt).rejects.toBeInstanceOf(MigrationFailedError);
       await expect(attempt).rejects.toThrow(/held the migration lock for more than 300 ms/);
@@ -63,13 +67,21 @@ describe('runMigrations (the migration advisory lock)', () => {
       await holder.end();
     }
     // And once the holder is gone, the migrations run
-    expect(await runMigrations(dataSource, [CreateThings1767225600200], { lockTimeoutMs: 300 })).toEqual(['CreateThings1767225600200']);
+    expect(
+      await runMigrations(dataSource, [CreateThings1767225600200], { lockTimeoutMs: 300 }),
+    ).toEqual(['CreateThings1767225600200']);
   });
 
   it('rolls a failed run back whole and releases the lock for the next start', async () => {
-    await expect(runMigrations(dataSource, [CreateThings1767225600200, Broken1767225600201])).rejects.toThrow(MigrationFailedError);
-    const tables = await db.query("SELECT to_regclass('things') IS NULL AS gone, to_regclass('half_done') IS NULL AS half_gone");
+    await expect(
+      runMigrations(dataSource, [CreateThings1767225600200, Broken1767225600201]),
+    ).rejects.toThrow(MigrationFailedError);
+    const tables = await db.query(
+      "SELECT to_regclass('things') IS NULL AS gone, to_regclass('half_done') IS NULL AS half_gone",
+    );
     expect(tables).toEqual([{ gone: true, half_gone: true }]);
-    expect(await runMigrations(dataSource, [CreateThings1767225600200], { lockTimeoutMs: 1000 })).toEqual(['CreateThings1767225600200']);
+    expect(
+      await runMigrations(dataSource, [CreateThings1767225600200], { lockTimeoutMs: 1000 }),
+    ).toEqual(['CreateThings1767225600200']);
   });
 });

@@ -28,7 +28,11 @@ const LOCK_NOT_AVAILABLE = '55P03';
  *
  * @returns the names of the migrations applied now
  */
-export async function runMigrations(dataSource: DataSource, migrations: MigrationClass[], options: RunMigrationsOptions = {}): Promise<string[]> {
+export async function runMigrations(
+  dataSource: DataSource,
+  migrations: MigrationClass[],
+  options: RunMigrationsOptions = {},
+): Promise<string[]> {
   const lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
   const connection = dataSource.options as PostgresConnectionOptions;
   const runner = new DataSource({
@@ -48,18 +52,34 @@ export async function runMigrations(dataSource: DataSource, migrations: Migratio
   // A pool of one connection is the embedded database (PGlite): one session that all its
   // connections share, where a transaction left open for the lock would hold the session and
   // the migrations could not run; no pooler stands in front of it, so a session lock is right.
-  const oneSession = ((connection.extra as { max?: number } | undefined)?.max ?? Number.POSITIVE_INFINITY) <= 1;
+  const oneSession =
+    ((connection.extra as { max?: number } | undefined)?.max ?? Number.POSITIVE_INFINITY) <= 1;
   let sessionLocked = false;
   try {
     // lock_timeout bounds the wait for the advisory lock; it is this transaction's (or session's) only lock wait.
     if (!oneSession) await lock.startTransaction();
-    await lock.query(`SELECT set_config('lock_timeout', $1, $2)`, [`${Math.max(1, Math.floor(lockTimeoutMs))}ms`, !oneSession]);
+    await lock.query(`SELECT set_config('lock_timeout', $1, $2)`, [
+      `${Math.max(1, Math.floor(lockTimeoutMs))}ms`,
+      !oneSession,
+    ]);
     try {
-      await lock.query(oneSession ? 'SELECT pg_advisory_lock($1::bigint)' : 'SELECT pg_advisory_xact_lock($1::bigint)', [LOCKS.migrations]);
+      await lock.query(
+        oneSession
+          ? 'SELECT pg_advisory_lock($1::bigint)'
+          : 'SELECT pg_advisory_xact_lock($1::bigint)',
+        [LOCKS.migrations],
+      );
       sessionLocked = oneSession;
     } catch (error) {
-      if ((error as { driverError?: { code?: string }; code?: string }).driverError?.code === LOCK_NOT_AVAILABLE || (error as { code?: string }).code === LOCK_NOT_AVAILABLE) {
-        throw new MigrationFailedError(`Another process held the migration lock for more than ${lockTimeoutMs} ms; raise migrationLockTimeoutMs or find the stuck process`, { cause: error });
+      if (
+        (error as { driverError?: { code?: string }; code?: string }).driverError?.code ===
+          LOCK_NOT_AVAILABLE ||
+        (error as { code?: string }).code === LOCK_NOT_AVAILABLE
+      ) {
+        throw new MigrationFailedError(
+          `Another process held the migration lock for more than ${lockTimeoutMs} ms; raise migrationLockTimeoutMs or find the stuck process`,
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -67,12 +87,18 @@ export async function runMigrations(dataSource: DataSource, migrations: Migratio
       const applied = await runner.runMigrations({ transaction: 'all' });
       return applied.map((m) => m.name);
     } catch (error) {
-      throw new MigrationFailedError(`Migrations failed and were rolled back: ${(error as Error).message}`, { cause: error });
+      throw new MigrationFailedError(
+        `Migrations failed and were rolled back: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
   } finally {
     // Ending the lock's transaction releases the lock (the embedded database: unlock).
     if (lock.isTransactionActive) await lock.rollbackTransaction().catch(() => undefined);
-    if (sessionLocked) await lock.query('SELECT pg_advisory_unlock($1::bigint)', [LOCKS.migrations]).catch(() => undefined);
+    if (sessionLocked)
+      await lock
+        .query('SELECT pg_advisory_unlock($1::bigint)', [LOCKS.migrations])
+        .catch(() => undefined);
     await lock.release();
     await runner.destroy();
   }

@@ -56,7 +56,8 @@ function copyText(value: string | number | null): string {
 /** One line of COPY text for `row` (tab-separated, newline-terminated). */
 export function importRowText(row: ImportRow): string {
   let line = '';
-  for (let i = 0; i < IMPORT_COLUMNS.length; i++) line += (i > 0 ? '\t' : '') + copyText(IMPORT_COLUMNS[i].value(row));
+  for (let i = 0; i < IMPORT_COLUMNS.length; i++)
+    line += (i > 0 ? '\t' : '') + copyText(IMPORT_COLUMNS[i].value(row));
   return `${line}\n`;
 }
 

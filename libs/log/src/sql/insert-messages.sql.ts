@@ -102,7 +102,11 @@ const NO_STREAMS = { streamId: [] as string[], expected: [] as number[], version
  * `ok = false` (or fails on the stream-version index if it read an older snapshot) — the
  * caller then takes the checked path. Returns the first index given and the commit time.
  */
-export function appendBatch(rows: InsertColumns, expectations: StreamExpectations = NO_STREAMS, heads: StreamHeads = NO_STREAMS): SqlQuery {
+export function appendBatch(
+  rows: InsertColumns,
+  expectations: StreamExpectations = NO_STREAMS,
+  heads: StreamHeads = NO_STREAMS,
+): SqlQuery {
   const n = rows.messageType.length;
   return {
     text: `WITH lock AS (SELECT pg_advisory_xact_lock($2::bigint)),
@@ -129,7 +133,15 @@ export function appendBatch(rows: InsertColumns, expectations: StreamExpectation
              (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM heads)::int AS heads,
              CASE WHEN head.head IS NULL THEN NULL ELSE pg_notify('${LOG_CHANNEL}', head.head::text) END AS notified
       FROM expected LEFT JOIN head ON true`,
-    values: [rowsJson(rows), LOCKS.log, n, expectations.streamId, expectations.expected, heads.streamId, heads.version],
+    values: [
+      rowsJson(rows),
+      LOCKS.log,
+      n,
+      expectations.streamId,
+      expectations.expected,
+      heads.streamId,
+      heads.version,
+    ],
   };
 }
 

@@ -41,8 +41,9 @@ export type ArrivalRow = Partial<MessageRow> & { pending: string; xmin: string }
 /** Which of the pending positions have a committed row now. */
 export function readArrivals(positions: number[]): SqlQuery {
   return {
-    text: `SELECT p.pending::text AS pending, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${MESSAGE_COLUMNS
-      .split(', ')
+    text: `SELECT p.pending::text AS pending, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, ${MESSAGE_COLUMNS.split(
+      ', ',
+    )
       .map((c) => `m.${c}`)
       .join(', ')}
            FROM unnest($1::bigint[]) AS p(pending) LEFT JOIN ${TABLES.messages} m ON m.index = p.pending

@@ -7,7 +7,13 @@ import type { ReadFilter } from './read-page.sql.js';
  * One correlation's messages with `from <= index <= to`, in index order, at most `limit`: a
  * range scan of `messages_correlation_ix (correlation_id, index)`.
  */
-export function readCorrelationPage(correlationId: string, from: number, to: number, limit: number, filter: ReadFilter = {}): SqlQuery {
+export function readCorrelationPage(
+  correlationId: string,
+  from: number,
+  to: number,
+  limit: number,
+  filter: ReadFilter = {},
+): SqlQuery {
   const types = filter.types ?? [];
   return {
     text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}

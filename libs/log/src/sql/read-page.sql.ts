@@ -8,12 +8,23 @@ export interface ReadFilter {
 }
 
 /** Messages with `from <= index <= to`, in index order, at most `limit` of them. */
-export function readPage(from: number, to: number, limit: number, filter: ReadFilter = {}): SqlQuery {
+export function readPage(
+  from: number,
+  to: number,
+  limit: number,
+  filter: ReadFilter = {},
+): SqlQuery {
   return pageOf(MESSAGE_COLUMNS, from, to, limit, filter);
 }
 
 /** `columns` of the messages in `[from, to]`, in index order, at most `limit`, of the filter's types. */
-function pageOf(columns: string, from: number, to: number, limit: number, filter: ReadFilter): SqlQuery {
+function pageOf(
+  columns: string,
+  from: number,
+  to: number,
+  limit: number,
+  filter: ReadFilter,
+): SqlQuery {
   const types = filter.types ?? [];
   if (types.length === 0) {
     return {
@@ -58,6 +69,11 @@ export const RENDERED_MESSAGE_JSON = `'{"id":' || index
 export const RENDERED_COLUMNS = `index, message_type, user_id, ${RENDERED_MESSAGE_JSON} AS json`;
 
 /** `readPage` with each row rendered as the API's JSON by PostgreSQL (see RENDERED_MESSAGE_JSON). */
-export function readRenderedPage(from: number, to: number, limit: number, filter: ReadFilter = {}): SqlQuery {
+export function readRenderedPage(
+  from: number,
+  to: number,
+  limit: number,
+  filter: ReadFilter = {},
+): SqlQuery {
   return pageOf(RENDERED_COLUMNS, from, to, limit, filter);
 }

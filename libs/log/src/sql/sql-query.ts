@@ -46,7 +46,11 @@ export interface PgConnection {
  * (parsed and planned once per connection), without TypeORM's per-query logging and
  * broadcasting. `name` must be unique per statement text.
  */
-export async function executePrepared<R = Record<string, unknown>>(connection: PgConnection, name: string, query: SqlQuery): Promise<R[]> {
+export async function executePrepared<R = Record<string, unknown>>(
+  connection: PgConnection,
+  name: string,
+  query: SqlQuery,
+): Promise<R[]> {
   const result = await connection.query<R>({ name, text: query.text, values: query.values });
   return result.rows;
 }

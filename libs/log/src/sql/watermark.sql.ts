@@ -41,7 +41,10 @@ export function countFinalBetween(from: number, to: number): SqlQuery {
 
 /** The watermark a process reached and wrote down: every position at or below it is final. */
 export function readPersistedWatermark(): SqlQuery {
-  return { text: `SELECT position::text AS position FROM ${TABLES.watermark} WHERE id = 1`, values: [] };
+  return {
+    text: `SELECT position::text AS position FROM ${TABLES.watermark} WHERE id = 1`,
+    values: [],
+  };
 }
 
 /** Moves the written-down watermark forward (never back: several processes write it). */
@@ -102,7 +105,12 @@ export function snapshotPassed(xmax: string): SqlQuery {
  * (so later arrivals inside them are found) and exactly released ones (so no process, after a
  * restart say, holds them again).
  */
-export function recordSkipped(from: number, to: number, heldMs: number, releasedExactly = false): SqlQuery {
+export function recordSkipped(
+  from: number,
+  to: number,
+  heldMs: number,
+  releasedExactly = false,
+): SqlQuery {
   return {
     text: `INSERT INTO ${TABLES.skipped} (position, held_ms, released_exactly) SELECT p, $3, $4 FROM generate_series($1::bigint, $2::bigint) p
            ON CONFLICT (position) DO NOTHING`,

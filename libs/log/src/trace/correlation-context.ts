@@ -41,5 +41,9 @@ export function currentCorrelation(): CorrelationContext | undefined {
  * existed starts its own, named by its index.
  */
 export function correlationOf(message: StoredMessage): CorrelationContext {
-  return { correlationId: message.correlationId ?? String(message.id), causationId: String(message.id), traceparent: message.traceparent };
+  return {
+    correlationId: message.correlationId ?? String(message.id),
+    causationId: String(message.id),
+    traceparent: message.traceparent,
+  };
 }

@@ -10,7 +10,12 @@ export function parseTraceparent(header: string | null | undefined): SpanContext
   if (typeof header !== 'string') return null;
   const match = TRACEPARENT.exec(header.trim().toLowerCase());
   if (!match) return null;
-  const context: SpanContext = { traceId: match[1], spanId: match[2], traceFlags: parseInt(match[3], 16) & TraceFlags.SAMPLED, isRemote: true };
+  const context: SpanContext = {
+    traceId: match[1],
+    spanId: match[2],
+    traceFlags: parseInt(match[3], 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+  };
   return isSpanContextValid(context) ? context : null;
 }
 

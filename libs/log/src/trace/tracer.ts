@@ -11,7 +11,10 @@ export function ordinalTracer(): Tracer {
 }
 
 /** A context whose parent span is the stored trace context (no SDK needed to carry it on). */
-export function contextFromTraceparent(traceparent: string | null | undefined, base: Context = ROOT_CONTEXT): Context {
+export function contextFromTraceparent(
+  traceparent: string | null | undefined,
+  base: Context = ROOT_CONTEXT,
+): Context {
   const parent = parseTraceparent(traceparent);
   return parent ? trace.setSpanContext(base, parent) : base;
 }

@@ -36,7 +36,8 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
   let db: TestDatabase;
   let dataSource: DataSource;
   const writers: RawWriter[] = [];
-  const watermark = (options: LogModuleOptions = {}) => new LogWatermark(dataSource, resolveLogOptions({ ordering: 'concurrent', ...options }));
+  const watermark = (options: LogModuleOptions = {}) =>
+    new LogWatermark(dataSource, resolveLogOptions({ ordering: 'concurrent', ...options }));
   const writer = async () => {
     const w = await RawWriter.open(db.url);
     writers.push(w);
@@ -62,12 +63,22 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     await runMigrations(dataSource, LOG_MIGRATIONS);
   });
   afterEach(async () => {
-    await Promise.all(writers.splice(0).map((w) => w.rollback().catch(() => undefined).then(() => w.end())));
+    await Promise.all(
+      writers.splice(0).map((w) =>
+        w
+          .rollback()
+          .catch(() => undefined)
+          .then(() => w.end()),
+      ),
+    );
     await dataSource?.destroy();
     await db?.drop();
   });
 
-  const headNow = async () => Number((await db.query<{ m: string }>('SELECT coalesce(max(index), 0) AS m FROM messages'))[0].m);
+  const headNow = async () =>
+    Number(
+      (await db.query<{ m: string }>('SELECT coalesce(max(index), 0) AS m FROM messages'))[0].m,
+    );
 
   it('moves over a long committed run in counted ranges and still stops at the one open position inside it', async () => {
     // Given a watermark at 0, a run of 40,000 committed positions with one still being written at 23,457 and one recorded as skipped at 30,001
@@ -78,7 +89,9 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     await db.query("SELECT setval('messages_index_seq', 23456)");
     const [pa] = await a.insert('order');
     expect(pa).toBe(23_457);
-    await db.query(`INSERT INTO messages (index, message_type, body, content_hash) SELECT g, 'T', '{}'::jsonb, 'h' FROM generate_series(1, 40000) g WHERE g NOT IN (23457, 30001)`);
+    await db.query(
+      `INSERT INTO messages (index, message_type, body, content_hash) SELECT g, 'T', '{}'::jsonb, 'h' FROM generate_series(1, 40000) g WHERE g NOT IN (23457, 30001)`,
+    );
     await db.query("SELECT setval('messages_index_seq', 40000)");
     await db.query('INSERT INTO log_skipped (position, held_ms) VALUES (30001, 0)');
     // Then the watermark stops right below the open position
@@ -98,7 +111,11 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
     // Then the watermark does not pass A's position
     expect(await w.safeHead()).toBe(pa - 1);
     expect(await w.safeHead()).toBe(pa - 1);
-    expect(w.heldHole).toMatchObject({ from: pa, to: pa, writers: [expect.objectContaining({ applicationName: 'raw-writer' })] });
+    expect(w.heldHole).toMatchObject({
+      from: pa,
+      to: pa,
+      writers: [expect.objectContaining({ applicationName: 'raw-writer' })],
+    });
     expect(base).toBeLessThan(pa);
     // When A commits, both are below the watermark
     await a.commit();
@@ -194,7 +211,11 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
 
   it('property: a reader following the watermark gets exactly the committed positions, in order', async () => {
     type Op = { writer: number; action: 'insert' | 'commit' | 'rollback'; category: number };
-    const op = fc.record({ writer: fc.integer({ min: 0, max: 2 }), action: fc.constantFrom('insert', 'insert', 'commit', 'rollback'), category: fc.integer({ min: 0, max: 3 }) }) as fc.Arbitrary<Op>;
+    const op = fc.record({
+      writer: fc.integer({ min: 0, max: 2 }),
+      action: fc.constantFrom('insert', 'insert', 'commit', 'rollback'),
+      category: fc.integer({ min: 0, max: 3 }),
+    }) as fc.Arbitrary<Op>;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
         await db.query('TRUNCATE messages');
@@ -208,7 +229,10 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
           let position = 0;
           const follow = async () => {
             const head = await w.safeHead();
-            const rows = await db.query<{ index: string }>('SELECT index FROM messages WHERE index > $1 AND index <= $2 ORDER BY index', [position, head]);
+            const rows = await db.query<{ index: string }>(
+              'SELECT index FROM messages WHERE index > $1 AND index <= $2 ORDER BY index',
+              [position, head],
+            );
             delivered.push(...rows.map((r) => Number(r.index)));
             position = Math.max(position, head);
           };
@@ -237,7 +261,14 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
           committed.sort((x, y) => x - y);
           expect(delivered).toEqual(committed);
         } finally {
-          await Promise.all(writers.splice(0).map((x) => x.rollback().catch(() => undefined).then(() => x.end())));
+          await Promise.all(
+            writers.splice(0).map((x) =>
+              x
+                .rollback()
+                .catch(() => undefined)
+                .then(() => x.end()),
+            ),
+          );
         }
       }),
       { numRuns: Number(process.env.PROP_RUNS ?? 15), verbose: true },
@@ -265,7 +296,10 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
       // Then the follower passes it too, and wrote nothing (the only record is the primary's)
       expect(await follower.safeHead()).toBe(pb);
       expect(follower.heldHole).toBeNull();
-      const records = await db.query<{ position: string }>('SELECT position::text AS position FROM log_skipped WHERE position > $1', [base]);
+      const records = await db.query<{ position: string }>(
+        'SELECT position::text AS position FROM log_skipped WHERE position > $1',
+        [base],
+      );
       expect(records.map((r) => Number(r.position))).toEqual([pa]);
     });
 
@@ -275,7 +309,9 @@ describe('LogWatermark in concurrent mode (S2-S4, real concurrent transactions)'
       await a.rollback();
       const primary = watermark();
       expect(await primary.safeHead()).toBe(pb);
-      const [{ position }] = await db.query<{ position: string }>('SELECT position::text AS position FROM log_watermark');
+      const [{ position }] = await db.query<{ position: string }>(
+        'SELECT position::text AS position FROM log_watermark',
+      );
       expect(Number(position)).toBe(pb);
       // Then a new follower starts there and reads nothing past it
       const follower = watermark({ role: 'replica-reader' });

@@ -1,10 +1,27 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import {
-  claimLateArrivals, countFinalBetween, countRunning, execute, persistWatermark, readDrawnPosition, readFinalPositionsAfter, readHead, readLogWriters,
-  readPersistedWatermark, readPositionsBetween, recordSkipped, snapshotPassed,
+  claimLateArrivals,
+  countFinalBetween,
+  countRunning,
+  execute,
+  persistWatermark,
+  readDrawnPosition,
+  readFinalPositionsAfter,
+  readHead,
+  readLogWriters,
+  readPersistedWatermark,
+  readPositionsBetween,
+  recordSkipped,
+  snapshotPassed,
 } from '../sql/index.js';
 import { toPosition } from '../row-mapper.js';
 import type { Hole, HoleWriter, WatermarkCounters } from './hole.js';
@@ -51,13 +68,17 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   private barrier: { position: number; hole: Hole } | null | undefined = undefined;
   private rescanTimer: NodeJS.Timeout | null = null;
   private readonly lateListeners = new Set<(positions: number[]) => void>();
-  readonly counters: WatermarkCounters = { holesHeld: 0, holesReleasedExactly: 0, holesAbandoned: 0, lateArrivals: 0 };
+  readonly counters: WatermarkCounters = {
+    holesHeld: 0,
+    holesReleasedExactly: 0,
+    holesAbandoned: 0,
+    lateArrivals: 0,
+  };
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
-  ) {
-  }
+  ) {}
 
   onModuleInit(): void {
     if (this.options.ordering !== 'concurrent' || this.follower) return;
@@ -68,8 +89,14 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     if (this.rescanTimer) clearInterval(this.rescanTimer);
     // The next process starts where this one got to (the periodic write may be a second behind).
-    if (this.options.ordering === 'concurrent' && !this.follower && this.position > (this.persisted ?? 0)) {
-      await execute(this.dataSource.manager, persistWatermark(this.position)).catch(() => undefined);
+    if (
+      this.options.ordering === 'concurrent' &&
+      !this.follower &&
+      this.position > (this.persisted ?? 0)
+    ) {
+      await execute(this.dataSource.manager, persistWatermark(this.position)).catch(
+        () => undefined,
+      );
     }
   }
 
@@ -99,11 +126,16 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   /** Looks for late arrivals now (also runs every `lateRescanMs`). */
   async rescanLate(): Promise<number[]> {
     try {
-      const rows = await execute<{ position: string }>(this.dataSource.manager, claimLateArrivals());
+      const rows = await execute<{ position: string }>(
+        this.dataSource.manager,
+        claimLateArrivals(),
+      );
       const positions = rows.map((r) => toPosition(r.position)).sort((a, b) => a - b);
       if (positions.length === 0) return positions;
       this.counters.lateArrivals += positions.length;
-      this.logger.error(`Late arrival: positions ${positions.join(', ')} committed after their hole was abandoned; delivering them as late`);
+      this.logger.error(
+        `Late arrival: positions ${positions.join(', ')} committed after their hole was abandoned; delivering them as late`,
+      );
       for (const listener of this.lateListeners) listener(positions);
       return positions;
     } catch (error) {
@@ -120,7 +152,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   private async advance(): Promise<number> {
     if (this.follower) return this.follow();
     if (this.persisted === null) {
-      const [row] = await execute<{ position: string }>(this.dataSource.manager, readPersistedWatermark());
+      const [row] = await execute<{ position: string }>(
+        this.dataSource.manager,
+        readPersistedWatermark(),
+      );
       this.persisted = row ? toPosition(row.position) : 0;
       this.position = Math.max(this.position, this.persisted);
     }
@@ -136,7 +171,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
    * contiguous run after it. Never past a position that is neither a row nor recorded.
    */
   private async follow(): Promise<number> {
-    const [row] = await execute<{ position: string }>(this.dataSource.manager, readPersistedWatermark());
+    const [row] = await execute<{ position: string }>(
+      this.dataSource.manager,
+      readPersistedWatermark(),
+    );
     this.position = Math.max(this.position, row ? toPosition(row.position) : 0);
     return this.scan();
   }
@@ -147,13 +185,17 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     this.persistedAt = Date.now();
     execute(this.dataSource.manager, persistWatermark(position)).then(
       () => (this.persisted = Math.max(this.persisted ?? 0, position)),
-      (error: unknown) => this.logger.warn(`Cannot write the watermark down at ${position}: ${String(error)}`),
+      (error: unknown) =>
+        this.logger.warn(`Cannot write the watermark down at ${position}: ${String(error)}`),
     );
   }
 
   private async scan(): Promise<number> {
     for (;;) {
-      const rows = await execute<{ index: string }>(this.dataSource.manager, readFinalPositionsAfter(this.position, SCAN));
+      const rows = await execute<{ index: string }>(
+        this.dataSource.manager,
+        readFinalPositionsAfter(this.position, SCAN),
+      );
       let next: number | null = null;
       for (const row of rows) {
         const index = toPosition(row.index);
@@ -186,7 +228,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
    */
   private async gallop(): Promise<void> {
     for (let step = GALLOP_FROM; ; step = Math.min(step * 2, GALLOP_MAX)) {
-      const [row] = await execute<{ final: string }>(this.dataSource.manager, countFinalBetween(this.position + 1, this.position + step));
+      const [row] = await execute<{ final: string }>(
+        this.dataSource.manager,
+        countFinalBetween(this.position + 1, this.position + step),
+      );
       if (toPosition(row.final) !== step) return;
       this.position += step;
     }
@@ -243,7 +288,11 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     }
     const hole = this.hole;
     const heldMs = Date.now() - hole.firstSeenAt;
-    if (this.options.gapTimeoutMs > 0 && this.options.exactRelease && (await this.writersEnded(hole))) {
+    if (
+      this.options.gapTimeoutMs > 0 &&
+      this.options.exactRelease &&
+      (await this.writersEnded(hole))
+    ) {
       if (await this.anyCommitted(from, to)) return true;
       await execute(this.dataSource.manager, recordSkipped(from, to, heldMs, true));
       this.counters.holesReleasedExactly += 1;
@@ -255,7 +304,9 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       if (await this.anyCommitted(from, to)) return true;
       await execute(this.dataSource.manager, recordSkipped(from, to, heldMs));
       this.counters.holesAbandoned += 1;
-      this.logger.warn(`Hole ${from}..${to} abandoned after ${heldMs} ms (gapTimeoutMs ${this.options.gapTimeoutMs}); a row committing there later is reported as a late arrival`);
+      this.logger.warn(
+        `Hole ${from}..${to} abandoned after ${heldMs} ms (gapTimeoutMs ${this.options.gapTimeoutMs}); a row committing there later is reported as a late arrival`,
+      );
       this.position = to;
       this.hole = null;
       return true;
@@ -264,14 +315,20 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async listWriters(): Promise<Pick<Hole, 'writers' | 'xmax' | 'exact'>> {
-    const rows = await execute<{ pid: number | null; xact_start: string | null; application_name: string | null; xmax: string }>(
-      this.dataSource.manager,
-      readLogWriters(),
-    );
+    const rows = await execute<{
+      pid: number | null;
+      xact_start: string | null;
+      application_name: string | null;
+      xmax: string;
+    }>(this.dataSource.manager, readLogWriters());
     const xmax = rows[0].xmax;
     const writers: HoleWriter[] = rows
       .filter((r) => r.pid !== null)
-      .map((r) => ({ pid: r.pid!, xactStart: r.xact_start ?? '', applicationName: r.application_name ?? '' }));
+      .map((r) => ({
+        pid: r.pid!,
+        xactStart: r.xact_start ?? '',
+        applicationName: r.application_name ?? '',
+      }));
     // Without the xact_start of other sessions (no privilege to see them) fall back to xmax.
     const exact = writers.every((w) => w.xactStart !== '');
     return { writers: writers.sort((a, b) => a.xactStart.localeCompare(b.xactStart)), xmax, exact };
@@ -279,13 +336,19 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
 
   private async writersEnded(hole: Hole): Promise<boolean> {
     if (!hole.exact) {
-      const [row] = await execute<{ passed: boolean }>(this.dataSource.manager, snapshotPassed(hole.xmax));
+      const [row] = await execute<{ passed: boolean }>(
+        this.dataSource.manager,
+        snapshotPassed(hole.xmax),
+      );
       return row.passed;
     }
     if (hole.writers.length === 0) return true;
     const [row] = await execute<{ running: number }>(
       this.dataSource.manager,
-      countRunning(hole.writers.map((w) => w.pid), hole.writers.map((w) => w.xactStart)),
+      countRunning(
+        hole.writers.map((w) => w.pid),
+        hole.writers.map((w) => w.xactStart),
+      ),
     );
     return row.running === 0;
   }

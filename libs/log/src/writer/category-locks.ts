@@ -12,6 +12,11 @@ export function categoryLockKey(category: string): bigint {
 
 /** The lock keys a concurrent flush takes, sorted so two flushes can never deadlock. */
 export function categoryLockKeys(batch: PendingAppend[]): string[] {
-  const categories = new Set(batch.map((p) => (p.request.stream ? categoryOf(p.request.stream.streamId) : NO_CATEGORY)));
-  return [...categories].map(categoryLockKey).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+  const categories = new Set(
+    batch.map((p) => (p.request.stream ? categoryOf(p.request.stream.streamId) : NO_CATEGORY)),
+  );
+  return [...categories]
+    .map(categoryLockKey)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(String);
 }

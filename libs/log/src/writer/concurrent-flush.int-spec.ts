@@ -13,8 +13,20 @@ import type { AppendResult } from '../message.js';
 async function startLog(url: string): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], synchronize: false, extra: { max: 6, application_name: 'ordinal-writer-under-test' } }),
-      LogModule.forRoot({ isGlobal: true, ordering: 'concurrent', duplicateWindow: 0, startMarker: false, gapTimeoutMs: 60_000 }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url,
+        entities: [],
+        synchronize: false,
+        extra: { max: 6, application_name: 'ordinal-writer-under-test' },
+      }),
+      LogModule.forRoot({
+        isGlobal: true,
+        ordering: 'concurrent',
+        duplicateWindow: 0,
+        startMarker: false,
+        gapTimeoutMs: 60_000,
+      }),
     ],
   })
   class TestLogModule {}
@@ -23,12 +35,17 @@ async function startLog(url: string): Promise<INestApplicationContext> {
   return context;
 }
 
-async function waitFor<T>(check: () => Promise<T | false>, timeoutMs: number, what: string): Promise<T> {
+async function waitFor<T>(
+  check: () => Promise<T | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -65,7 +82,9 @@ describe('a concurrent flush keeps the order of id, locks and positions the wate
   });
 
   const drawn = async () => {
-    const [row] = await db.query<{ drawn: string }>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS drawn FROM messages_index_seq`);
+    const [row] = await db.query<{ drawn: string }>(
+      `SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS drawn FROM messages_index_seq`,
+    );
     return Number(row.drawn);
   };
 
@@ -92,10 +111,19 @@ describe('a concurrent flush keeps the order of id, locks and positions the wate
     await writer.append({ messages: [{ messageType: 'Before', body: { n: 0 } }] });
     const before = await drawn();
     await locker.query('BEGIN');
-    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [categoryLockKey(NO_CATEGORY).toString()]);
+    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+      categoryLockKey(NO_CATEGORY).toString(),
+    ]);
     // When a flush of two messages without a stream starts
     let settled: AppendResult | undefined;
-    const appending = writer.append({ messages: [{ messageType: 'Waits', body: { n: 1 } }, { messageType: 'Waits', body: { n: 2 } }] }).then((r) => (settled = r));
+    const appending = writer
+      .append({
+        messages: [
+          { messageType: 'Waits', body: { n: 1 } },
+          { messageType: 'Waits', body: { n: 2 } },
+        ],
+      })
+      .then((r) => (settled = r));
     // Then, while it waits for the lock, it has an id and holds the table, and nothing was drawn
     const blocked = await blockedWriter(pid);
     expect(blocked.xid).not.toBeNull();
@@ -105,8 +133,14 @@ describe('a concurrent flush keeps the order of id, locks and positions the wate
     // And once the lock is free it draws the next positions, in row order
     await locker.query('COMMIT');
     const { entries } = await appending;
-    expect(entries.map((e) => (e.status === 'created' ? e.message.id : -1))).toEqual([before + 1, before + 2]);
-    const rows = await db.query<{ index: string; xid: string }>('SELECT index::text AS index, transaction_id::text AS xid FROM messages WHERE index > $1 ORDER BY messages.index', [before]);
+    expect(entries.map((e) => (e.status === 'created' ? e.message.id : -1))).toEqual([
+      before + 1,
+      before + 2,
+    ]);
+    const rows = await db.query<{ index: string; xid: string }>(
+      'SELECT index::text AS index, transaction_id::text AS xid FROM messages WHERE index > $1 ORDER BY messages.index',
+      [before],
+    );
     expect(rows.map((r) => Number(r.index))).toEqual([before + 1, before + 2]);
     // One statement, one transaction: both rows carry the id the session had while it waited.
     expect(rows.map((r) => r.xid)).toEqual([blocked.xid, blocked.xid]);
@@ -116,22 +150,39 @@ describe('a concurrent flush keeps the order of id, locks and positions the wate
     const [{ pid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
     const before = await drawn();
     await locker.query('BEGIN');
-    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [categoryLockKey('order').toString()]);
-    const appending = writer.append({ stream: { streamId: 'order-1', expectedVersion: 'no_stream' }, messages: [{ messageType: 'Placed', body: {} }] });
+    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+      categoryLockKey('order').toString(),
+    ]);
+    const appending = writer.append({
+      stream: { streamId: 'order-1', expectedVersion: 'no_stream' },
+      messages: [{ messageType: 'Placed', body: {} }],
+    });
     const blocked = await blockedWriter(pid);
     expect(blocked.xid).not.toBeNull();
     expect(await drawn()).toBe(before);
     await locker.query('COMMIT');
     const { entries } = await appending;
-    expect(entries[0]).toMatchObject({ status: 'created', message: { id: before + 1, streamVersion: 1 } });
+    expect(entries[0]).toMatchObject({
+      status: 'created',
+      message: { id: before + 1, streamVersion: 1 },
+    });
   });
 
   it('many parallel flushes without streams leave no hole and give every message one position', async () => {
     const before = await drawn();
-    const results = await Promise.all(Array.from({ length: 200 }, (_, n) => writer.append({ messages: [{ messageType: 'Parallel', body: { n } }] })));
-    const ids = results.map((r) => (r.entries[0].status === 'created' ? r.entries[0].message.id : -1)).sort((a, b) => a - b);
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, n) =>
+        writer.append({ messages: [{ messageType: 'Parallel', body: { n } }] }),
+      ),
+    );
+    const ids = results
+      .map((r) => (r.entries[0].status === 'created' ? r.entries[0].message.id : -1))
+      .sort((a, b) => a - b);
     expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => before + 1 + i));
-    const [{ count }] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM messages WHERE index > $1', [before]);
+    const [{ count }] = await db.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM messages WHERE index > $1',
+      [before],
+    );
     expect(count).toBe(200);
   });
 });

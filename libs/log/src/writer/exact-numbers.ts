@@ -43,12 +43,14 @@ export function inexactNumberIn(text: string, root: string): JsonProblem | null 
   const frames: { array: boolean; key: string; index: number; expectKey: boolean }[] = [];
   const pathHere = () => {
     let path = root;
-    for (const f of frames) path = f.array ? `${path}${path ? '.' : ''}${f.index}` : path ? child(path, f.key) : f.key;
+    for (const f of frames)
+      path = f.array ? `${path}${path ? '.' : ''}${f.index}` : path ? child(path, f.key) : f.key;
     return path;
   };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x7b /* { */ || c === 0x5b /* [ */) frames.push({ array: c === 0x5b, key: '', index: 0, expectKey: c === 0x7b });
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */)
+      frames.push({ array: c === 0x5b, key: '', index: 0, expectKey: c === 0x7b });
     else if (c === 0x7d || c === 0x5d) frames.pop();
     else if (c === 0x2c /* , */) {
       const top = frames[frames.length - 1];
@@ -68,7 +70,10 @@ export function inexactNumberIn(text: string, root: string): JsonProblem | null 
       while (end < text.length && /[0-9.eE+-]/.test(text[end])) end++;
       const number = text.slice(i, end);
       if (!isExactNumberText(number)) {
-        return { path: pathHere(), reason: `is the number ${number}, which JavaScript cannot keep exactly (it reads as ${Number(number)}); send it as a string` };
+        return {
+          path: pathHere(),
+          reason: `is the number ${number}, which JavaScript cannot keep exactly (it reads as ${Number(number)}); send it as a string`,
+        };
       }
       i = end - 1;
     }

@@ -13,12 +13,26 @@ const pending = (request: AppendRequest): PendingAppend => ({
   resolve: () => undefined,
   reject: () => undefined,
 });
-const state = (over: Partial<WriteState> = {}): WriteState => ({ head: 10, now: '2026-01-01T00:00:00.000Z', repeats: new Map(), streams: new Map(), ...over });
+const state = (over: Partial<WriteState> = {}): WriteState => ({
+  head: 10,
+  now: '2026-01-01T00:00:00.000Z',
+  repeats: new Map(),
+  streams: new Map(),
+  ...over,
+});
 
 describe('planFlush', () => {
   it('assigns contiguous indices after the head, in queue order', () => {
     const plan = planFlush(
-      [pending({ messages: [{ messageType: 'A', body: { a: 1 } }, { messageType: 'B', body: { b: 1 } }] }), pending({ messages: [{ messageType: 'C', body: [1] }] })],
+      [
+        pending({
+          messages: [
+            { messageType: 'A', body: { a: 1 } },
+            { messageType: 'B', body: { b: 1 } },
+          ],
+        }),
+        pending({ messages: [{ messageType: 'C', body: [1] }] }),
+      ],
       state(),
       new DuplicateWindow(0),
     );
@@ -30,9 +44,18 @@ describe('planFlush', () => {
   it('rejects only the conflicting stream append; its neighbours still get indices', () => {
     const plan = planFlush(
       [
-        pending({ messages: [{ messageType: 'X', body: {} }], stream: { streamId: 'order-1', expectedVersion: 0 } }),
-        pending({ messages: [{ messageType: 'Y', body: {} }], stream: { streamId: 'order-1', expectedVersion: 0 } }),
-        pending({ messages: [{ messageType: 'Z', body: {} }], stream: { streamId: 'order-1', expectedVersion: 1 } }),
+        pending({
+          messages: [{ messageType: 'X', body: {} }],
+          stream: { streamId: 'order-1', expectedVersion: 0 },
+        }),
+        pending({
+          messages: [{ messageType: 'Y', body: {} }],
+          stream: { streamId: 'order-1', expectedVersion: 0 },
+        }),
+        pending({
+          messages: [{ messageType: 'Z', body: {} }],
+          stream: { streamId: 'order-1', expectedVersion: 1 },
+        }),
       ],
       state(),
       new DuplicateWindow(0),
@@ -60,7 +83,10 @@ describe('planFlush', () => {
     const [first, second, third] = plan.outcomes.map((o) => (o.ok ? o.entries[0] : null));
     expect(first).toEqual({ status: 'repeat', message: original });
     expect(second?.status).toBe('created');
-    expect(third).toEqual({ status: 'repeat', message: second?.status === 'created' ? second.message : null });
+    expect(third).toEqual({
+      status: 'repeat',
+      message: second?.status === 'created' ? second.message : null,
+    });
     expect(plan.rows.index).toEqual([11]);
   });
 
@@ -72,12 +98,20 @@ describe('planFlush', () => {
         pending({ messages: [{ messageType: 'A', body: { old: true } }] }),
         pending({ messages: [{ messageType: 'A', body: { fresh: 1 } }] }),
         pending({ messages: [{ messageType: 'A', body: { fresh: 1 } }] }),
-        pending({ messages: [{ messageType: 'A', body: { fresh: 1 } }], skipDuplicateWindow: true }),
+        pending({
+          messages: [{ messageType: 'A', body: { fresh: 1 } }],
+          skipDuplicateWindow: true,
+        }),
       ],
       state(),
       window,
     );
-    expect(plan.outcomes.map((o) => (o.ok ? o.entries[0].status : 'error'))).toEqual(['duplicate', 'created', 'duplicate', 'created']);
+    expect(plan.outcomes.map((o) => (o.ok ? o.entries[0].status : 'error'))).toEqual([
+      'duplicate',
+      'created',
+      'duplicate',
+      'created',
+    ]);
     expect(plan.windowHashes).toHaveLength(1);
   });
 });

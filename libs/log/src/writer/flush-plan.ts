@@ -15,8 +15,7 @@ export interface WriteState {
 }
 
 export type PendingOutcome =
-  | { ok: true; entries: AppendEntry[]; streamVersion?: number }
-  | { ok: false; error: Error };
+  { ok: true; entries: AppendEntry[]; streamVersion?: number } | { ok: false; error: Error };
 
 export interface FlushPlan {
   rows: InsertColumns;
@@ -33,11 +32,26 @@ export interface FlushPlan {
  * check, its idempotency-key repeats and window duplicates resolved, and the next indices.
  * One append's conflict never affects its neighbours.
  */
-export function planFlush(batch: PendingAppend[], state: WriteState, window: DuplicateWindow): FlushPlan {
+export function planFlush(
+  batch: PendingAppend[],
+  state: WriteState,
+  window: DuplicateWindow,
+): FlushPlan {
   const rows: InsertColumns = {
-    index: [], messageType: [], userId: [], streamId: [], streamVersion: [], category: [],
-    body: [], metadata: [], schemaVersion: [], contentHash: [], idempotencyKey: [],
-    correlationId: [], causationId: [], traceparent: [],
+    index: [],
+    messageType: [],
+    userId: [],
+    streamId: [],
+    streamVersion: [],
+    category: [],
+    body: [],
+    metadata: [],
+    schemaVersion: [],
+    contentHash: [],
+    idempotencyKey: [],
+    correlationId: [],
+    causationId: [],
+    traceparent: [],
   };
   const streamHeads = new Map<string, number>();
   const byKey = new Map(state.repeats);
@@ -54,7 +68,10 @@ export function planFlush(batch: PendingAppend[], state: WriteState, window: Dup
       version = streamHeads.get(stream.streamId) ?? state.streams.get(stream.streamId) ?? 0;
       const expected = stream.expectedVersion === 'no_stream' ? 0 : stream.expectedVersion;
       if (expected !== 'any' && expected !== version) {
-        outcomes.push({ ok: false, error: new VersionConflictError(stream.streamId, version, stream.expectedVersion) });
+        outcomes.push({
+          ok: false,
+          error: new VersionConflictError(stream.streamId, version, stream.expectedVersion),
+        });
         continue;
       }
     }
@@ -67,7 +84,12 @@ export function planFlush(batch: PendingAppend[], state: WriteState, window: Dup
         entries.push({ status: 'repeat', message: repeat });
         continue;
       }
-      if (useWindow && (batchHashes.has(p.hash) ? window.isOpen(windowHashes.length) : window.isDuplicate(p.hash, windowHashes.length))) {
+      if (
+        useWindow &&
+        (batchHashes.has(p.hash)
+          ? window.isOpen(windowHashes.length)
+          : window.isDuplicate(p.hash, windowHashes.length))
+      ) {
         entries.push({ status: 'duplicate', contentHash: p.hash });
         continue;
       }

@@ -1,6 +1,17 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { Ordering } from '../log-options.js';
-import { appendBatch, appendConcurrent, execute, executePrepared, insertConcurrent, insertMessages, lockCategories, lockLog, readWriteState, type PgConnection } from '../sql/index.js';
+import {
+  appendBatch,
+  appendConcurrent,
+  execute,
+  executePrepared,
+  insertConcurrent,
+  insertMessages,
+  lockCategories,
+  lockLog,
+  readWriteState,
+  type PgConnection,
+} from '../sql/index.js';
 import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
@@ -24,7 +35,11 @@ const needsChecks = (batch: PendingAppend[]) =>
 
 /** Keys must be looked up and `any` needs the current version: only the checked path knows them. */
 const needsReads = (batch: PendingAppend[]) =>
-  batch.some((p) => p.request.stream?.expectedVersion === 'any' || p.prepared.some((m) => m.message.idempotencyKey));
+  batch.some(
+    (p) =>
+      p.request.stream?.expectedVersion === 'any' ||
+      p.prepared.some((m) => m.message.idempotencyKey),
+  );
 
 /** The version each stream must be at for the batch as queued: its first append's expectation. */
 function expectations(batch: PendingAppend[]): Map<string, number> {
@@ -32,14 +47,19 @@ function expectations(batch: PendingAppend[]): Map<string, number> {
   for (const { request } of batch) {
     const stream = request.stream;
     if (!stream || expected.has(stream.streamId)) continue;
-    expected.set(stream.streamId, stream.expectedVersion === 'no_stream' ? 0 : (stream.expectedVersion as number));
+    expected.set(
+      stream.streamId,
+      stream.expectedVersion === 'no_stream' ? 0 : (stream.expectedVersion as number),
+    );
   }
   return expected;
 }
 
 /** The optimistic statement read an older snapshot of a stream head than the lock let it see. */
 const isStreamVersionRace = (error: unknown) => {
-  const e = (error as { driverError?: { code?: string; constraint?: string } })?.driverError ?? (error as { code?: string; constraint?: string });
+  const e =
+    (error as { driverError?: { code?: string; constraint?: string } })?.driverError ??
+    (error as { code?: string; constraint?: string });
   return e?.code === '23505' && e?.constraint === 'messages_stream_version_uq';
 };
 
@@ -68,13 +88,25 @@ export class FlushStrategies {
    */
   private async optimistic(batch: PendingAppend[]): Promise<FlushPlan> {
     const assumed = expectations(batch);
-    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: assumed }, this.window);
+    const plan = planFlush(
+      batch,
+      { head: 0, now: '', repeats: new Map(), streams: assumed },
+      this.window,
+    );
     if (plan.created.length === 0) return plan;
     const lease = await this.lease();
     let row: { ok: boolean; base: string | null; now: Date };
     try {
-      const statement = appendBatch(plan.rows, { streamId: [...assumed.keys()], expected: [...assumed.values()] }, plan.streamHeads);
-      [row] = await executePrepared<typeof row>(lease.connection, 'ordinal_append_batch', statement).catch((error: unknown) => {
+      const statement = appendBatch(
+        plan.rows,
+        { streamId: [...assumed.keys()], expected: [...assumed.values()] },
+        plan.streamHeads,
+      );
+      [row] = await executePrepared<typeof row>(
+        lease.connection,
+        'ordinal_append_batch',
+        statement,
+      ).catch((error: unknown) => {
         if (isStreamVersionRace(error)) return [{ ok: false, base: null, now: new Date() }];
         if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
         lease.broken ??= error;
@@ -98,8 +130,13 @@ export class FlushStrategies {
   private checked(batch: PendingAppend[]): Promise<FlushPlan> {
     return this.inTransaction(async (runner) => {
       const [{ head, now }] = await execute<{ head: string; now: Date }>(runner, lockLog());
-      const plan = planFlush(batch, await this.readState(runner, batch, toPosition(head), now), this.window);
-      if (plan.created.length > 0) await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
+      const plan = planFlush(
+        batch,
+        await this.readState(runner, batch, toPosition(head), now),
+        this.window,
+      );
+      if (plan.created.length > 0)
+        await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
       return plan;
     });
   }
@@ -113,13 +150,19 @@ export class FlushStrategies {
   private concurrent(batch: PendingAppend[]): Promise<FlushPlan> {
     if (!needsChecks(batch)) return this.concurrentAtOnce(batch);
     return this.inTransaction(async (runner) => {
-      const [{ now }] = await execute<{ now: Date }>(runner, lockCategories(categoryLockKeys(batch)));
+      const [{ now }] = await execute<{ now: Date }>(
+        runner,
+        lockCategories(categoryLockKeys(batch)),
+      );
       const state = needsChecks(batch)
         ? await this.readState(runner, batch, 0, now)
         : { head: 0, now: now.toISOString(), repeats: new Map(), streams: new Map() };
       const plan = planFlush(batch, state, this.window);
       if (plan.created.length === 0) return plan;
-      const [{ indices }] = await execute<{ indices: (string | number)[] }>(runner, insertConcurrent(plan.rows, plan.streamHeads));
+      const [{ indices }] = await execute<{ indices: (string | number)[] }>(
+        runner,
+        insertConcurrent(plan.rows, plan.streamHeads),
+      );
       const sorted = indices.map(toPosition).sort((a, b) => a - b);
       plan.created.forEach((message, i) => {
         message.id = sorted[i];
@@ -137,12 +180,20 @@ export class FlushStrategies {
    * unknown.
    */
   private async concurrentAtOnce(batch: PendingAppend[]): Promise<FlushPlan> {
-    const plan = planFlush(batch, { head: 0, now: '', repeats: new Map(), streams: new Map() }, this.window);
+    const plan = planFlush(
+      batch,
+      { head: 0, now: '', repeats: new Map(), streams: new Map() },
+      this.window,
+    );
     if (plan.created.length === 0) return plan;
     const lease = await this.lease();
     let row: { indices: string[]; now: Date };
     try {
-      [row] = await executePrepared<typeof row>(lease.connection, 'ordinal_append_concurrent', appendConcurrent(plan.rows, categoryLockKeys(batch))).catch((error: unknown) => {
+      [row] = await executePrepared<typeof row>(
+        lease.connection,
+        'ordinal_append_concurrent',
+        appendConcurrent(plan.rows, categoryLockKeys(batch)),
+      ).catch((error: unknown) => {
         if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
         lease.broken ??= error;
         throw new CommitOutcomeUnknown(driverError(error).message);
@@ -164,7 +215,9 @@ export class FlushStrategies {
    * CommitOutcomeUnknown. A timeout before COMMIT drops the connection (a ROLLBACK would queue
    * behind the statement still running there), so that transaction can never commit.
    */
-  private async inTransaction(work: (runner: QueryRunner) => Promise<FlushPlan>): Promise<FlushPlan> {
+  private async inTransaction(
+    work: (runner: QueryRunner) => Promise<FlushPlan>,
+  ): Promise<FlushPlan> {
     const runner = await this.connect();
     let commitSent = false;
     let broken: unknown;
@@ -176,12 +229,20 @@ export class FlushStrategies {
       return plan;
     } catch (error) {
       if (isQueryTimeout(error)) broken = error;
-      else if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
-      if (commitSent && (isConnectionError(error) || isQueryTimeout(error))) throw new CommitOutcomeUnknown(driverError(error).message);
-      if (isQueryTimeout(error)) throw new QueryTimedOut(driverError(error).message, { cause: error });
+      else if (runner.isTransactionActive && !commitSent)
+        await runner.rollbackTransaction().catch(() => undefined);
+      if (commitSent && (isConnectionError(error) || isQueryTimeout(error)))
+        throw new CommitOutcomeUnknown(driverError(error).message);
+      if (isQueryTimeout(error))
+        throw new QueryTimedOut(driverError(error).message, { cause: error });
       throw error;
     } finally {
-      const release = broken === undefined ? runner.release() : (runner as unknown as { releasePostgresConnection(err: unknown): Promise<void> }).releasePostgresConnection(broken);
+      const release =
+        broken === undefined
+          ? runner.release()
+          : (
+              runner as unknown as { releasePostgresConnection(err: unknown): Promise<void> }
+            ).releasePostgresConnection(broken);
       await release.catch(() => undefined);
     }
   }
@@ -193,7 +254,9 @@ export class FlushStrategies {
    * unhandled; `release` then hands the connection back with it, so the pool destroys it.
    */
   private async lease(): Promise<{ connection: PgConnection; broken: unknown; release(): void }> {
-    const driver = this.dataSource.driver as unknown as { obtainMasterConnection(): Promise<[PgConnection, (error?: unknown) => void]> };
+    const driver = this.dataSource.driver as unknown as {
+      obtainMasterConnection(): Promise<[PgConnection, (error?: unknown) => void]>;
+    };
     const [connection, giveBack] = await driver.obtainMasterConnection().catch((error: unknown) => {
       throw new ConnectFailed(driverError(error).message, { cause: error });
     });
@@ -220,14 +283,23 @@ export class FlushStrategies {
     return runner;
   }
 
-  private async readState(runner: QueryRunner, batch: PendingAppend[], head: number, now: Date): Promise<WriteState> {
+  private async readState(
+    runner: QueryRunner,
+    batch: PendingAppend[],
+    head: number,
+    now: Date,
+  ): Promise<WriteState> {
     const keys = new Set<string>();
     const streams = new Set<string>();
     for (const pending of batch) {
       if (pending.request.stream) streams.add(pending.request.stream.streamId);
-      for (const p of pending.prepared) if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
+      for (const p of pending.prepared)
+        if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
     }
-    const [row] = await execute<{ repeats: MessageRow[]; streams: Record<string, string> }>(runner, readWriteState([...keys], [...streams]));
+    const [row] = await execute<{ repeats: MessageRow[]; streams: Record<string, string> }>(
+      runner,
+      readWriteState([...keys], [...streams]),
+    );
     return {
       head,
       now: now.toISOString(),

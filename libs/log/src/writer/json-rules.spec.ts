@@ -18,13 +18,17 @@ describe('the JSON rules every entry path shares', () => {
       expect(`${problem?.path} ${problem?.reason}`).toMatch(reason);
       expect(toStorableJson(value, 'content')).toEqual(problem);
     }
-    expect(() => prepareMessage({ messageType: 'A', body: { s: 'x\ud800' } })).toThrow(/content\.s/);
+    expect(() => prepareMessage({ messageType: 'A', body: { s: 'x\ud800' } })).toThrow(
+      /content\.s/,
+    );
   });
 
   it('refuses nesting deeper than the limit without overflowing the stack', () => {
     let deep: unknown = {};
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    expect(jsonValueProblem(deep, 'content')?.reason).toMatch(new RegExp(`deeper than ${JSON_LIMITS.maxDepth}`));
+    expect(jsonValueProblem(deep, 'content')?.reason).toMatch(
+      new RegExp(`deeper than ${JSON_LIMITS.maxDepth}`),
+    );
     let ok: unknown = 1;
     for (let i = 0; i < JSON_LIMITS.maxDepth; i++) ok = [ok];
     expect(jsonValueProblem(ok, 'content')).toBeNull();
@@ -34,14 +38,27 @@ describe('the JSON rules every entry path shares', () => {
   it('keeps __proto__ and constructor as ordinary keys', () => {
     const body = JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":1}}');
     const prepared = prepareMessage({ messageType: 'A', body });
-    expect(JSON.stringify(prepared.message.body)).toBe('{"__proto__":{"polluted":true},"constructor":{"prototype":1}}');
+    expect(JSON.stringify(prepared.message.body)).toBe(
+      '{"__proto__":{"polluted":true},"constructor":{"prototype":1}}',
+    );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(prepared.message.body)).toBe(Object.prototype);
   });
 
   it('orders keys as jsonb does (length, then bytes) and canonicalises as RFC 8785 (UTF-16 order)', () => {
-    const prepared = prepareMessage({ messageType: 'A', body: { bb: 1, a: 2, é: 3, z: 4, '😀': 5, '10': 6, '9': 7 } });
-    expect(Object.keys(prepared.message.body as object)).toEqual(['9', '10', 'a', 'z', 'bb', 'é', '😀']);
+    const prepared = prepareMessage({
+      messageType: 'A',
+      body: { bb: 1, a: 2, é: 3, z: 4, '😀': 5, '10': 6, '9': 7 },
+    });
+    expect(Object.keys(prepared.message.body as object)).toEqual([
+      '9',
+      '10',
+      'a',
+      'z',
+      'bb',
+      'é',
+      '😀',
+    ]);
     expect(prepared.bodyJson).toBe('{"10":6,"9":7,"a":2,"bb":1,"z":4,"é":3,"😀":5}');
   });
 
@@ -50,8 +67,16 @@ describe('the JSON rules every entry path shares', () => {
       fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
         const built = toStorableJson(value, 'v');
         if ('reason' in built) return;
-        const reordered = JSON.parse(JSON.stringify(value, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v)));
-        expect((toStorableJson(reordered, 'v') as { canonical: string }).canonical).toBe(built.canonical);
+        const reordered = JSON.parse(
+          JSON.stringify(value, (_k, v) =>
+            v && typeof v === 'object' && !Array.isArray(v)
+              ? Object.fromEntries(Object.entries(v).reverse())
+              : v,
+          ),
+        );
+        expect((toStorableJson(reordered, 'v') as { canonical: string }).canonical).toBe(
+          built.canonical,
+        );
         expect(JSON.parse(built.canonical)).toEqual(JSON.parse(JSON.stringify(value)));
       }),
     );

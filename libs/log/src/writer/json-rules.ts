@@ -30,7 +30,8 @@ class Refused {
 
   pathFrom(root: string): string {
     let path = root;
-    for (let i = this.segments.length - 1; i >= 0; i--) path = path ? child(path, this.segments[i]) : this.segments[i];
+    for (let i = this.segments.length - 1; i >= 0; i--)
+      path = path ? child(path, this.segments[i]) : this.segments[i];
     return path;
   }
 }
@@ -46,14 +47,16 @@ function within<T>(key: string, walk: () => T): T {
 }
 
 function numberProblem(value: number): string | null {
-  if (!Number.isFinite(value)) return 'is a number JavaScript cannot represent (out of range); send it as a string';
+  if (!Number.isFinite(value))
+    return 'is a number JavaScript cannot represent (out of range); send it as a string';
   if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
     return 'is an integer beyond ±(2^53−1), which a JSON number cannot carry exactly; send it as a string';
   }
   return null;
 }
 
-const STRING_REASON = 'has a NUL character (\\u0000) or an unpaired surrogate, which PostgreSQL cannot store';
+const STRING_REASON =
+  'has a NUL character (\\u0000) or an unpaired surrogate, which PostgreSQL cannot store';
 
 /**
  * Checks a JSON value without copying it: strings and keys PostgreSQL can store, numbers a
@@ -84,7 +87,8 @@ function check(value: unknown, depth: number): void {
       return;
     case 'object':
       if (value === null) return;
-      if (depth > JSON_LIMITS.maxDepth) throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      if (depth > JSON_LIMITS.maxDepth)
+        throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) within(String(i), () => check(value[i], depth + 1));
         return;
@@ -116,7 +120,8 @@ export function jsonbKeyOrder(a: string, b: string): number {
 
 /** `o[key] = value` that keeps `__proto__` an ordinary key (as JSON.parse does). */
 function define(o: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
   else o[key] = value;
 }
 
@@ -156,7 +161,8 @@ function build(value: unknown, depth: number): StorableJson {
       return { value, canonical: value ? 'true' : 'false' };
     case 'object': {
       if (value === null) return { value, canonical: 'null' };
-      if (depth > JSON_LIMITS.maxDepth) throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      if (depth > JSON_LIMITS.maxDepth)
+        throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
       const toJSON = (value as { toJSON?: unknown }).toJSON;
       if (typeof toJSON === 'function') return build((toJSON as () => unknown).call(value), depth);
       if (Array.isArray(value)) {
@@ -197,7 +203,8 @@ function build(value: unknown, depth: number): StorableJson {
       // RFC 8785 orders by UTF-16 code units: JavaScript's own string order.
       members.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       let canonical = '{';
-      for (let i = 0; i < members.length; i++) canonical += `${i > 0 ? ',' : ''}${JSON.stringify(members[i].key)}:${members[i].built.canonical}`;
+      for (let i = 0; i < members.length; i++)
+        canonical += `${i > 0 ? ',' : ''}${JSON.stringify(members[i].key)}:${members[i].built.canonical}`;
       return { value: copy, canonical: `${canonical}}` };
     }
     default:
@@ -233,9 +240,11 @@ function canonicalOf(value: unknown, depth: number): string {
       return value ? 'true' : 'false';
     case 'object': {
       if (value === null) return 'null';
-      if (depth > JSON_LIMITS.maxDepth) throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
+      if (depth > JSON_LIMITS.maxDepth)
+        throw new Refused(`is nested deeper than ${JSON_LIMITS.maxDepth} levels`);
       const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') return canonicalOf((toJSON as () => unknown).call(value), depth);
+      if (typeof toJSON === 'function')
+        return canonicalOf((toJSON as () => unknown).call(value), depth);
       if (Array.isArray(value)) {
         let text = '[';
         for (let i = 0; i < value.length; i++) {

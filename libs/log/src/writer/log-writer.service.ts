@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { context as otelContext, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import {
+  context as otelContext,
+  trace,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Span,
+} from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
@@ -27,7 +34,10 @@ import { contextFromTraceparent, ordinalTracer } from '../trace/tracer.js';
 function endSpan(span: Span, error?: unknown): void {
   if (error !== undefined) {
     span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    });
   }
   span.end();
 }
@@ -45,7 +55,6 @@ export interface FlushStats {
   durationMs: number;
   ok: boolean;
 }
-
 
 /** Concurrent mode: messages queued that justify another flush beside those in flight. */
 const FILL_MESSAGES = 64;
@@ -99,12 +108,18 @@ export class LogWriter implements OnApplicationShutdown {
         prepared.push(prepareMessage(message, lineage));
       } catch (error) {
         // In a batch, say which message: the append is refused as a whole.
-        const refused = error instanceof InvalidMessageError && count > 1 ? new InvalidMessageError(`messages.${i}: ${error.message}`) : error;
+        const refused =
+          error instanceof InvalidMessageError && count > 1
+            ? new InvalidMessageError(`messages.${i}: ${error.message}`)
+            : error;
         endSpan(span, refused);
         return Promise.reject(refused);
       }
     }
-    const bytes = prepared.reduce((sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0), 0);
+    const bytes = prepared.reduce(
+      (sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0),
+      0,
+    );
     return new Promise<AppendResult>((resolve, reject) => {
       const settle = {
         resolve: (result: AppendResult) => (endSpan(span), resolve(result)),
@@ -122,13 +137,18 @@ export class LogWriter implements OnApplicationShutdown {
    * context's correlation, else a new one that this append starts.
    */
   private startAppend(request: AppendRequest): { span: Span; lineage: CorrelationContext } {
-    const current = request.correlation === undefined ? currentCorrelation() : (request.correlation ?? undefined);
+    const current =
+      request.correlation === undefined ? currentCorrelation() : (request.correlation ?? undefined);
     const active = otelContext.active();
-    const parent = trace.getSpan(active) ? active : contextFromTraceparent(current?.traceparent, active);
+    const parent = trace.getSpan(active)
+      ? active
+      : contextFromTraceparent(current?.traceparent, active);
     const span = ordinalTracer().startSpan(SPANS.append, { kind: SpanKind.PRODUCER }, parent);
     if (span.isRecording()) {
       // Only for a recording span: without an SDK the request path builds nothing it would drop.
-      span.setAttribute(ATTRIBUTES.appendMessages, request.messages.length).setAttribute(ATTRIBUTES.messagingSystem, 'ordinal');
+      span
+        .setAttribute(ATTRIBUTES.appendMessages, request.messages.length)
+        .setAttribute(ATTRIBUTES.messagingSystem, 'ordinal');
       if (request.stream) span.setAttribute(ATTRIBUTES.streamId, request.stream.streamId);
       if (current) span.setAttribute(ATTRIBUTES.correlationId, current.correlationId);
     }
@@ -191,7 +211,8 @@ export class LogWriter implements OnApplicationShutdown {
         // Not at once: first let the answers go out and the requests already waiting in the
         // sockets be read, so they join the next flush (bigger batches under load).
         this.schedule();
-        if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+        if (this.inFlight === 0 && this.queue.length === 0)
+          this.idleWaiters.splice(0).forEach((resolve) => resolve());
       });
     }
   }
@@ -222,7 +243,12 @@ export class LogWriter implements OnApplicationShutdown {
     while (this.queue.length > 0) {
       const next = this.queue[0];
       const count = next.prepared.length;
-      if (batch.length > 0 && (messages + count > this.options.maxBatchMessages || bytes + next.bytes > this.options.maxBatchBytes)) break;
+      if (
+        batch.length > 0 &&
+        (messages + count > this.options.maxBatchMessages ||
+          bytes + next.bytes > this.options.maxBatchBytes)
+      )
+        break;
       batch.push(this.queue.shift()!);
       messages += count;
       bytes += next.bytes;
@@ -237,7 +263,11 @@ export class LogWriter implements OnApplicationShutdown {
     const messages = batch.reduce((n, p) => n + p.prepared.length, 0);
     const span = ordinalTracer().startSpan(SPANS.flush, { kind: SpanKind.INTERNAL }, ROOT_CONTEXT);
     if (span.isRecording()) {
-      span.setAttributes({ [ATTRIBUTES.flushBatchSize]: messages, [ATTRIBUTES.flushAppends]: batch.length, [ATTRIBUTES.flushMode]: this.options.ordering });
+      span.setAttributes({
+        [ATTRIBUTES.flushBatchSize]: messages,
+        [ATTRIBUTES.flushAppends]: batch.length,
+        [ATTRIBUTES.flushMode]: this.options.ordering,
+      });
       for (const pending of batch) {
         const linked = pending.span.spanContext();
         if (trace.isSpanContextValid(linked)) span.addLink({ context: linked });
@@ -249,7 +279,9 @@ export class LogWriter implements OnApplicationShutdown {
       ok = true;
       this.window.record(plan.windowHashes);
       plan.outcomes.forEach((outcome, i) =>
-        outcome.ok ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion }) : batch[i].reject(outcome.error),
+        outcome.ok
+          ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion })
+          : batch[i].reject(outcome.error),
       );
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
       if (plan.created.length > 0) this.announce(plan.created);
@@ -264,7 +296,12 @@ export class LogWriter implements OnApplicationShutdown {
       for (const pending of batch) pending.reject(failure);
     } finally {
       span.end();
-      const stats = { appends: batch.length, messages, durationMs: performance.now() - started, ok };
+      const stats = {
+        appends: batch.length,
+        messages,
+        durationMs: performance.now() - started,
+        ok,
+      };
       for (const listener of this.flushListeners) listener(stats);
     }
   }
@@ -275,7 +312,9 @@ export class LogWriter implements OnApplicationShutdown {
     } catch (error) {
       // A connection lost before COMMIT was sent committed nothing: one retry on a fresh one.
       if (error instanceof CommitOutcomeUnknown || !isConnectionError(error)) throw error;
-      this.logger.warn(`Flush of ${batch.length} appends lost its connection (${driverError(error).message}); retrying once`);
+      this.logger.warn(
+        `Flush of ${batch.length} appends lost its connection (${driverError(error).message}); retrying once`,
+      );
       return await this.strategies.write(batch);
     }
   }
@@ -285,7 +324,9 @@ export class LogWriter implements OnApplicationShutdown {
       try {
         listener(created);
       } catch (error) {
-        this.logger.error(`Commit listener failed after index ${created[created.length - 1].id}: ${String(error)}`);
+        this.logger.error(
+          `Commit listener failed after index ${created[created.length - 1].id}: ${String(error)}`,
+        );
       }
     }
   }
@@ -300,18 +341,34 @@ export class LogWriter implements OnApplicationShutdown {
       );
     }
     if (error instanceof QueryTimedOut) {
-      return new DatabaseUnavailableError(`The database did not answer in time (${error.message}); nothing was stored, retry later`, false, { cause: error });
+      return new DatabaseUnavailableError(
+        `The database did not answer in time (${error.message}); nothing was stored, retry later`,
+        false,
+        { cause: error },
+      );
     }
     if (isConnectionError(error)) {
-      return new DatabaseUnavailableError(`The database is unavailable (${driverError(error).message}); retry later`, false, { cause: error });
+      return new DatabaseUnavailableError(
+        `The database is unavailable (${driverError(error).message}); retry later`,
+        false,
+        { cause: error },
+      );
     }
     if (isReadOnlyError(error)) {
-      return new ReadOnlyReplicaError(`The database is read-only (a standby?): ${driverError(error).message}; nothing was stored, send writes to the primary`, { cause: error });
+      return new ReadOnlyReplicaError(
+        `The database is read-only (a standby?): ${driverError(error).message}; nothing was stored, send writes to the primary`,
+        { cause: error },
+      );
     }
     if (isDataError(error)) {
-      return new InvalidMessageError(`The database rejected the message: ${driverError(error).message}`, { cause: error });
+      return new InvalidMessageError(
+        `The database rejected the message: ${driverError(error).message}`,
+        { cause: error },
+      );
     }
     this.logger.error(`Flush failed: ${driverError(error).message}`);
-    return new OrdinalError('append_failed', `The append failed: ${driverError(error).message}`, { cause: error });
+    return new OrdinalError('append_failed', `The append failed: ${driverError(error).message}`, {
+      cause: error,
+    });
   }
 }

@@ -37,19 +37,23 @@ function textProblem(name: string, value: unknown, required: boolean): string | 
   if (value === null || value === undefined) return required ? `${name} is required` : null;
   if (typeof value !== 'string') return `${name} must be a string`;
   if (required && value.length === 0) return `${name} must not be empty`;
-  return isStorableText(value) ? null : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
+  return isStorableText(value)
+    ? null
+    : `${name} has a NUL character or an unpaired surrogate, which PostgreSQL cannot store`;
 }
 
 /** Why a correlation or causation id cannot be stored, or null. */
 function idProblem(name: string, value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  if (typeof value === 'string' && (value.length === 0 || value.length > MAX_CORRELATION_ID_LENGTH)) return `${name} must be 1-${MAX_CORRELATION_ID_LENGTH} characters`;
+  if (typeof value === 'string' && (value.length === 0 || value.length > MAX_CORRELATION_ID_LENGTH))
+    return `${name} must be 1-${MAX_CORRELATION_ID_LENGTH} characters`;
   return textProblem(name, value, false);
 }
 
 function storable(value: unknown, path: string, messageType: string): StorableJson {
   const result = toStorableJson(value, path);
-  if ('reason' in result) throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
+  if ('reason' in result)
+    throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
   return result;
 }
 
@@ -63,7 +67,8 @@ export interface ImportedMessage {
 
 function canonical(value: unknown, path: string, messageType: string): string {
   const result = toCanonicalJson(value, path);
-  if (typeof result !== 'string') throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
+  if (typeof result !== 'string')
+    throw new InvalidMessageError(`Message '${messageType}': ${result.path} ${result.reason}`);
   return result;
 }
 
@@ -74,7 +79,10 @@ function canonical(value: unknown, path: string, messageType: string): string {
 export function prepareImported(message: NewMessage): ImportedMessage {
   checkFields(message);
   const bodyJson = canonical(message.body, 'content', message.messageType);
-  const metadataJson = message.metadata === undefined || message.metadata === null ? null : canonical(message.metadata, 'metadata', message.messageType);
+  const metadataJson =
+    message.metadata === undefined || message.metadata === null
+      ? null
+      : canonical(message.metadata, 'metadata', message.messageType);
   return { message, bodyJson, metadataJson, hash: contentHash(bodyJson) };
 }
 
@@ -86,8 +94,12 @@ function checkFields(message: NewMessage): void {
     textProblem('idempotencyKey', message.idempotencyKey, false) ??
     idProblem('correlationId', message.correlationId) ??
     idProblem('causationId', message.causationId);
-  if (problem) throw new InvalidMessageError(typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`);
-  if (message.body === undefined) throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
+  if (problem)
+    throw new InvalidMessageError(
+      typeProblem ? `Message: ${problem}` : `Message '${message.messageType}': ${problem}`,
+    );
+  if (message.body === undefined)
+    throw new InvalidMessageError(`Message '${message.messageType}': its content must be JSON`);
 }
 
 /**
@@ -97,13 +109,26 @@ function checkFields(message: NewMessage): void {
 export function prepareMessage(message: NewMessage, lineage?: CorrelationContext): PreparedMessage {
   checkFields(message);
   const body = storable(message.body, 'content', message.messageType);
-  const metadata = message.metadata === undefined || message.metadata === null ? null : storable(message.metadata, 'metadata', message.messageType);
+  const metadata =
+    message.metadata === undefined || message.metadata === null
+      ? null
+      : storable(message.metadata, 'metadata', message.messageType);
   // A message's own ids win over the context's (a batch may carry several correlations).
   const correlationId = message.correlationId ?? lineage?.correlationId ?? null;
-  const causationId = message.causationId ?? (message.correlationId ? message.correlationId : lineage?.causationId) ?? correlationId;
+  const causationId =
+    message.causationId ??
+    (message.correlationId ? message.correlationId : lineage?.causationId) ??
+    correlationId;
   const traceparent = message.traceparent ?? lineage?.traceparent ?? null;
   return {
-    message: { ...message, body: body.value, metadata: (metadata?.value ?? null) as Record<string, unknown> | null, correlationId, causationId, traceparent },
+    message: {
+      ...message,
+      body: body.value,
+      metadata: (metadata?.value ?? null) as Record<string, unknown> | null,
+      correlationId,
+      causationId,
+      traceparent,
+    },
     bodyJson: body.canonical,
     metadataJson: metadata?.canonical ?? null,
     hash: contentHash(body.canonical),

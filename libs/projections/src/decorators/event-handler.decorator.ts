@@ -13,7 +13,8 @@ export type HandledEvent = EventClass | string;
 export function EventHandler(...events: HandledEvent[]): MethodDecorator {
   return (target, key, descriptor) => {
     const method = descriptor.value as object;
-    const existing = (Reflect.getMetadata(EVENT_HANDLER_METADATA, method) as HandledEvent[] | undefined) ?? [];
+    const existing =
+      (Reflect.getMetadata(EVENT_HANDLER_METADATA, method) as HandledEvent[] | undefined) ?? [];
     Reflect.defineMetadata(EVENT_HANDLER_METADATA, [...existing, ...events], method);
   };
 }

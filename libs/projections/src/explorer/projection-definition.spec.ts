@@ -7,7 +7,8 @@ import { defineProjection } from './projection-definition.js';
 class Placed {}
 class NotAnEvent {}
 
-const methodsOf = (instance: object) => Object.getOwnPropertyNames(Object.getPrototypeOf(instance)).filter((m) => m !== 'constructor');
+const methodsOf = (instance: object) =>
+  Object.getOwnPropertyNames(Object.getPrototypeOf(instance)).filter((m) => m !== 'constructor');
 
 describe('defineProjection', () => {
   it('routes stored types to handlers: classes with their schema version, type names raw', () => {
@@ -17,10 +18,19 @@ describe('defineProjection', () => {
       @EventHandler('Cancelled', 'Refunded') onOther() {}
     }
     // When it is defined
-    const definition = defineProjection({ name: 'p', options: {} }, new P(), methodsOf(new P()), () => undefined);
+    const definition = defineProjection(
+      { name: 'p', options: {} },
+      new P(),
+      methodsOf(new P()),
+      () => undefined,
+    );
     // Then each stored type has its route
-    expect(definition.routes.get('Placed')).toEqual([{ method: 'onPlaced', eventClass: Placed, schemaVersion: 3 }]);
-    expect(definition.routes.get('Cancelled')).toEqual([{ method: 'onOther', eventClass: null, schemaVersion: Number.MAX_SAFE_INTEGER }]);
+    expect(definition.routes.get('Placed')).toEqual([
+      { method: 'onPlaced', eventClass: Placed, schemaVersion: 3 },
+    ]);
+    expect(definition.routes.get('Cancelled')).toEqual([
+      { method: 'onOther', eventClass: null, schemaVersion: Number.MAX_SAFE_INTEGER },
+    ]);
     expect([...definition.routes.keys()]).toEqual(['Placed', 'Cancelled', 'Refunded']);
   });
 
@@ -34,11 +44,21 @@ describe('defineProjection', () => {
     class None {
       helper() {}
     }
-    expect(() => defineProjection({ name: 'b', options: {} }, new Bad(), ['on'], () => undefined)).toThrow(InvalidProjectionError);
-    expect(() => defineProjection({ name: 'b', options: {} }, new Bad(), ['on'], () => undefined)).toThrow(/decorate NotAnEvent with @DomainEvent/);
-    expect(() => defineProjection({ name: 'e', options: {} }, new Empty(), ['on'], () => undefined)).toThrow(/@EventHandler\(''\)/);
-    expect(() => defineProjection({ name: 'n', options: {} }, new None(), ['helper'], () => undefined)).toThrow(/has no @EventHandler methods/);
-    expect(() => defineProjection({ name: ' ', options: {} }, new None(), ['helper'], () => undefined)).toThrow(/give it a name/);
+    expect(() =>
+      defineProjection({ name: 'b', options: {} }, new Bad(), ['on'], () => undefined),
+    ).toThrow(InvalidProjectionError);
+    expect(() =>
+      defineProjection({ name: 'b', options: {} }, new Bad(), ['on'], () => undefined),
+    ).toThrow(/decorate NotAnEvent with @DomainEvent/);
+    expect(() =>
+      defineProjection({ name: 'e', options: {} }, new Empty(), ['on'], () => undefined),
+    ).toThrow(/@EventHandler\(''\)/);
+    expect(() =>
+      defineProjection({ name: 'n', options: {} }, new None(), ['helper'], () => undefined),
+    ).toThrow(/has no @EventHandler methods/);
+    expect(() =>
+      defineProjection({ name: ' ', options: {} }, new None(), ['helper'], () => undefined),
+    ).toThrow(/give it a name/);
   });
 
   it('warns when two methods handle one type, and keeps both', () => {
@@ -47,7 +67,9 @@ describe('defineProjection', () => {
       @EventHandler(Placed) b() {}
     }
     const warnings: string[] = [];
-    const definition = defineProjection({ name: 't', options: {} }, new Twice(), ['a', 'b'], (m) => warnings.push(m));
+    const definition = defineProjection({ name: 't', options: {} }, new Twice(), ['a', 'b'], (m) =>
+      warnings.push(m),
+    );
     expect(warnings).toEqual([expect.stringContaining("b() and a() both handle 'Placed'")]);
     expect(definition.routes.get('Placed')!.map((r) => r.method)).toEqual(['a', 'b']);
   });

@@ -22,10 +22,17 @@ export interface ProjectionDefinition extends ProjectionMetadata {
  * Builds a projection's definition from its methods' `@EventHandler` metadata. Throws an
  * InvalidProjectionError for a malformed handler; reports duplicates through `warn`.
  */
-export function defineProjection(metadata: ProjectionMetadata, instance: object, methodNames: string[], warn: (message: string) => void): ProjectionDefinition {
+export function defineProjection(
+  metadata: ProjectionMetadata,
+  instance: object,
+  methodNames: string[],
+  warn: (message: string) => void,
+): ProjectionDefinition {
   const { name } = metadata;
   if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
-    throw new InvalidProjectionError(`${instance.constructor.name} has @Projection(${JSON.stringify(name)}); give it a name of 1-200 characters`);
+    throw new InvalidProjectionError(
+      `${instance.constructor.name} has @Projection(${JSON.stringify(name)}); give it a name of 1-200 characters`,
+    );
   }
   const routes = new Map<string, HandlerRoute[]>();
   for (const method of methodNames) {
@@ -33,28 +40,49 @@ export function defineProjection(metadata: ProjectionMetadata, instance: object,
     for (const event of handledEventsOf(fn)) {
       const route = toRoute(name, method, event);
       const list = routes.get(route.type) ?? [];
-      if (list.length > 0) warn(`Projection '${name}': ${method}() and ${list.map((r) => r.method + '()').join(', ')} both handle '${route.type}'; all of them run, in declaration order`);
+      if (list.length > 0)
+        warn(
+          `Projection '${name}': ${method}() and ${list.map((r) => r.method + '()').join(', ')} both handle '${route.type}'; all of them run, in declaration order`,
+        );
       list.push({ method, eventClass: route.eventClass, schemaVersion: route.schemaVersion });
       routes.set(route.type, list);
     }
   }
   if (routes.size === 0) {
-    throw new InvalidProjectionError(`Projection '${name}' (${instance.constructor.name}) has no @EventHandler methods; add one, e.g. @EventHandler(OrderPlaced) onPlaced(event, ctx)`);
+    throw new InvalidProjectionError(
+      `Projection '${name}' (${instance.constructor.name}) has no @EventHandler methods; add one, e.g. @EventHandler(OrderPlaced) onPlaced(event, ctx)`,
+    );
   }
   return { ...metadata, instance, routes };
 }
 
-function toRoute(projection: string, method: string, event: unknown): HandlerRoute & { type: string } {
+function toRoute(
+  projection: string,
+  method: string,
+  event: unknown,
+): HandlerRoute & { type: string } {
   if (typeof event === 'string') {
-    if (event.trim() === '') throw new InvalidProjectionError(`Projection '${projection}': @EventHandler('') on ${method}(); name a stored message type`);
+    if (event.trim() === '')
+      throw new InvalidProjectionError(
+        `Projection '${projection}': @EventHandler('') on ${method}(); name a stored message type`,
+      );
     return { type: event, method, eventClass: null, schemaVersion: Number.MAX_SAFE_INTEGER };
   }
   if (typeof event === 'function') {
     const metadata = eventMetadataOf(event);
     if (!metadata) {
-      throw new InvalidProjectionError(`Projection '${projection}': @EventHandler(${event.name}) on ${method}() names a class without @DomainEvent; decorate ${event.name} with @DomainEvent('${event.name}') or pass the type name as a string`);
+      throw new InvalidProjectionError(
+        `Projection '${projection}': @EventHandler(${event.name}) on ${method}() names a class without @DomainEvent; decorate ${event.name} with @DomainEvent('${event.name}') or pass the type name as a string`,
+      );
     }
-    return { type: metadata.eventType, method, eventClass: event as EventClass, schemaVersion: metadata.schemaVersion };
+    return {
+      type: metadata.eventType,
+      method,
+      eventClass: event as EventClass,
+      schemaVersion: metadata.schemaVersion,
+    };
   }
-  throw new InvalidProjectionError(`Projection '${projection}': @EventHandler(${String(event)}) on ${method}() is neither an event class nor a type name`);
+  throw new InvalidProjectionError(
+    `Projection '${projection}': @EventHandler(${String(event)}) on ${method}() is neither an event class nor a type name`,
+  );
 }

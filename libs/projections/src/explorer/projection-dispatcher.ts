@@ -21,14 +21,23 @@ export class ProjectionDispatcher {
   async dispatch(message: StoredMessage, ctx: ProjectionContext): Promise<void> {
     const routes = this.definition.routes.get(message.messageType);
     if (!routes) return;
-    const instance = this.definition.instance as Record<string, (event: unknown, ctx: ProjectionContext) => unknown>;
+    const instance = this.definition.instance as Record<
+      string,
+      (event: unknown, ctx: ProjectionContext) => unknown
+    >;
     for (const route of routes) await instance[route.method](this.decode(message, route), ctx);
   }
 
   private decode(message: StoredMessage, route: HandlerRoute): unknown {
     if (!route.eventClass) return message.body;
     const data = this.upcasters
-      ? this.upcasters.upcast(message.messageType, message.schemaVersion, message.body, message.metadata, route.schemaVersion).data
+      ? this.upcasters.upcast(
+          message.messageType,
+          message.schemaVersion,
+          message.body,
+          message.metadata,
+          route.schemaVersion,
+        ).data
       : message.body;
     return Object.assign(Object.create(route.eventClass.prototype as object) as object, data);
   }

@@ -3,12 +3,28 @@ import { InvalidProjectionError } from '../errors/index.js';
 import { projectionPartitions } from './projection-partitions.js';
 
 const message = (streamId: string | null, userId: string | null): StoredMessage => ({
-  id: 1, messageType: 'T', userId, body: {}, metadata: null, contentHash: 'h', createdAt: '', streamId, streamVersion: null, schemaVersion: 1, idempotencyKey: null, correlationId: null, causationId: null, traceparent: null,
+  id: 1,
+  messageType: 'T',
+  userId,
+  body: {},
+  metadata: null,
+  contentHash: 'h',
+  createdAt: '',
+  streamId,
+  streamVersion: null,
+  schemaVersion: 1,
+  idempotencyKey: null,
+  correlationId: null,
+  causationId: null,
+  traceparent: null,
 });
 
 describe('projectionPartitions', () => {
-  it('one partition keeps the projection\'s own name and reads everything', () => {
-    expect(projectionPartitions('p', undefined, undefined)).toEqual({ names: ['p'], accepts: [undefined] });
+  it("one partition keeps the projection's own name and reads everything", () => {
+    expect(projectionPartitions('p', undefined, undefined)).toEqual({
+      names: ['p'],
+      accepts: [undefined],
+    });
   });
 
   it('names partitions <name>#n and puts each key in exactly one: murmur3(key) mod n', () => {
@@ -30,6 +46,8 @@ describe('projectionPartitions', () => {
   it('refuses counts and keys that cannot work, saying what to use', () => {
     expect(() => projectionPartitions('p', 0, undefined)).toThrow(InvalidProjectionError);
     expect(() => projectionPartitions('p', 2.5, undefined)).toThrow(/whole number from 1 to 1024/);
-    expect(() => projectionPartitions('p', 2, 'tenant' as never)).toThrow(/'streamId', 'userId' or a function/);
+    expect(() => projectionPartitions('p', 2, 'tenant' as never)).toThrow(
+      /'streamId', 'userId' or a function/,
+    );
   });
 });

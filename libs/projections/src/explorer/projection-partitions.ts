@@ -23,19 +23,30 @@ function keyOf(partitionBy: PartitionKey): (message: StoredMessage) => string {
  * `shardOf(key, count)` (murmur3 of the key, floor-mod the count, as the log shards users).
  * Throws InvalidProjectionError for a count or key that cannot work.
  */
-export function projectionPartitions(name: string, partitions: number | undefined, partitionBy: PartitionKey | undefined): ProjectionPartitions {
+export function projectionPartitions(
+  name: string,
+  partitions: number | undefined,
+  partitionBy: PartitionKey | undefined,
+): ProjectionPartitions {
   const count = partitions ?? 1;
   if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS) {
-    throw new InvalidProjectionError(`Projection '${name}' has partitions: ${String(partitions)}; use a whole number from 1 to ${MAX_PARTITIONS}`);
+    throw new InvalidProjectionError(
+      `Projection '${name}' has partitions: ${String(partitions)}; use a whole number from 1 to ${MAX_PARTITIONS}`,
+    );
   }
   const by = partitionBy ?? 'streamId';
   if (by !== 'streamId' && by !== 'userId' && typeof by !== 'function') {
-    throw new InvalidProjectionError(`Projection '${name}' has partitionBy: ${JSON.stringify(by)}; use 'streamId', 'userId' or a function of the message returning its key`);
+    throw new InvalidProjectionError(
+      `Projection '${name}' has partitionBy: ${JSON.stringify(by)}; use 'streamId', 'userId' or a function of the message returning its key`,
+    );
   }
   if (count === 1) return { names: [name], accepts: [undefined] };
   const key = keyOf(by);
   return {
     names: Array.from({ length: count }, (_, i) => `${name}#${i}`),
-    accepts: Array.from({ length: count }, (_, i) => (message: StoredMessage) => shardOf(key(message), count) === i),
+    accepts: Array.from(
+      { length: count },
+      (_, i) => (message: StoredMessage) => shardOf(key(message), count) === i,
+    ),
   };
 }

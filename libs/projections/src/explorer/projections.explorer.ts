@@ -30,16 +30,21 @@ export class ProjectionsExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getProviders()) {
       const { metatype, instance } = wrapper;
       if (!metatype || typeof metatype !== 'function') continue;
-      const metadata = Reflect.getMetadata(PROJECTION_METADATA, metatype) as ProjectionMetadata | undefined;
+      const metadata = Reflect.getMetadata(PROJECTION_METADATA, metatype) as
+        ProjectionMetadata | undefined;
       if (!metadata) continue;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
         // As @nestjs/schedule does for request scope (and for transient scope too): such an instance is not the one that would run.
-        this.logger.warn(`Projection '${metadata.name}' (${metatype.name}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`);
+        this.logger.warn(
+          `Projection '${metadata.name}' (${metatype.name}) is not registered: it is request- or transient-scoped; make it a singleton (the default scope)`,
+        );
         continue;
       }
       if (!instance) continue;
       const methods = this.scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object);
-      const definition = defineProjection(metadata, instance as object, methods, (message) => this.logger.warn(message));
+      const definition = defineProjection(metadata, instance as object, methods, (message) =>
+        this.logger.warn(message),
+      );
       this.register(definition);
     }
   }
@@ -47,7 +52,11 @@ export class ProjectionsExplorer implements OnModuleInit {
   private register(definition: ProjectionDefinition): void {
     const dispatcher = new ProjectionDispatcher(definition, this.upcasters ?? null);
     const { options } = definition;
-    const partitions = projectionPartitions(definition.name, options.partitions, options.partitionBy);
+    const partitions = projectionPartitions(
+      definition.name,
+      options.partitions,
+      options.partitionBy,
+    );
     this.subscriptions.subscribeGroup(
       definition.name,
       partitions.names.map((name, i) => ({
@@ -62,7 +71,9 @@ export class ProjectionsExplorer implements OnModuleInit {
       })),
     );
     const split = partitions.names.length > 1 ? ` in ${partitions.names.length} partitions` : '';
-    this.logger.log(`Projection '${definition.name}' handles ${dispatcher.types.join(', ')}${split}`);
+    this.logger.log(
+      `Projection '${definition.name}' handles ${dispatcher.types.join(', ')}${split}`,
+    );
   }
 
   /** A rebuild clears the declared read models and calls the projection's own `reset(manager)`. */
@@ -70,7 +81,9 @@ export class ProjectionsExplorer implements OnModuleInit {
     for (const entity of definition.options.readModels ?? []) {
       await manager.createQueryBuilder().delete().from(entity).execute();
     }
-    const hook = (definition.instance as { reset?: (manager: EntityManager) => Promise<void> | void }).reset;
+    const hook = (
+      definition.instance as { reset?: (manager: EntityManager) => Promise<void> | void }
+    ).reset;
     if (typeof hook === 'function') await hook.call(definition.instance, manager);
   }
 }

@@ -10,40 +10,73 @@ export interface LocalView {
   ownedHere: boolean;
 }
 
-const SEVERITY: Record<string, number> = { failed: 5, stopped: 4, unowned: 3, rebuilding: 2, starting: 1, standby: 1, running: 0 };
+const SEVERITY: Record<string, number> = {
+  failed: 5,
+  stopped: 4,
+  unowned: 3,
+  rebuilding: 2,
+  starting: 1,
+  standby: 1,
+  running: 0,
+};
 
 function ownerOf(row: DirectoryRow, self: string): ConsumerOwner | null {
   if (!row.owner || !row.owner_live) return null;
-  return { id: row.owner, pid: row.pid, host: row.host, heartbeatAgeMs: row.heartbeat_age_ms === null ? null : Math.round(row.heartbeat_age_ms), self: row.owner === self };
+  return {
+    id: row.owner,
+    pid: row.pid,
+    host: row.host,
+    heartbeatAgeMs: row.heartbeat_age_ms === null ? null : Math.round(row.heartbeat_age_ms),
+    self: row.owner === self,
+  };
 }
 
-function fromRow(row: DirectoryRow, local: LocalView | undefined, head: number, self: string): SubscriptionReport {
+function fromRow(
+  row: DirectoryRow,
+  local: LocalView | undefined,
+  head: number,
+  self: string,
+): SubscriptionReport {
   const owner = ownerOf(row, self);
-  const base: SubscriptionStatus =
-    local?.ownedHere ? local.status : {
-      name: row.name,
-      kind: (row.kind === 'projection' ? 'projection' : 'subscription'),
-      stream: row.stream ?? local?.status.stream ?? '',
-      position: toPosition(row.position),
-      liveFrom: toPosition(row.live_from),
-      state: owner ? ((row.state ?? 'running') as SubscriptionStatus['state']) : 'unowned',
-      lastError: row.last_error,
-      lastErrorAt: null,
-      retries: 0,
-      pendingLate: [],
-      lateDelivered: 0,
-      skipped: 0,
-      parkedHere: 0,
-      watermarked: local?.status.watermarked ?? false,
-    };
-  return { ...base, head, lag: Math.max(0, head - base.position), parked: row.parked, owner, progressAgeMs: row.progress_age_ms === null ? null : Math.round(row.progress_age_ms), local: local !== undefined };
+  const base: SubscriptionStatus = local?.ownedHere
+    ? local.status
+    : {
+        name: row.name,
+        kind: row.kind === 'projection' ? 'projection' : 'subscription',
+        stream: row.stream ?? local?.status.stream ?? '',
+        position: toPosition(row.position),
+        liveFrom: toPosition(row.live_from),
+        state: owner ? ((row.state ?? 'running') as SubscriptionStatus['state']) : 'unowned',
+        lastError: row.last_error,
+        lastErrorAt: null,
+        retries: 0,
+        pendingLate: [],
+        lateDelivered: 0,
+        skipped: 0,
+        parkedHere: 0,
+        watermarked: local?.status.watermarked ?? false,
+      };
+  return {
+    ...base,
+    head,
+    lag: Math.max(0, head - base.position),
+    parked: row.parked,
+    owner,
+    progressAgeMs: row.progress_age_ms === null ? null : Math.round(row.progress_age_ms),
+    local: local !== undefined,
+  };
 }
 
 /**
  * Every consumer in the directory (plus local ones not registered yet), one entry per group:
  * a partitioned projection's partitions are folded into one entry with `partitions`.
  */
-export function buildReports(rows: DirectoryRow[], locals: Map<string, LocalView>, head: number, self: string): SubscriptionReport[] {
+export function buildReports(
+  rows: DirectoryRow[],
+  locals: Map<string, LocalView>,
+  head: number,
+  self: string,
+): SubscriptionReport[] {
   const groups = new Map<string, SubscriptionReport[]>();
   const seen = new Set<string>();
   for (const row of rows) {
@@ -55,7 +88,17 @@ export function buildReports(rows: DirectoryRow[], locals: Map<string, LocalView
   for (const [name, local] of locals) {
     if (seen.has(name)) continue;
     const status = local.status;
-    groups.set(name, [{ ...status, head, lag: Math.max(0, head - status.position), parked: 0, owner: null, progressAgeMs: null, local: true }]);
+    groups.set(name, [
+      {
+        ...status,
+        head,
+        lag: Math.max(0, head - status.position),
+        parked: 0,
+        owner: null,
+        progressAgeMs: null,
+        local: true,
+      },
+    ]);
   }
   const reports: SubscriptionReport[] = [];
   for (const [group, list] of groups) {
@@ -63,8 +106,18 @@ export function buildReports(rows: DirectoryRow[], locals: Map<string, LocalView
       reports.push(list[0]);
       continue;
     }
-    const partitions: PartitionReport[] = list.map((p) => ({ name: p.name, position: p.position, lag: p.lag, state: p.state, lastError: p.lastError, parked: p.parked, owner: p.owner }));
-    const worst = list.reduce((a, b) => ((SEVERITY[b.state] ?? 0) > (SEVERITY[a.state] ?? 0) ? b : a));
+    const partitions: PartitionReport[] = list.map((p) => ({
+      name: p.name,
+      position: p.position,
+      lag: p.lag,
+      state: p.state,
+      lastError: p.lastError,
+      parked: p.parked,
+      owner: p.owner,
+    }));
+    const worst = list.reduce((a, b) =>
+      (SEVERITY[b.state] ?? 0) > (SEVERITY[a.state] ?? 0) ? b : a,
+    );
     const slowest = list.reduce((a, b) => (b.position < a.position ? b : a));
     reports.push({
       ...slowest,

@@ -11,7 +11,10 @@ export class ConsumerDirectory {
   }
 
   async positions(names: string[]): Promise<Map<string, number>> {
-    const rows = await execute<{ name: string; position: string }>(this.dataSource.manager, readPositions(names));
+    const rows = await execute<{ name: string; position: string }>(
+      this.dataSource.manager,
+      readPositions(names),
+    );
     return new Map(rows.map((r) => [r.name, toPosition(r.position)]));
   }
 }

@@ -2,7 +2,13 @@ import { Logger } from '@nestjs/common';
 import { execute } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { ConsumerRequestFailedError, WaitTimeoutError } from '../errors/index.js';
-import { completeRequest, insertRequest, pendingRequests, readRequest, type RequestRow } from '../sql/index.js';
+import {
+  completeRequest,
+  insertRequest,
+  pendingRequests,
+  readRequest,
+  type RequestRow,
+} from '../sql/index.js';
 
 /** What a request may ask of a consumer's owner. */
 export type ConsumerCommand = 'rebuild' | 'replay-parked' | 'resume';
@@ -25,7 +31,10 @@ export class ConsumerRequests {
 
   /** Asks the owner of `consumer` to run `command`; resolves with its result. */
   async request(consumer: string, command: ConsumerCommand, timeoutMs: number): Promise<unknown> {
-    const [{ id }] = await execute<{ id: string }>(this.dataSource.manager, insertRequest(consumer, command));
+    const [{ id }] = await execute<{ id: string }>(
+      this.dataSource.manager,
+      insertRequest(consumer, command),
+    );
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const [row] = await execute<RequestRow>(this.dataSource.manager, readRequest(id));
@@ -39,11 +48,17 @@ export class ConsumerRequests {
   }
 
   /** Serves requests for the consumers `owned()` returns, with `run`. */
-  serve(owned: () => string[], run: (consumer: string, command: ConsumerCommand) => Promise<unknown>): void {
+  serve(
+    owned: () => string[],
+    run: (consumer: string, command: ConsumerCommand) => Promise<unknown>,
+  ): void {
     const poll = async () => {
       const names = owned();
       if (names.length > 0) {
-        const rows = await execute<RequestRow>(this.dataSource.manager, pendingRequests(names)).catch(() => [] as RequestRow[]);
+        const rows = await execute<RequestRow>(
+          this.dataSource.manager,
+          pendingRequests(names),
+        ).catch(() => [] as RequestRow[]);
         for (const row of rows) {
           let result: unknown = null;
           let error: string | null = null;
@@ -52,8 +67,12 @@ export class ConsumerRequests {
           } catch (e) {
             error = (e as Error).message;
           }
-          this.logger.log(`'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error})` : ''}`);
-          await execute(this.dataSource.manager, completeRequest(row.id, result, error)).catch(() => undefined);
+          this.logger.log(
+            `'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error})` : ''}`,
+          );
+          await execute(this.dataSource.manager, completeRequest(row.id, result, error)).catch(
+            () => undefined,
+          );
         }
       }
       if (!this.closed) this.timer = setTimeout(() => void poll(), this.pollMs);

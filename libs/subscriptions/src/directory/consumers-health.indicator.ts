@@ -42,7 +42,15 @@ export class ConsumersHealthIndicator {
     const stuck: StuckConsumer[] = [];
     for (const r of reports) {
       if (r.lag > 0 && r.progressAgeMs !== null && r.progressAgeMs > this.stuckAfterMs) {
-        stuck.push({ name: r.name, kind: r.kind, lag: r.lag, state: r.state, lastError: r.lastError, sinceProgressMs: r.progressAgeMs, owner: r.owner ? { pid: r.owner.pid, host: r.owner.host } : null });
+        stuck.push({
+          name: r.name,
+          kind: r.kind,
+          lag: r.lag,
+          state: r.state,
+          lastError: r.lastError,
+          sinceProgressMs: r.progressAgeMs,
+          owner: r.owner ? { pid: r.owner.pid, host: r.owner.host } : null,
+        });
       }
     }
     return stuck;

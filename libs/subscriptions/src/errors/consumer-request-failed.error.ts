@@ -7,6 +7,9 @@ export class ConsumerRequestFailedError extends OrdinalError {
     readonly command: string,
     reason: string,
   ) {
-    super('consumer_request_failed', `The process running '${consumer}' could not ${command}: ${reason}`);
+    super(
+      'consumer_request_failed',
+      `The process running '${consumer}' could not ${command}: ${reason}`,
+    );
   }
 }

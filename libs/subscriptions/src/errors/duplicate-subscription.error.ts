@@ -3,6 +3,9 @@ import { OrdinalError } from '@ordinal/log';
 /** Two subscriptions (or projections) were given one name: they would share a checkpoint. */
 export class DuplicateSubscriptionError extends OrdinalError {
   constructor(readonly subscription: string) {
-    super('duplicate_subscription', `A subscription named '${subscription}' is already registered; give each subscription and projection its own name`);
+    super(
+      'duplicate_subscription',
+      `A subscription named '${subscription}' is already registered; give each subscription and projection its own name`,
+    );
   }
 }

@@ -7,6 +7,10 @@ export class HandlerFailedError extends OrdinalError {
     readonly index: number,
     cause: unknown,
   ) {
-    super('handler_failed', `'${subscription}' failed at index ${index}: ${cause instanceof Error ? cause.message : String(cause)}; the batch was rolled back and is retried`, { cause });
+    super(
+      'handler_failed',
+      `'${subscription}' failed at index ${index}: ${cause instanceof Error ? cause.message : String(cause)}; the batch was rolled back and is retried`,
+      { cause },
+    );
   }
 }

@@ -7,6 +7,9 @@ export class WaitTimeoutError extends OrdinalError {
     readonly index: number,
     readonly timeoutMs: number,
   ) {
-    super('wait_timeout', `'${subscription}' did not reach index ${index} within ${timeoutMs} ms; retry, or check its status for an error`);
+    super(
+      'wait_timeout',
+      `'${subscription}' did not reach index ${index} within ${timeoutMs} ms; retry, or check its status for an error`,
+    );
   }
 }

@@ -10,7 +10,9 @@ export class ConsumerDirectory1765200000002 implements MigrationInterface {
   name = 'ConsumerDirectory1765200000002';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`ALTER TABLE checkpoints ADD COLUMN stream text, ADD COLUMN progressed_at timestamptz NOT NULL DEFAULT now()`);
+    await queryRunner.query(
+      `ALTER TABLE checkpoints ADD COLUMN stream text, ADD COLUMN progressed_at timestamptz NOT NULL DEFAULT now()`,
+    );
     await queryRunner.query(`CREATE TABLE consumer_requests (
       id bigserial PRIMARY KEY,
       consumer text NOT NULL,
@@ -20,11 +22,15 @@ export class ConsumerDirectory1765200000002 implements MigrationInterface {
       result jsonb,
       error text
     )`);
-    await queryRunner.query(`CREATE INDEX consumer_requests_pending_ix ON consumer_requests (consumer) WHERE done_at IS NULL`);
+    await queryRunner.query(
+      `CREATE INDEX consumer_requests_pending_ix ON consumer_requests (consumer) WHERE done_at IS NULL`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('DROP TABLE consumer_requests');
-    await queryRunner.query('ALTER TABLE checkpoints DROP COLUMN stream, DROP COLUMN progressed_at');
+    await queryRunner.query(
+      'ALTER TABLE checkpoints DROP COLUMN stream, DROP COLUMN progressed_at',
+    );
   }
 }

@@ -1,7 +1,15 @@
 import { execute, readOpenSkipped, toPosition, type SqlRunner } from '@ordinal/log/internal';
 import type { DataSource } from 'typeorm';
 import { CheckpointMovedError } from '../errors/index.js';
-import { advanceCheckpoint, describeCheckpoint, ensureCheckpoint, markFailed, resetCheckpoint, touchCheckpoint, type CheckpointRow } from '../sql/index.js';
+import {
+  advanceCheckpoint,
+  describeCheckpoint,
+  ensureCheckpoint,
+  markFailed,
+  resetCheckpoint,
+  touchCheckpoint,
+  type CheckpointRow,
+} from '../sql/index.js';
 
 /** A checkpoint as the runner holds it. */
 export interface Checkpoint {
@@ -14,7 +22,13 @@ export interface Checkpoint {
 }
 
 function toCheckpoint(row: CheckpointRow): Checkpoint {
-  return { position: toPosition(row.position), liveFrom: toPosition(row.live_from), state: row.state, lastError: row.last_error, updatedAt: row.updated_at };
+  return {
+    position: toPosition(row.position),
+    liveFrom: toPosition(row.live_from),
+    state: row.state,
+    lastError: row.last_error,
+    updatedAt: row.updated_at,
+  };
 }
 
 /** The checkpoint operations of one subscription (SQL in sql/checkpoint.sql.ts). */
@@ -27,7 +41,10 @@ export class CheckpointStore {
 
   /** Loads the checkpoint, creating it at `position` with boundary `liveFrom` when new. */
   async ensure(position: number, liveFrom: number): Promise<Checkpoint> {
-    const [row] = await execute<CheckpointRow>(this.dataSource.manager, ensureCheckpoint(this.name, this.kind, position, liveFrom));
+    const [row] = await execute<CheckpointRow>(
+      this.dataSource.manager,
+      ensureCheckpoint(this.name, this.kind, position, liveFrom),
+    );
     return toCheckpoint(row);
   }
 
@@ -57,8 +74,14 @@ export class CheckpointStore {
   }
 
   /** Abandoned positions at or below `position` not arrived yet (restored after a restart). */
-  async openSkipped(position: number, arrivedSince: Date): Promise<{ positions: number[]; xmax: string }> {
-    const rows = await execute<{ position: string; xmax: string }>(this.dataSource.manager, readOpenSkipped(position, arrivedSince));
+  async openSkipped(
+    position: number,
+    arrivedSince: Date,
+  ): Promise<{ positions: number[]; xmax: string }> {
+    const rows = await execute<{ position: string; xmax: string }>(
+      this.dataSource.manager,
+      readOpenSkipped(position, arrivedSince),
+    );
     return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
   }
 }

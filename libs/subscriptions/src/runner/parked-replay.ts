@@ -41,7 +41,10 @@ export async function replayParkedMessages(deps: ParkedReplayDeps): Promise<Park
         await deps.lease?.fence(manager);
       });
     } catch (error) {
-      const cause = error instanceof HandlerFailedError && error.cause instanceof Error ? error.cause.message : (error as Error).message;
+      const cause =
+        error instanceof HandlerFailedError && error.cause instanceof Error
+          ? error.cause.message
+          : (error as Error).message;
       await deps.parked.failedAgain(deps.name, entry.position, cause).catch(() => undefined);
       deps.logger.error(`'${deps.name}': parked index ${entry.position} failed again: ${cause}`);
       return { replayed, remaining: list.length - replayed, error: cause };

@@ -19,10 +19,13 @@ export class PositionWaiters {
       const waiter: Waiter = {
         index,
         resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          reject(new WaitTimeoutError(this.name, index, timeoutMs));
-        }, Math.max(0, timeoutMs)),
+        timer: setTimeout(
+          () => {
+            this.waiters.delete(waiter);
+            reject(new WaitTimeoutError(this.name, index, timeoutMs));
+          },
+          Math.max(0, timeoutMs),
+        ),
       };
       this.waiters.add(waiter);
     });

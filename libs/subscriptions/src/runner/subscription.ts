@@ -1,5 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { OwnershipLostError, type LogReader, type LogWatermark, type StoredMessage } from '@ordinal/log';
+import {
+  OwnershipLostError,
+  type LogReader,
+  type LogWatermark,
+  type StoredMessage,
+} from '@ordinal/log';
 import { LateTracker, type Lease, type OwnedConsumer } from '@ordinal/log/internal';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
@@ -71,7 +76,11 @@ export class Subscription implements OwnedConsumer {
     source?: StreamSource,
   ) {
     this.source = source ?? new SourceReader(options.stream, deps.reader, deps.concurrent);
-    this.checkpoints = new CheckpointStore(deps.dataSource, options.name, options.kind ?? 'subscription');
+    this.checkpoints = new CheckpointStore(
+      deps.dataSource,
+      options.name,
+      options.kind ?? 'subscription',
+    );
     this.waiters = new PositionWaiters(options.name);
     this.parked = new ParkedStore(deps.dataSource);
     this.poison = new PoisonTracker(options.onError);
@@ -172,7 +181,14 @@ export class Subscription implements OwnedConsumer {
   /** The rebuild committed: forget the old run's state and run again (if this process owns it). */
   rebuilt(head: number): void {
     const start = this.options.startAt === 'end' ? head : 0;
-    Object.assign(this, { position: start, liveFrom: head, lastError: null, lastErrorAt: null, retries: 0, initialised: false });
+    Object.assign(this, {
+      position: start,
+      liveFrom: head,
+      lastError: null,
+      lastErrorAt: null,
+      retries: 0,
+      initialised: false,
+    });
     this.poison.clear();
     this.late.clear();
     this.logger.log(`'${this.name}' rebuilt: replaying from ${start}, live after ${head}`);
@@ -213,7 +229,9 @@ export class Subscription implements OwnedConsumer {
       } catch (error) {
         if (this.stopped) break;
         if (error instanceof OwnershipLostError || (this.lease && !this.lease.isHeld())) {
-          this.logger.warn(`'${this.name}' at position ${this.position}: this process no longer owns it; standing by (its batch in flight did not commit)`);
+          this.logger.warn(
+            `'${this.name}' at position ${this.position}: this process no longer owns it; standing by (its batch in flight did not commit)`,
+          );
           this.state = 'standby';
           break;
         }
@@ -244,7 +262,10 @@ export class Subscription implements OwnedConsumer {
 
   private async init(): Promise<void> {
     const head = await this.deps.reader.safeHead();
-    const checkpoint = await this.checkpoints.ensure(this.options.startAt === 'end' ? head : 0, head);
+    const checkpoint = await this.checkpoints.ensure(
+      this.options.startAt === 'end' ? head : 0,
+      head,
+    );
     this.position = checkpoint.position;
     this.liveFrom = checkpoint.liveFrom;
     this.late.clear();
@@ -264,13 +285,25 @@ export class Subscription implements OwnedConsumer {
       this.lateDueAt = Date.now() + this.deps.options.lateCheckMs;
       await this.deliverLate();
     }
-    const read = await this.source.read(this.position, this.options.batchSize ?? this.deps.options.batchSize);
+    const read = await this.source.read(
+      this.position,
+      this.options.batchSize ?? this.deps.options.batchSize,
+    );
     if (read.to <= this.position) return false;
     const from = this.position;
-    const messages = this.options.accepts ? read.messages.filter(this.options.accepts) : read.messages;
-    if (this.poison.setAside && read.to >= this.poison.setAside.index) return this.setMessageAside(messages, read.skipped, read.xmax);
+    const messages = this.options.accepts
+      ? read.messages.filter(this.options.accepts)
+      : read.messages;
+    if (this.poison.setAside && read.to >= this.poison.setAside.index)
+      return this.setMessageAside(messages, read.skipped, read.xmax);
     if (messages.length > 0) {
-      const span = startBatchSpan(this.name, this.options.kind ?? 'subscription', from + 1, read.to, messages);
+      const span = startBatchSpan(
+        this.name,
+        this.options.kind ?? 'subscription',
+        from + 1,
+        read.to,
+        messages,
+      );
       try {
         await this.deps.dataSource.transaction(async (manager) => {
           for (const message of messages) await this.apply(message, manager, false, span);
@@ -294,7 +327,9 @@ export class Subscription implements OwnedConsumer {
     this.position = read.to;
     if (read.skipped.length > 0) {
       this.late.add(read.skipped, read.xmax);
-      this.logger.warn(`'${this.name}' passed abandoned positions ${read.skipped.join(', ')}; watching them for late arrivals`);
+      this.logger.warn(
+        `'${this.name}' passed abandoned positions ${read.skipped.join(', ')}; watching them for late arrivals`,
+      );
     }
     this.waiters.reached(this.position);
     return true;
@@ -305,7 +340,11 @@ export class Subscription implements OwnedConsumer {
     const arrived = await this.late.check(this.deps.dataSource.manager);
     for (const message of arrived) {
       // Above the checkpoint (after a rebuild, say) it is read the ordinary way.
-      if (message.id > this.position || !streamAccepts(this.options.stream, message) || (this.options.accepts && !this.options.accepts(message))) {
+      if (
+        message.id > this.position ||
+        !streamAccepts(this.options.stream, message) ||
+        (this.options.accepts && !this.options.accepts(message))
+      ) {
         this.late.forget(message.id);
         continue;
       }
@@ -316,11 +355,18 @@ export class Subscription implements OwnedConsumer {
       });
       this.late.forget(message.id);
       this.lateDelivered += 1;
-      this.logger.error(`Late arrival delivered to '${this.name}': index ${message.id} (${message.messageType}) committed after its hole was abandoned`);
+      this.logger.error(
+        `Late arrival delivered to '${this.name}': index ${message.id} (${message.messageType}) committed after its hole was abandoned`,
+      );
     }
   }
 
-  private async apply(message: StoredMessage, manager: EntityManager, isLate: boolean, batch?: Span): Promise<void> {
+  private async apply(
+    message: StoredMessage,
+    manager: EntityManager,
+    isLate: boolean,
+    batch?: Span,
+  ): Promise<void> {
     // A process frozen mid-batch finds out here, before the next handler runs, not only at the fence.
     this.lease?.ensureHeld();
     const ctx = {
@@ -345,15 +391,28 @@ export class Subscription implements OwnedConsumer {
    * The error policy set a message aside: first the messages before it commit (one batch),
    * then, in a transaction of its own, the checkpoint moves over it (and it is parked).
    */
-  private async setMessageAside(messages: StoredMessage[], skipped: number[], xmax: string): Promise<boolean> {
+  private async setMessageAside(
+    messages: StoredMessage[],
+    skipped: number[],
+    xmax: string,
+  ): Promise<boolean> {
     const aside = this.poison.setAside!;
     const from = this.position;
     const before = messages.filter((m) => m.id < aside.index);
     const message = messages.find((m) => m.id === aside.index);
-    const to = before.length > 0 || from < aside.index - 1 || !message ? aside.index - 1 : aside.index;
+    const to =
+      before.length > 0 || from < aside.index - 1 || !message ? aside.index - 1 : aside.index;
     await this.deps.dataSource.transaction(async (manager) => {
       for (const m of before) await this.apply(m, manager, false);
-      if (to === aside.index && aside.action === 'park') await this.parked.park(manager, this.name, aside.index, message!.messageType, aside.error, aside.failures);
+      if (to === aside.index && aside.action === 'park')
+        await this.parked.park(
+          manager,
+          this.name,
+          aside.index,
+          message!.messageType,
+          aside.error,
+          aside.failures,
+        );
       await this.lease?.fence(manager);
       await this.checkpoints.advance(manager, from, to);
     });
@@ -363,7 +422,9 @@ export class Subscription implements OwnedConsumer {
     if (to === aside.index || !message) {
       this.poison.passed(aside);
       if (message) {
-        this.logger.warn(`'${this.name}' ${aside.action === 'park' ? 'parked' : 'skipped'} index ${aside.index} (${message.messageType}) after ${aside.failures} failures: ${aside.error}`);
+        this.logger.warn(
+          `'${this.name}' ${aside.action === 'park' ? 'parked' : 'skipped'} index ${aside.index} (${message.messageType}) after ${aside.failures} failures: ${aside.error}`,
+        );
       }
     }
     this.waiters.reached(this.position);
@@ -405,9 +466,18 @@ export class Subscription implements OwnedConsumer {
     this.retries += 1;
     this.lastError = error instanceof Error ? error.message : String(error);
     this.lastErrorAt = new Date().toISOString();
-    const next = delay === null ? 'stopped by its error policy' : delay === 0 ? 'set aside by its error policy' : `next in ${delay} ms`;
-    this.logger.error(`'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, ${next})`);
-    await this.checkpoints.fail(this.lastError, delay === null ? 'stopped' : 'failed').catch(() => undefined);
+    const next =
+      delay === null
+        ? 'stopped by its error policy'
+        : delay === 0
+          ? 'set aside by its error policy'
+          : `next in ${delay} ms`;
+    this.logger.error(
+      `'${this.name}' at position ${this.position}: ${this.lastError} (attempt ${this.retries}, ${next})`,
+    );
+    await this.checkpoints
+      .fail(this.lastError, delay === null ? 'stopped' : 'failed')
+      .catch(() => undefined);
   }
 
   private idleDelay(): number {

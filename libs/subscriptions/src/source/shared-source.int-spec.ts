@@ -21,7 +21,15 @@ describe('SharedSource: the partitions of a projection in one process share one 
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startProjectionsApp(db.url);
-    await app.get(LogWriter).append({ messages: Array.from({ length: 1200 }, (_, n) => ({ messageType: 'Tick', userId: `u-${n}`, body: { n } })) });
+    await app
+      .get(LogWriter)
+      .append({
+        messages: Array.from({ length: 1200 }, (_, n) => ({
+          messageType: 'Tick',
+          userId: `u-${n}`,
+          body: { n },
+        })),
+      });
   });
   afterAll(async () => {
     await app?.close();
@@ -36,7 +44,7 @@ describe('SharedSource: the partitions of a projection in one process share one 
     // When each reads the stream to the head, at its own pace
     const walk = async (partition: number) => {
       const pages: number[][] = [];
-      for (let position = 0; position < head; ) {
+      for (let position = 0; position < head;) {
         const read = await shared.read(position, 500);
         pages.push(read.messages.map((m) => m.id));
         position = read.to;
@@ -52,7 +60,11 @@ describe('SharedSource: the partitions of a projection in one process share one 
     }
     expect(new Set(walks[0].flat()).size).toBe(1200);
     // And the log was read once per page (0, 500, 1000), not 8 times
-    expect([...reader.reads].sort((a, b) => a - b)).toEqual([0, walks[0][0].at(-1)!, walks[0][1].at(-1)!]);
+    expect([...reader.reads].sort((a, b) => a - b)).toEqual([
+      0,
+      walks[0][0].at(-1)!,
+      walks[0][1].at(-1)!,
+    ]);
   });
 
   it('does not keep a read that found nothing new: a partition woken by a commit reads afresh', async () => {
@@ -62,7 +74,9 @@ describe('SharedSource: the partitions of a projection in one process share one 
     // Given a partition at the head that found nothing
     expect((await shared.read(head, 500)).to).toBe(head);
     // When a message commits and it reads again
-    await app.get(LogWriter).append({ messages: [{ messageType: 'Tick', userId: 'late', body: {} }] });
+    await app
+      .get(LogWriter)
+      .append({ messages: [{ messageType: 'Tick', userId: 'late', body: {} }] });
     const read = await shared.read(head, 500);
     // Then it gets the new message
     expect(read.messages.map((m) => m.userId)).toEqual(['late']);

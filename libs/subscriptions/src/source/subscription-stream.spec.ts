@@ -1,8 +1,26 @@
 import type { StoredMessage } from '@ordinal/log';
-import { describeStream, isCategoryStream, streamAccepts, streamTypes } from './subscription-stream.js';
+import {
+  describeStream,
+  isCategoryStream,
+  streamAccepts,
+  streamTypes,
+} from './subscription-stream.js';
 
 const message = (messageType: string, streamId: string | null): StoredMessage => ({
-  id: 1, messageType, userId: null, body: {}, metadata: null, contentHash: 'h', createdAt: '', streamId, streamVersion: streamId ? 1 : null, schemaVersion: 1, idempotencyKey: null, correlationId: null, causationId: null, traceparent: null,
+  id: 1,
+  messageType,
+  userId: null,
+  body: {},
+  metadata: null,
+  contentHash: 'h',
+  createdAt: '',
+  streamId,
+  streamVersion: streamId ? 1 : null,
+  schemaVersion: 1,
+  idempotencyKey: null,
+  correlationId: null,
+  causationId: null,
+  traceparent: null,
 });
 
 describe('subscription streams', () => {

@@ -14,13 +14,16 @@ export function isCategoryStream(stream: SubscriptionStream): stream is { catego
 
 /** The message types a stream filters on (none = every type). */
 export function streamTypes(stream: SubscriptionStream): string[] | undefined {
-  return typeof stream === 'object' && 'types' in stream && stream.types.length > 0 ? stream.types : undefined;
+  return typeof stream === 'object' && 'types' in stream && stream.types.length > 0
+    ? stream.types
+    : undefined;
 }
 
 /** Whether a message belongs to the stream (used for late arrivals). */
 export function streamAccepts(stream: SubscriptionStream, message: StoredMessage): boolean {
   if (stream === '$all') return true;
-  if (isCategoryStream(stream)) return message.streamId !== null && categoryOf(message.streamId) === stream.category;
+  if (isCategoryStream(stream))
+    return message.streamId !== null && categoryOf(message.streamId) === stream.category;
   const types = streamTypes(stream);
   return !types || types.includes(message.messageType);
 }

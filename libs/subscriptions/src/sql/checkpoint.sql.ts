@@ -16,7 +16,12 @@ export interface CheckpointRow {
 }
 
 /** Creates the checkpoint when it does not exist yet, and returns it either way. */
-export function ensureCheckpoint(name: string, kind: string, position: number, liveFrom: number): SqlQuery {
+export function ensureCheckpoint(
+  name: string,
+  kind: string,
+  position: number,
+  liveFrom: number,
+): SqlQuery {
   return {
     text: `WITH created AS (
              INSERT INTO ${T} (name, kind, position, live_from) VALUES ($1, $2, $3, $4)
@@ -51,7 +56,11 @@ export function touchCheckpoint(name: string, expected: number): SqlQuery {
 }
 
 /** Records a failed batch, outside its (rolled back) transaction; `stopped` when its error policy stopped it. */
-export function markFailed(name: string, error: string, state: 'failed' | 'stopped' = 'failed'): SqlQuery {
+export function markFailed(
+  name: string,
+  error: string,
+  state: 'failed' | 'stopped' = 'failed',
+): SqlQuery {
   return {
     text: `UPDATE ${T} SET state = $3, last_error = $2, updated_at = now() WHERE name = $1`,
     values: [name, error, state],
@@ -69,5 +78,8 @@ export function resetCheckpoint(name: string, position: number, liveFrom: number
 
 /** Locks checkpoint rows until the end of the transaction (a rebuild, before it clears the read model). */
 export function lockCheckpoints(names: string[]): SqlQuery {
-  return { text: `SELECT name FROM ${T} WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE`, values: [names] };
+  return {
+    text: `SELECT name FROM ${T} WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE`,
+    values: [names],
+  };
 }

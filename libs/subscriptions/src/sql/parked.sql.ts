@@ -14,7 +14,13 @@ export interface ParkedRow {
 }
 
 /** Parks a message (in the transaction that moves the checkpoint over it). */
-export function parkMessage(consumer: string, position: number, messageType: string, error: string, attempts: number): SqlQuery {
+export function parkMessage(
+  consumer: string,
+  position: number,
+  messageType: string,
+  error: string,
+  attempts: number,
+): SqlQuery {
   return {
     text: `INSERT INTO ${T} (consumer, position, message_type, error, attempts) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (consumer, position) DO UPDATE SET error = EXCLUDED.error, attempts = ${T}.attempts + EXCLUDED.attempts, parked_at = now()`,
@@ -40,7 +46,10 @@ export function countParked(consumers: string[]): SqlQuery {
 
 /** A replayed message leaves (in the transaction that applied it). */
 export function unparkMessage(consumer: string, position: number): SqlQuery {
-  return { text: `DELETE FROM ${T} WHERE consumer = $1 AND position = $2`, values: [consumer, position] };
+  return {
+    text: `DELETE FROM ${T} WHERE consumer = $1 AND position = $2`,
+    values: [consumer, position],
+  };
 }
 
 /** A replay failed again: the new error. */

@@ -8,12 +8,30 @@ export class ImportResponseDto {
   @ApiProperty({ type: 'integer', minimum: 0, example: 998, description: 'Messages stored' })
   imported!: number;
 
-  @ApiProperty({ type: 'integer', minimum: 0, example: 2, description: 'Lines skipped: their idempotency key was already stored (or came earlier in the file) for the same message' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 2,
+    description:
+      'Lines skipped: their idempotency key was already stored (or came earlier in the file) for the same message',
+  })
   repeats!: number;
 
-  @ApiProperty({ type: 'integer', nullable: true, minimum: 1, example: 41, description: 'Index of the first stored message (null when none was)' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    example: 41,
+    description: 'Index of the first stored message (null when none was)',
+  })
   first!: number | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, minimum: 1, example: 1038, description: 'Index of the last stored message; every index in first..last is this import' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    example: 1038,
+    description: 'Index of the last stored message; every index in first..last is this import',
+  })
   last!: number | null;
 }

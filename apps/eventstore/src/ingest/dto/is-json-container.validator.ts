@@ -1,4 +1,8 @@
-import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import {
+  registerDecorator,
+  type ValidationArguments,
+  type ValidationOptions,
+} from 'class-validator';
 
 /**
  * A JSON object or array. Content jsonb cannot store (a NUL character) is refused by the

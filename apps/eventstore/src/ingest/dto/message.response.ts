@@ -12,13 +12,25 @@ export class MessageResponseDto {
   @ApiProperty({ type: String, nullable: true, example: 'customer-1' })
   userId!: string | null;
 
-  @ApiProperty({ ...JSON_CONTAINER_SCHEMA, example: { orderId: 'o-1001', total: 49.9 }, description: 'The content as sent; object keys in PostgreSQL jsonb order (shorter first)' })
+  @ApiProperty({
+    ...JSON_CONTAINER_SCHEMA,
+    example: { orderId: 'o-1001', total: 49.9 },
+    description: 'The content as sent; object keys in PostgreSQL jsonb order (shorter first)',
+  })
   body!: unknown;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: { source: 'order-form' } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    example: { source: 'order-form' },
+  })
   metadata!: Record<string, unknown> | null;
 
-  @ApiProperty({ example: '3f0a…', description: 'SHA-256 (hex) of the body in RFC 8785 canonical form (docs/ingestion.md)' })
+  @ApiProperty({
+    example: '3f0a…',
+    description: 'SHA-256 (hex) of the body in RFC 8785 canonical form (docs/ingestion.md)',
+  })
   contentHash!: string;
 
   @ApiProperty({ format: 'date-time', example: '2026-12-01T08:00:00.000Z' })
@@ -27,7 +39,11 @@ export class MessageResponseDto {
   @ApiPropertyOptional({ example: 'order-1001', description: 'Aggregate stream appends only' })
   streamId?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Aggregate stream appends only' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: 'Aggregate stream appends only',
+  })
   streamVersion?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Present when not 1' })
@@ -36,12 +52,23 @@ export class MessageResponseDto {
   @ApiPropertyOptional()
   idempotencyKey?: string;
 
-  @ApiPropertyOptional({ example: '4bf92f3577b34da6a3ce929d0e0e4736', description: 'The correlation it belongs to (docs/observability.md); absent only on messages stored before correlation ids existed' })
+  @ApiPropertyOptional({
+    example: '4bf92f3577b34da6a3ce929d0e0e4736',
+    description:
+      'The correlation it belongs to (docs/observability.md); absent only on messages stored before correlation ids existed',
+  })
   correlationId?: string;
 
-  @ApiPropertyOptional({ example: '41', description: 'What caused it: the index (as text) of the message whose handler stored it, else the id of the request that started the correlation' })
+  @ApiPropertyOptional({
+    example: '41',
+    description:
+      'What caused it: the index (as text) of the message whose handler stored it, else the id of the request that started the correlation',
+  })
   causationId?: string;
 
-  @ApiPropertyOptional({ example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', description: 'The W3C trace context of the append that stored it, when it had one' })
+  @ApiPropertyOptional({
+    example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    description: 'The W3C trace context of the append that stored it, when it had one',
+  })
   traceparent?: string;
 }

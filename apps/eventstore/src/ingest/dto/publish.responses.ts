@@ -15,7 +15,11 @@ export class DuplicateResponseDto {
 
 /** One entry of a batch's answer, in order: the stored (or original) message with its status. */
 export class BatchEntryDto extends PartialType(MessageResponseDto) {
-  @ApiProperty({ enum: ['created', 'repeat', 'duplicate', 'key_reused'], description: '`key_reused`: the idempotency key stored another message (this one was not stored)' })
+  @ApiProperty({
+    enum: ['created', 'repeat', 'duplicate', 'key_reused'],
+    description:
+      '`key_reused`: the idempotency key stored another message (this one was not stored)',
+  })
   status!: 'created' | 'repeat' | 'duplicate' | 'key_reused';
 
   @ApiPropertyOptional({ enum: ['idempotency_key_reused'] })

@@ -7,9 +7,13 @@ import { StreamEventDto } from './stream-event.dto.js';
 /** `POST /api/streams/:streamId/events`: events appended atomically if the stream is at `expectedVersion`. */
 export class AppendEventsDto {
   @ApiProperty({
-    oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', enum: ['any', 'no_stream'] }],
+    oneOf: [
+      { type: 'integer', minimum: 0 },
+      { type: 'string', enum: ['any', 'no_stream'] },
+    ],
     example: 0,
-    description: 'The version the stream must be at: 0 = must not exist (same as "no_stream"), "any" skips the check',
+    description:
+      'The version the stream must be at: 0 = must not exist (same as "no_stream"), "any" skips the check',
   })
   @IsDefined()
   @IsExpectedVersion()

@@ -9,8 +9,12 @@ export function IsExpectedVersion(options?: ValidationOptions): PropertyDecorato
       propertyName: propertyName as string,
       options,
       validator: {
-        validate: (value: unknown) => value === 'any' || value === 'no_stream' || (Number.isSafeInteger(value) && (value as number) >= 0),
-        defaultMessage: () => 'expectedVersion must be an integer >= 0 (0 = new stream), "any" or "no_stream"',
+        validate: (value: unknown) =>
+          value === 'any' ||
+          value === 'no_stream' ||
+          (Number.isSafeInteger(value) && (value as number) >= 0),
+        defaultMessage: () =>
+          'expectedVersion must be an integer >= 0 (0 = new stream), "any" or "no_stream"',
       },
     });
 }

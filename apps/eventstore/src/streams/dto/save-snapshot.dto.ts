@@ -11,7 +11,11 @@ export class SaveSnapshotDto {
   @Max(Number.MAX_SAFE_INTEGER)
   version!: number;
 
-  @ApiProperty({ ...JSON_CONTAINER_SCHEMA, example: { customer: 'alice', status: 'shipped' }, description: 'A JSON object or array' })
+  @ApiProperty({
+    ...JSON_CONTAINER_SCHEMA,
+    example: { customer: 'alice', status: 'shipped' },
+    description: 'A JSON object or array',
+  })
   @IsJsonContainer()
   state!: Record<string, unknown> | unknown[];
 }

@@ -21,7 +21,9 @@ export class CreateConsumerLeases1765300000000 implements MigrationInterface {
       heartbeat_at timestamptz,
       registered_at timestamptz NOT NULL DEFAULT now()
     )`);
-    await queryRunner.query(`CREATE INDEX consumer_leases_group_ix ON consumer_leases (group_name)`);
+    await queryRunner.query(
+      `CREATE INDEX consumer_leases_group_ix ON consumer_leases (group_name)`,
+    );
     await queryRunner.query(`CREATE TABLE consumer_processes (
       owner text PRIMARY KEY,
       pid integer NOT NULL,

@@ -2,4 +2,7 @@ import { CreateConsumerLeases1765300000000 } from './1765300000000-create-consum
 import { ConsumerLeaseProgress1765300000001 } from './1765300000001-consumer-lease-progress.js';
 
 /** Consumer ownership's migrations, in order (run with the log's by LogLifecycle at start). */
-export const OWNERSHIP_MIGRATIONS = [CreateConsumerLeases1765300000000, ConsumerLeaseProgress1765300000001];
+export const OWNERSHIP_MIGRATIONS = [
+  CreateConsumerLeases1765300000000,
+  ConsumerLeaseProgress1765300000001,
+];

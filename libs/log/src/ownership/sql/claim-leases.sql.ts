@@ -8,7 +8,12 @@ import { OWNERSHIP_TABLES } from '../ownership.constants.js';
  * row FOR SHARE until its commit); that row is claimed at a later tick, after the commit, so
  * the new owner reads a checkpoint that includes it.
  */
-export function claimLeases(names: string[], owner: string, ttlMs: number, limit: number): SqlQuery {
+export function claimLeases(
+  names: string[],
+  owner: string,
+  ttlMs: number,
+  limit: number,
+): SqlQuery {
   return {
     text: `UPDATE ${OWNERSHIP_TABLES.leases} l
               SET owner = $2, epoch = l.epoch + 1, acquired_at = now(), heartbeat_at = now(),

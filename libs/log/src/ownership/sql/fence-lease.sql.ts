@@ -9,7 +9,12 @@ import { OWNERSHIP_TABLES } from '../ownership.constants.js';
  * idle-in-transaction timeout drops to `idleTimeoutMs` from here: a process frozen between the
  * fence and its commit is disconnected (its batch rolls back) instead of holding the row.
  */
-export function fenceLease(name: string, owner: string, epoch: number, idleTimeoutMs: number): SqlQuery {
+export function fenceLease(
+  name: string,
+  owner: string,
+  epoch: number,
+  idleTimeoutMs: number,
+): SqlQuery {
   return {
     text: `SELECT set_config('idle_in_transaction_session_timeout', $4, true) AS fenced
              FROM ${OWNERSHIP_TABLES.leases}

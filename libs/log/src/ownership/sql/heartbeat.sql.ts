@@ -9,7 +9,15 @@ import { OWNERSHIP_TABLES } from '../ownership.constants.js';
  * names not returned tell the caller which. `progress` (lease name → what its consumer reports)
  * is stored on those leases (see OwnedConsumer.progress).
  */
-export function heartbeat(owner: string, pid: number, host: string, ttlMs: number, groups: string[], held: string[], progress: Record<string, unknown> = {}): SqlQuery {
+export function heartbeat(
+  owner: string,
+  pid: number,
+  host: string,
+  ttlMs: number,
+  groups: string[],
+  held: string[],
+  progress: Record<string, unknown> = {},
+): SqlQuery {
   return {
     text: `WITH me AS (
              INSERT INTO ${OWNERSHIP_TABLES.processes} (owner, pid, host, expires_at, groups)
