@@ -5,6 +5,7 @@ export default {
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/', '<rootDir>/test/install/fixtures/'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
+    '^@ordinal/test-support/(.*)$': '<rootDir>/test/support/$1.ts',
     '^@ordinal/nestjs$': '<rootDir>/src/index.ts',
     '^@ordinal/nestjs/testing$': '<rootDir>/src/testing/index.ts',
     '^@ordinal/([a-z-]+)/internal$': '<rootDir>/libs/$1/src/internal.ts',

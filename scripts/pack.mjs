@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Workspace folder → the folder of its TypeScript sources (its tsconfig's rootDir). */
 export const PUBLISHED = {
+  'libs/contract': 'libs/contract/src',
+  'libs/pg': 'libs/pg/src',
+  'libs/ownership': 'libs/ownership/src',
   'libs/log': 'libs/log/src',
   'libs/event-sourcing': 'libs/event-sourcing/src',
   'libs/subscriptions': 'libs/subscriptions/src',

@@ -1,7 +1,7 @@
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
 import type { MigrationInterface } from 'typeorm';
 import type { LogModuleOptions } from '@ordinal/log';
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 import type { EventSourcingOptions } from '@ordinal/event-sourcing';
 import { EVENT_SOURCING_MIGRATIONS } from '@ordinal/event-sourcing/internal';
 import type { SubscriptionsModuleOptions } from '@ordinal/subscriptions';

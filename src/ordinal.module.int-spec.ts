@@ -25,12 +25,12 @@ import {
   SubscriptionsService,
   type ResolvedOrdinalOptions,
 } from '@ordinal/nestjs';
-import { ConsumerOwnership } from '@ordinal/log/internal';
+import { ConsumerOwnership } from '@ordinal/ownership';
 import {
   SUBSCRIPTIONS_OPTIONS,
   type ResolvedSubscriptionsOptions,
 } from '@ordinal/subscriptions/internal';
-import { createTestDatabase, type TestDatabase } from '../test/support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 
 @DomainEvent('LampSwitched')
 class LampSwitched {

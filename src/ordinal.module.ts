@@ -4,7 +4,7 @@ import {
   type AggregateClass,
   type AggregateRoot,
 } from '@ordinal/event-sourcing';
-import { MigrationSet } from '@ordinal/log/internal';
+import { MigrationSet } from '@ordinal/pg';
 import type { MigrationInterface } from 'typeorm';
 import { OrdinalConfigurableModule } from './ordinal.module-definition.js';
 

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** Options of `startEmbeddedPostgres`. */
 export interface EmbeddedPostgresOptions {

@@ -2,7 +2,7 @@ import { Column, Entity, PrimaryColumn, type MigrationInterface, type QueryRunne
 import pg from 'pg';
 import { DomainEvent, EventHandler, Projection, type ProjectionContext } from '@ordinal/nestjs';
 import { ProjectionSpec } from '@ordinal/nestjs/testing';
-import { serverUrl } from '../../test/support/test-database.js';
+import { serverUrl } from '@ordinal/test-support/test-database';
 
 @DomainEvent('TicketSold')
 class TicketSold {

@@ -18,7 +18,8 @@ import {
 } from 'typeorm';
 import { StreamStore } from '@ordinal/event-sourcing';
 import { requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
-import { LogReader, LogWriter, OrdinalError, type NewMessage } from '@ordinal/log';
+import { LogReader, LogWriter, type NewMessage } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 import { ProjectionsService } from '@ordinal/projections';
 import { OrdinalModule } from '../ordinal.module.js';
 import type { OrdinalModuleOptions } from '../ordinal-options.js';

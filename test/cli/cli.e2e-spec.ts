@@ -354,7 +354,8 @@ describe('the ordinal command, as a process against a real server', () => {
         ]),
       );
       // Every migration a server runs (its own schema checks need them all, e.g. a replica reader's).
-      const { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS } = await import('@ordinal/log/internal');
+      const { LOG_MIGRATIONS } = await import('@ordinal/log/internal');
+      const { OWNERSHIP_MIGRATIONS } = await import('@ordinal/ownership');
       const { EVENT_SOURCING_MIGRATIONS } = await import('@ordinal/event-sourcing/internal');
       const { SUBSCRIPTIONS_MIGRATIONS } = await import('@ordinal/subscriptions/internal');
       const appliedNames = (

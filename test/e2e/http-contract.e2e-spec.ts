@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { assertConforms, checkedHttp } from '../support/conformance.js';
-import { JSON_LIMITS } from '@ordinal/log/internal';
+import { JSON_LIMITS } from '@ordinal/pg';
 
 /** JSON nested `depth` levels deep (the outer array counting as 1). */
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);

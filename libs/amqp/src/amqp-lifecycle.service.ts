@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { LogLifecycle } from '@ordinal/log';
-import { runMigrations } from '@ordinal/log/internal';
+import { runMigrations } from '@ordinal/pg';
 import { AMQP_MODULE_OPTIONS } from './amqp.module-definition.js';
 import type { ResolvedAmqpOptions } from './amqp-options.js';
 import { AMQP_MIGRATIONS } from './migrations/index.js';

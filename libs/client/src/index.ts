@@ -6,4 +6,4 @@ export * from './bookmark.js';
 export * from './backoff.js';
 export { openEventStream, streamQuery, type StreamOptions } from './event-stream.js';
 export { SseParser, type RawSseEvent } from './sse-parser.js';
-export { murmur3_32, shardOf } from './shard.js';
+export { murmur3_32, shardOf } from '@ordinal/contract';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { runMigrations } from '@ordinal/log/internal';
+import { runMigrations } from '@ordinal/pg';
 import { EVENT_SOURCING_OPTIONS } from './event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from './event-sourcing-options.js';
 import { EVENT_SOURCING_MIGRATIONS } from './migrations/index.js';

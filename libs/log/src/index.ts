@@ -1,5 +1,14 @@
 // The public door of @ordinal/log. What only sibling libraries use is in ./internal.ts.
 export * from './errors/index.js';
+// The errors every library shares are defined in @ordinal/pg and @ordinal/ownership; the log's
+// public door keeps naming them, so `import { OrdinalError } from '@ordinal/log'` goes on working.
+export {
+  OrdinalError,
+  DatabaseUnavailableError,
+  MigrationFailedError,
+  ReadOnlyReplicaError,
+} from '@ordinal/pg';
+export { OwnershipLostError } from '@ordinal/ownership';
 export * from './message.js';
 export type { LogModuleOptions, LogRole, Ordering } from './log-options.js';
 export { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
@@ -11,6 +20,6 @@ export * from './watermark/log-watermark.service.js';
 export * from './router/log-feed.js';
 export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';
-export * from './shard.js';
+export { murmur3_32, shardOf } from '@ordinal/contract';
 export { RenderedMessage, renderedJson } from './row-mapper.js';
 export * from './trace/index.js';

@@ -1,4 +1,4 @@
-import { OrdinalError } from './errors/index.js';
+import { OrdinalError } from '@ordinal/pg';
 import { resolveLogOptions } from './log-options.js';
 
 describe('resolveLogOptions', () => {

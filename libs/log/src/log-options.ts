@@ -1,5 +1,5 @@
 import type { MigrationInterface } from 'typeorm';
-import { ownershipTimings } from './ownership/ownership-options.js';
+import { ownershipTimings } from '@ordinal/ownership';
 
 /** How positions are assigned: `gapless` (one writer at a time, no holes) or `concurrent` (parallel writers; readers wait at holes). */
 export type Ordering = 'gapless' | 'concurrent';

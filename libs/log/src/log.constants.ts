@@ -3,7 +3,6 @@ export const TABLES = {
   messages: 'messages',
   logHead: 'log_head',
   streams: 'streams',
-  migrations: 'ordinal_migrations',
   skipped: 'log_skipped',
   watermark: 'log_watermark',
 } as const;
@@ -15,8 +14,6 @@ export const SEQUENCE = 'messages_index_seq';
 export const LOCKS = {
   /** Serialises gapless flushes across every process on the database. */
   log: 0x4f5244_01,
-  /** Serialises migration runs across processes. */
-  migrations: 0x4f5244_02,
 } as const;
 
 /** Channel of the NOTIFY sent with every commit; the payload is the new head index. */

@@ -5,14 +5,23 @@ import {
   LOG_RAW_OPTIONS,
   LogConfigurableModule,
 } from './log.module-definition.js';
-import { resolveLogOptions, type LogModuleOptions } from './log-options.js';
+import {
+  resolveLogOptions,
+  type LogModuleOptions,
+  type ResolvedLogOptions,
+} from './log-options.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { LogReader } from './reader/log-reader.service.js';
 import { LogLifecycle } from './log-lifecycle.service.js';
 import { LiveRouter } from './router/live-router.service.js';
 import { LogWatermark } from './watermark/log-watermark.service.js';
 import { LogImporter } from './import/log-importer.service.js';
-import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
+import {
+  ConsumerOwnership,
+  OWNERSHIP_OPTIONS,
+  ownershipTimings,
+  type OwnershipOptions,
+} from '@ordinal/ownership';
 
 /**
  * The global-index log. Needs a TypeORM `DataSource` for PostgreSQL in the application
@@ -32,10 +41,18 @@ import { ConsumerOwnership } from './ownership/consumer-ownership.service.js';
     LiveRouter,
     LogWatermark,
     LogImporter,
+    {
+      provide: OWNERSHIP_OPTIONS,
+      useFactory: (options: ResolvedLogOptions): OwnershipOptions => ({
+        readOnly: options.role === 'replica-reader',
+        timings: ownershipTimings(options.takeoverMs),
+      }),
+      inject: [LOG_MODULE_OPTIONS],
+    },
     ConsumerOwnership,
   ],
   // The resolved options are exported too: subscriptions and the server read the ordering and gap settings.
-  // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through ./internal.
+  // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through @ordinal/ownership.
   exports: [
     LogWriter,
     LogImporter,

@@ -2,9 +2,9 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Injectable } from '@nestjs/common';
 import { LogWriter, type NewMessage } from '@ordinal/log';
 import { SubscriptionsService } from '@ordinal/subscriptions';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.js';
-import { startProjectionsApp } from '../../../test/support/projections-app.js';
-import { waitFor } from '../../../test/support/test-server.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startProjectionsApp } from '@ordinal/test-support/projections-app';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { EventHandler } from './decorators/event-handler.decorator.js';
 import { Projection } from './decorators/projection.decorator.js';
 import type { ProjectionContext } from './projection-context.js';
@@ -84,12 +84,10 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
       eventSourcing: { upcasters: [orderPlacedV1] },
     });
     // Given one batch with a good order, the poison (stored as v1, upcast on read) and another good one
-    const result = await app
-      .get(LogWriter)
-      .append({
-        messages: [placed('a'), placed('poison'), placed('b')],
-        skipDuplicateWindow: true,
-      });
+    const result = await app.get(LogWriter).append({
+      messages: [placed('a'), placed('poison'), placed('b')],
+      skipDuplicateWindow: true,
+    });
     indices = result.entries.map((e) => (e.status === 'created' ? e.message.id : -1));
   });
   afterAll(async () => {

@@ -1,9 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { LogWriter, type NewMessage } from '@ordinal/log';
 import { SubscriptionsService } from '@ordinal/subscriptions';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.js';
-import { startProjectionsApp } from '../../../test/support/projections-app.js';
-import { waitFor } from '../../../test/support/test-server.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startProjectionsApp } from '@ordinal/test-support/projections-app';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { ProjectionsService } from './projections.service.js';
 import {
   OrderCountProjection,

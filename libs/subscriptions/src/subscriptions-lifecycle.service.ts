@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { runMigrations } from '@ordinal/log/internal';
+import { runMigrations } from '@ordinal/pg';
 import { DataSource } from 'typeorm';
 import { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';

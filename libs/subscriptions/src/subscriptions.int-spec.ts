@@ -1,9 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { LogWatermark, type LogModuleOptions } from '@ordinal/log';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.js';
-import { startProjectionsApp, RawWriter } from '../../../test/support/projections-app.js';
-import { waitFor } from '../../../test/support/test-server.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startProjectionsApp, RawWriter } from '@ordinal/test-support/projections-app';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { SubscriptionsService } from './subscriptions.service.js';
 import type { SubscriptionStream } from './source/subscription-stream.js';
 import type { SubscriptionsModuleOptions } from './subscriptions-options.js';

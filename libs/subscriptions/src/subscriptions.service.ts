@@ -5,12 +5,9 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { LogReader, LogWatermark, LogWriter } from '@ordinal/log';
-import {
-  ConsumerOwnership,
-  LOG_MODULE_OPTIONS,
-  execute,
-  type ResolvedLogOptions,
-} from '@ordinal/log/internal';
+import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
+import { ConsumerOwnership } from '@ordinal/ownership';
+import { execute } from '@ordinal/pg';
 import { DataSource } from 'typeorm';
 import {
   ConsumerNotRunningError,

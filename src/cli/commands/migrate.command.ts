@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import type { MigrationClass } from '@ordinal/log/internal';
+import type { MigrationClass } from '@ordinal/pg';
 import type { Command } from '../command.js';
 import { CliError, EXIT, UsageError } from '../cli-error.js';
 
@@ -56,11 +56,15 @@ export const migrateCommand: Command = {
     // Loaded here, not at the top: TypeORM and the libraries cost every other command's start-up.
     const [
       { DataSource },
-      { LOG_MIGRATIONS, OWNERSHIP_MIGRATIONS, runMigrations },
+      { runMigrations },
+      { OWNERSHIP_MIGRATIONS },
+      { LOG_MIGRATIONS },
       { EVENT_SOURCING_MIGRATIONS },
       { SUBSCRIPTIONS_MIGRATIONS },
     ] = await Promise.all([
       import('typeorm'),
+      import('@ordinal/pg'),
+      import('@ordinal/ownership'),
       import('@ordinal/log/internal'),
       import('@ordinal/event-sourcing/internal'),
       import('@ordinal/subscriptions/internal'),

@@ -1,13 +1,13 @@
 import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import {
   brokerUrl,
   connectTestBroker,
   uniqueName,
   type TestBroker,
-} from '../../../../test/support/amqp-broker.js';
-import { startAmqpContext, type AmqpContext } from '../../../../test/support/amqp-context.js';
-import { waitFor } from '../../../../test/support/test-server.js';
+} from '@ordinal/test-support/amqp-broker';
+import { startAmqpContext, type AmqpContext } from '@ordinal/test-support/amqp-context';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { BillingConsumer } from './billing-consumer.js';
 import {
   NotificationsConsumer,

@@ -2,7 +2,7 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { OrdinalModule, ProjectionsService } from '@ordinal/nestjs';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { OrdersModule } from '../orders/orders.module.js';
 import { OrdersService } from '../orders/orders.service.js';
 import { DASHBOARD_ENTITIES, DASHBOARD_MIGRATIONS, DashboardModule } from './dashboard.module.js';

@@ -1,8 +1,8 @@
 import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { OrdinalModule, StreamStore, VersionConflictError } from '@ordinal/nestjs';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { waitFor } from '../../../../test/support/test-server.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { OrdersModule } from './orders.module.js';
 import { OrdersService } from './orders.service.js';
 import { OrderShippedHandler } from './order-shipped.handler.js';

@@ -6,13 +6,8 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import {
-  DatabaseUnavailableError,
-  ImportLineError,
-  OrdinalError,
-  ReadOnlyReplicaError,
-  VersionConflictError,
-} from '@ordinal/log';
+import { ImportLineError, VersionConflictError } from '@ordinal/log';
+import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
 import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-errors.js';

@@ -1,4 +1,4 @@
-import { isConnectionError, isDataError, isReadOnlyError } from '@ordinal/log/internal';
+import { isConnectionError, isDataError, isReadOnlyError } from '@ordinal/pg';
 
 /**
  * SQLSTATEs that mean "the database will not serve us right now" beyond the libraries'

@@ -8,7 +8,7 @@ import { MessageResponseDto } from '../ingest/dto/message.response.js';
 import { HeadResponseDto, PageResponseDto } from './dto/read.responses.js';
 import { toMessageResponse } from '../ingest/message-response.js';
 import { correlationParam, intParam, typesParam } from './query-params.js';
-import { shardParams } from '../stream/stream-params.js';
+import { shardParams } from '../sse/sse-params.js';
 
 /** JSON reads of the log. */
 @ApiTags('reading')

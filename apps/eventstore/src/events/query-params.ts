@@ -1,6 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
-import { isStorableText } from '@ordinal/log/internal';
+import { isStorableText } from '@ordinal/pg';
 
 /**
  * A query parameter or header given at most once, as text. Fastify gives a repeated one

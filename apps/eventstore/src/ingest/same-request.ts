@@ -1,5 +1,5 @@
 import type { NewMessage, StoredMessage } from '@ordinal/log';
-import { toStorableJson } from '@ordinal/log/internal';
+import { toStorableJson } from '@ordinal/pg';
 
 /** A JSON value's canonical text (RFC 8785), so key order and spacing do not count. */
 function canonical(value: unknown): string {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestException } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { formatTraceparent, type CorrelationContext } from '@ordinal/log';
-import { isStorableText } from '@ordinal/log/internal';
+import { isStorableText } from '@ordinal/pg';
 import { requestTrace } from './http-tracing.hook.js';
 
 /**

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { validateSync } from 'class-validator';
 import { PublishMessageDto } from '../ingest/dto/publish-message.dto.js';
 import { PublishBatchDto } from '../ingest/dto/publish-batch.dto.js';
-import { StreamEventDto } from '../streams/dto/stream-event.dto.js';
-import { SaveSnapshotDto } from '../streams/dto/save-snapshot.dto.js';
-import { AppendEventsDto } from '../streams/dto/append-events.dto.js';
+import { StreamEventDto } from '../aggregate-streams/dto/stream-event.dto.js';
+import { SaveSnapshotDto } from '../aggregate-streams/dto/save-snapshot.dto.js';
+import { AppendEventsDto } from '../aggregate-streams/dto/append-events.dto.js';
 import { compileCheck } from './compiled-check.js';
 
 type Dto = new () => object;

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { inexactNumberIn } from '@ordinal/log/internal';
+import { inexactNumberIn } from '@ordinal/pg';
 
 /** A 400 from the body parser, shaped as Fastify's own so the errors filter words it the same. */
 function badBody(message: string, code: string): Error {

@@ -1,5 +1,5 @@
 import { InvalidMessageError } from '@ordinal/log';
-import { jsonValueProblem } from '@ordinal/log/internal';
+import { jsonValueProblem } from '@ordinal/pg';
 
 /**
  * Applies the log's JSON rule (`jsonValueProblem`: storable text, exact numbers, the depth

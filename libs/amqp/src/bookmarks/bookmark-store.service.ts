@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DatabaseUnavailableError } from '@ordinal/log';
-import { execute, isConnectionError, toPosition } from '@ordinal/log/internal';
+import { DatabaseUnavailableError } from '@ordinal/pg';
+import { execute, isConnectionError, toPosition } from '@ordinal/pg';
 import { readBookmark, saveBookmark, setBookmark } from '../sql/index.js';
 
 /** Reads and moves replayable interfaces' bookmarks in `interface_bookmarks`. */

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** The broker is not connected right now; the connection manager is reconnecting. */
 export class AmqpUnavailableError extends OrdinalError {

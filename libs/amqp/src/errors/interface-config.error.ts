@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** The push-interface configuration is malformed; the message names the entry and the field. */
 export class InterfaceConfigError extends OrdinalError {

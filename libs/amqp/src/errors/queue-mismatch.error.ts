@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /**
  * A queue exists on the broker with other arguments than the server declares (AMQP 406

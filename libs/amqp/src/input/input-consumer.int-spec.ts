@@ -1,11 +1,7 @@
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import {
-  connectTestBroker,
-  uniqueName,
-  type TestBroker,
-} from '../../../../test/support/amqp-broker.js';
-import { startAmqpContext, type AmqpContext } from '../../../../test/support/amqp-context.js';
-import { waitFor } from '../../../../test/support/test-server.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { connectTestBroker, uniqueName, type TestBroker } from '@ordinal/test-support/amqp-broker';
+import { startAmqpContext, type AmqpContext } from '@ordinal/test-support/amqp-context';
+import { waitFor } from '@ordinal/test-support/test-server';
 
 describe('AMQP input queue (I4, G1, G6)', () => {
   let db: TestDatabase;

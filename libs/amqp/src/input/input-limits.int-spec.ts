@@ -3,15 +3,15 @@ import { Module, type INestApplicationContext, type LoggerService } from '@nestj
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LogModule } from '@ordinal/log';
-import { JSON_LIMITS } from '@ordinal/log/internal';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { JSON_LIMITS } from '@ordinal/pg';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import {
   brokerUrl,
   connectTestBroker,
   uniqueName,
   type TestBroker,
-} from '../../../../test/support/amqp-broker.js';
-import { waitFor } from '../../../../test/support/test-server.js';
+} from '@ordinal/test-support/amqp-broker';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { AmqpModule } from '../amqp.module.js';
 import { InputConsumer } from './input-consumer.service.js';
 

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { parseTraceparent, type CorrelationContext, type NewMessage } from '@ordinal/log';
-import { inexactNumberIn, isStorableText } from '@ordinal/log/internal';
+import { inexactNumberIn, isStorableText } from '@ordinal/pg';
 import { HEADERS } from '../amqp.constants.js';
 
 /** messageType: 1-200 characters of [A-Za-z0-9._:-] (I3, the same rule as REST). */

@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { ChannelModel } from 'amqplib';
-import { OwnershipLostError, type StoredMessage } from '@ordinal/log';
-import type { Lease, OwnedConsumer } from '@ordinal/log/internal';
+import { type StoredMessage } from '@ordinal/log';
+import { OwnershipLostError } from '@ordinal/ownership';
+import type { Lease, OwnedConsumer } from '@ordinal/ownership';
 import type { AmqpConnection } from '../connection/amqp-connection.service.js';
 import { backoffDelay, sleep } from '../connection/backoff.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { LiveRouter, LogReader } from '@ordinal/log';
-import { ConsumerOwnership } from '@ordinal/log/internal';
+import { ConsumerOwnership } from '@ordinal/ownership';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { AmqpConnection } from '../connection/amqp-connection.service.js';

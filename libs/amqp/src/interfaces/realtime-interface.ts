@@ -10,7 +10,7 @@ import { deliveryBody, deliveryProperties } from './interface-delivery.js';
 import type { ResolvedInterfaceConfig } from './interface-config.js';
 import type { InterfaceStatus } from './interface-status.js';
 import { PushInterface } from './push-interface.js';
-import type { Lease } from '@ordinal/log/internal';
+import type { Lease } from '@ordinal/ownership';
 
 /**
  * How far back a new owner of a realtime interface publishes from the position its previous

@@ -1,14 +1,14 @@
 import type { ConsumeMessage } from 'amqplib';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import {
   collect,
   connectTestBroker,
   uniqueName,
   type Collector,
   type TestBroker,
-} from '../../../../test/support/amqp-broker.js';
-import { startAmqpContext, type AmqpContext } from '../../../../test/support/amqp-context.js';
-import { waitFor } from '../../../../test/support/test-server.js';
+} from '@ordinal/test-support/amqp-broker';
+import { startAmqpContext, type AmqpContext } from '@ordinal/test-support/amqp-context';
+import { waitFor } from '@ordinal/test-support/test-server';
 
 const indexOf = (msg: ConsumeMessage) => Number(msg.properties.headers!.index);
 const uuidOf = (msg: ConsumeMessage) => String(msg.properties.headers!.serverCorrelationUuid);

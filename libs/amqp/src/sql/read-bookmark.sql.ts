@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log/internal';
+import type { SqlQuery } from '@ordinal/pg';
 import { AMQP_TABLES } from '../amqp.constants.js';
 
 /** Creates the interface's bookmark at 0 if it has none, and returns its position. */

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log/internal';
+import type { SqlQuery } from '@ordinal/pg';
 import { AMQP_TABLES } from '../amqp.constants.js';
 
 /** Moves the interface's bookmark forward to `position` (never backwards). */

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log/internal';
+import type { SqlQuery } from '@ordinal/pg';
 import { AMQP_TABLES } from '../amqp.constants.js';
 
 /**

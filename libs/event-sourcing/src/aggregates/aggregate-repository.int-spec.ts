@@ -6,8 +6,8 @@ import {
   runWithCorrelation,
   type CorrelationContext,
 } from '@ordinal/log';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { startEventStoreContext } from '../../../../test/support/event-store-context.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startEventStoreContext } from '@ordinal/test-support/event-store-context';
 import { Aggregate } from './aggregate.decorator.js';
 import { AggregateRoot } from './aggregate-root.js';
 import type { AggregateRepository } from './aggregate-repository.js';

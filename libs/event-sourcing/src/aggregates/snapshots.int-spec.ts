@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import fc from 'fast-check';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { startEventStoreContext } from '../../../../test/support/event-store-context.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startEventStoreContext } from '@ordinal/test-support/event-store-context';
 import { Aggregate } from './aggregate.decorator.js';
 import { AggregateRoot } from './aggregate-root.js';
 import type { AggregateRepository } from './aggregate-repository.js';

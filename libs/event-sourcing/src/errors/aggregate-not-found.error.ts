@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** `load` found no event in the stream. Use `find` for "maybe", `create` for a new aggregate. */
 export class AggregateNotFoundError extends OrdinalError {

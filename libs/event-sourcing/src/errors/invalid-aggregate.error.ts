@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** A class is used as an aggregate or event without the decorator that describes it. */
 export class InvalidAggregateError extends OrdinalError {

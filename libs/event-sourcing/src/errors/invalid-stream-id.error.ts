@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** A stream id outside the allowed shape (see `STREAM_ID_PATTERN`). */
 export class InvalidStreamIdError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** An `@Upcaster` provider without an `upcast(data, metadata)` method, or a bad version. */
 export class InvalidUpcasterError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** An event is stored at an older schema than its class and no upcaster chain reaches the class's. */
 export class MissingUpcasterError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /**
  * A snapshot is ahead of its stream: saved at a version the stream has not reached, or found

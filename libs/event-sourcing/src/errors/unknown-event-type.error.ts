@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** A stream holds an event type its aggregate does not declare in `@Aggregate({ events })`. */
 export class UnknownEventTypeError extends OrdinalError {

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log/internal';
+import type { SqlQuery } from '@ordinal/pg';
 import { ES_TABLES } from '../event-sourcing.constants.js';
 
 /** The row `readSnapshot` returns. */

@@ -1,4 +1,5 @@
-import { TABLES, type SqlQuery } from '@ordinal/log/internal';
+import { TABLES } from '@ordinal/log/internal';
+import { type SqlQuery } from '@ordinal/pg';
 import { streamEventJson } from './stream-event-json.js';
 
 /** The row `readStreamEvents` returns: one JSON array holding the page. */

@@ -1,4 +1,5 @@
-import { TABLES, type SqlQuery } from '@ordinal/log/internal';
+import { TABLES } from '@ordinal/log/internal';
+import { type SqlQuery } from '@ordinal/pg';
 import { ES_TABLES } from '../event-sourcing.constants.js';
 import { streamEventJson } from './stream-event-json.js';
 

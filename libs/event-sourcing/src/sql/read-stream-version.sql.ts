@@ -1,4 +1,5 @@
-import { TABLES, type SqlQuery } from '@ordinal/log/internal';
+import { TABLES } from '@ordinal/log/internal';
+import { type SqlQuery } from '@ordinal/pg';
 
 /** A stream's current version from the heads table (0 when it has none): one index lookup. */
 export function readStreamVersion(streamId: string): SqlQuery {

@@ -1,4 +1,4 @@
-import { toPosition } from '@ordinal/log/internal';
+import { toPosition } from '@ordinal/pg';
 import type { RecordedEvent, StreamEvent } from '../streams/stream-event.js';
 
 /**

@@ -1,5 +1,5 @@
-import { DatabaseUnavailableError } from '@ordinal/log';
-import { isConnectionError } from '@ordinal/log/internal';
+import { DatabaseUnavailableError } from '@ordinal/pg';
+import { isConnectionError } from '@ordinal/pg';
 
 /** Runs a read; a lost or refused connection becomes `DatabaseUnavailableError` (never a raw pg error). */
 export async function guardDatabase<T>(operation: () => Promise<T>): Promise<T> {

@@ -6,7 +6,7 @@ import {
   type CorrelationContext,
   type ExpectedVersion,
 } from '@ordinal/log';
-import { execute, hasNulEscape, toPosition } from '@ordinal/log/internal';
+import { execute, hasNulEscape, toPosition } from '@ordinal/pg';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from '../event-sourcing-options.js';
 import { SnapshotVersionExceedsStreamError } from '../errors/index.js';

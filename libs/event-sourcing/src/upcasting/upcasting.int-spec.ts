@@ -1,6 +1,6 @@
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { startEventStoreContext } from '../../../../test/support/event-store-context.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startEventStoreContext } from '@ordinal/test-support/event-store-context';
 import { Aggregate } from '../aggregates/aggregate.decorator.js';
 import { AggregateRoot } from '../aggregates/aggregate-root.js';
 import type { AggregateRepository } from '../aggregates/aggregate-repository.js';

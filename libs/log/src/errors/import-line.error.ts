@@ -1,4 +1,4 @@
-import { OrdinalError } from './ordinal.error.js';
+import { OrdinalError } from '@ordinal/pg';
 
 /**
  * A line of a bulk import the log refuses: not a valid message (`invalid_message`), or an

@@ -1,4 +1,4 @@
-import { OrdinalError } from './ordinal.error.js';
+import { OrdinalError } from '@ordinal/pg';
 
 /** A message the log cannot store as given (the database rejected its content). */
 export class InvalidMessageError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from './ordinal.error.js';
+import { OrdinalError } from '@ordinal/pg';
 
 /**
  * An append's expected version did not match the stream. Load the stream again, decide

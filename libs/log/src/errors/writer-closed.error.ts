@@ -1,4 +1,4 @@
-import { OrdinalError } from './ordinal.error.js';
+import { OrdinalError } from '@ordinal/pg';
 
 /** The writer is shutting down and accepts no more appends. */
 export class WriterClosedError extends OrdinalError {

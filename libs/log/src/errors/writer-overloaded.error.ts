@@ -1,4 +1,4 @@
-import { OrdinalError } from './ordinal.error.js';
+import { OrdinalError } from '@ordinal/pg';
 
 /** The writer's queue is full (the database is slower than the producers); retry later. */
 export class WriterOverloadedError extends OrdinalError {

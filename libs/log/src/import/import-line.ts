@@ -1,5 +1,5 @@
 import { InvalidMessageError } from '../errors/index.js';
-import { inexactNumberIn } from '../writer/exact-numbers.js';
+import { inexactNumberIn } from '@ordinal/pg';
 import { prepareImported, type ImportedMessage } from '../writer/pending-append.js';
 
 /** The fields of a message on every entry path: type pattern and text lengths (docs/ingestion.md). */

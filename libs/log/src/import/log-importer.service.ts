@@ -7,24 +7,20 @@ import { finished } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import {
-  DatabaseUnavailableError,
-  ImportLineError,
-  InvalidMessageError,
-  OrdinalError,
-  ReadOnlyReplicaError,
-} from '../errors/index.js';
+import { ImportLineError, InvalidMessageError } from '../errors/index.js';
+import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import {
   copyImportRows,
-  execute,
   finishImport,
   importRowText,
   lockForImport,
   readByIdempotencyKeys,
 } from '../sql/index.js';
-import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { execute } from '@ordinal/pg';
+import { toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { toPosition } from '@ordinal/pg';
 import { listenerClientConfig } from '../router/listener-config.js';
-import { driverError, isConnectionError, isReadOnlyError } from '../writer/pg-errors.js';
+import { driverError, isConnectionError, isReadOnlyError } from '@ordinal/pg';
 import type { ImportedMessage as PreparedMessage } from '../writer/pending-append.js';
 import { parseImportLine } from './import-line.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';

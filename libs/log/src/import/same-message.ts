@@ -1,4 +1,4 @@
-import { toStorableJson } from '../writer/json-rules.js';
+import { toStorableJson } from '@ordinal/pg';
 
 /** What decides whether two messages under one idempotency key are the same request. */
 export interface KeyedMessage {

@@ -1,6 +1,8 @@
 import type { StoredMessage } from '../message.js';
-import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
-import { execute, readArrivals, type ArrivalRow, type SqlRunner } from '../sql/index.js';
+import { toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { toPosition } from '@ordinal/pg';
+import { readArrivals, type ArrivalRow } from '../sql/index.js';
+import { execute, type SqlRunner } from '@ordinal/pg';
 
 /**
  * Positions a reader passed inside abandoned holes, each with the snapshot xmax of when it was

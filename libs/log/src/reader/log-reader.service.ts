@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { StoredMessage } from '../message.js';
 import {
-  execute,
   readCategoryPage,
   readCorrelationPage,
   readMessage,
@@ -11,18 +10,19 @@ import {
   readSkippedBetween,
   type ReadFilter,
 } from '../sql/index.js';
+import { execute } from '@ordinal/pg';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import {
   RenderedMessage,
-  toPosition,
   toStoredMessage,
   type MessageRow,
   type RenderedRow,
 } from '../row-mapper.js';
-import { DatabaseUnavailableError } from '../errors/index.js';
-import { isConnectionError, isQueryTimeout, driverError } from '../writer/pg-errors.js';
+import { toPosition } from '@ordinal/pg';
+import { DatabaseUnavailableError } from '@ordinal/pg';
+import { isConnectionError, isQueryTimeout, driverError } from '@ordinal/pg';
 
 /**
  * One read of the log after a position: the rows, the position the read covers, and (in

@@ -1,5 +1,5 @@
 import type { StoredMessage } from '../message.js';
-import { shardOf } from '../shard.js';
+import { shardOf } from '@ordinal/contract';
 import type { FeedOptions } from './log-feed.js';
 
 /** A feed's filter as one predicate (types and shard); `null` when it lets everything through. */

@@ -3,8 +3,8 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { take as takeWithin } from '../../../../test/support/feed-take.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { take as takeWithin } from '@ordinal/test-support/feed-take';
 import { LogModule } from '../log.module.js';
 import type { LogModuleOptions } from '../log-options.js';
 import { LogWriter } from '../writer/log-writer.service.js';
@@ -45,9 +45,7 @@ async function startLog(
 }
 
 /** A writer like Ordinal's concurrent flush: xid first, positions drawn inside the INSERT, then held open. */
-async function heldWriter(
-  url: string,
-): Promise<{
+async function heldWriter(url: string): Promise<{
   position: number;
   commit(): Promise<unknown>;
   rollback(): Promise<unknown>;

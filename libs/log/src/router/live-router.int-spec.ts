@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { take } from '../../../../test/support/feed-take.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { take } from '@ordinal/test-support/feed-take';
 import { LogModule } from '../log.module.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
@@ -191,7 +191,7 @@ describe('LiveRouter (L5, R2, R3)', () => {
     expect(feed.completed).toBe(true);
     expect(feed.position).toBe(from + 14);
     expect(got.length).toBeGreaterThan(0);
-    const { shardOf } = await import('../shard.js');
+    const { shardOf } = await import('@ordinal/contract');
     for (const m of got) {
       expect(m.messageType).toBe('Keep');
       expect(shardOf(m.userId, 2)).toBe(1);

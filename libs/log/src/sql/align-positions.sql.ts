@@ -1,5 +1,5 @@
 import { LOCKS, SEQUENCE, TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * At start, after a change of ordering mode: gapless mode's head must not be behind rows a

@@ -1,7 +1,7 @@
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
 import { LOCKS, LOG_CHANNEL, SEQUENCE, TABLES } from '../log.constants.js';
 import type { Ordering } from '../log-options.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /** One imported row, as COPY receives it. Columns left out take their defaults (created_at, transaction_id). */
 export interface ImportRow {

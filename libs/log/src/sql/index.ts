@@ -1,4 +1,3 @@
-export * from './sql-query.js';
 export * from './lock-log.sql.js';
 export * from './read-write-state.sql.js';
 export * from './insert-messages.sql.js';
@@ -12,5 +11,4 @@ export * from './align-positions.sql.js';
 export * from './watermark.sql.js';
 export * from './late.sql.js';
 export * from './import-messages.sql.js';
-export * from './read-applied-migrations.sql.js';
 export * from './read-correlation-page.sql.js';

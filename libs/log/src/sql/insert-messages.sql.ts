@@ -1,6 +1,6 @@
 import { LOCKS, LOG_CHANNEL, SEQUENCE, TABLES } from '../log.constants.js';
 import { LOCK_CATEGORIES } from './lock-categories.sql.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /** Column-wise arrays of the rows one flush inserts (one multi-row statement, L2). */
 export interface InsertColumns {

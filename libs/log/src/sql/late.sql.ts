@@ -1,7 +1,7 @@
 import { TABLES } from '../log.constants.js';
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
 import type { MessageRow } from '../row-mapper.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Abandoned positions inside (from, to] — those a reader passed without seeing, unless their

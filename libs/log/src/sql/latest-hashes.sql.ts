@@ -1,5 +1,5 @@
 import { TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /** Content hashes of the latest `count` messages (the duplicate window's memory, L7). */
 export function latestHashes(count: number): SqlQuery {

@@ -1,4 +1,4 @@
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Concurrent mode: assigns the transaction its id first (so readers can see it as a writer

@@ -1,5 +1,5 @@
 import { LOCKS, TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Takes the global log lock for this transaction (gapless mode, L3) and reads the head.

@@ -1,6 +1,6 @@
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
 import { TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Messages of one stream category with `index >= from`, in index order. No upper bound:

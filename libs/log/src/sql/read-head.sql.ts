@@ -1,5 +1,5 @@
 import { TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /** The highest committed index (0 on an empty log): the log_head row, moved by every flush. */
 export function readHead(): SqlQuery {

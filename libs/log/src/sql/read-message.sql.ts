@@ -1,6 +1,6 @@
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
 import { TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /** One message by its global index. */
 export function readMessage(index: number): SqlQuery {

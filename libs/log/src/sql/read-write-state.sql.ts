@@ -1,6 +1,6 @@
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
 import { TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Everything a flush must check under the log lock, in one round trip: the messages

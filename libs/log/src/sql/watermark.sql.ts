@@ -1,5 +1,5 @@
 import { SEQUENCE, TABLES } from '../log.constants.js';
-import type { SqlQuery } from './sql-query.js';
+import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Final positions after `position`, in order: committed rows and positions recorded in

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { runMigrations } from '../schema/run-migrations.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { runMigrations } from '@ordinal/pg';
 import { LOG_MIGRATIONS } from '../migrations/index.js';
 import { LogWatermark } from './log-watermark.service.js';
 import { resolveLogOptions, type LogModuleOptions } from '../log-options.js';

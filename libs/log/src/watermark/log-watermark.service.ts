@@ -12,7 +12,6 @@ import {
   claimLateArrivals,
   countFinalBetween,
   countRunning,
-  execute,
   persistWatermark,
   readDrawnPosition,
   readFinalPositionsAfter,
@@ -23,7 +22,8 @@ import {
   recordSkipped,
   snapshotPassed,
 } from '../sql/index.js';
-import { toPosition } from '../row-mapper.js';
+import { execute } from '@ordinal/pg';
+import { toPosition } from '@ordinal/pg';
 import type { Hole, HoleWriter, WatermarkCounters } from './hole.js';
 
 const SCAN = 1000;

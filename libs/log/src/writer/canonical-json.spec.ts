@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { toCanonicalJson, toStorableJson } from './json-rules.js';
+import { toCanonicalJson, toStorableJson } from '@ordinal/pg';
 
 describe('toCanonicalJson (the import path) against toStorableJson (every other entry path)', () => {
   it('gives the same canonical text for any value, and refuses exactly the values the other refuses', () => {

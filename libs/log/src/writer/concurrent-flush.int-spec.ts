@@ -3,7 +3,7 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { LogModule } from '../log.module.js';
 import { LogWriter } from './log-writer.service.js';
 import { categoryLockKey, NO_CATEGORY } from './category-locks.js';

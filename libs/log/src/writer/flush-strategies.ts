@@ -3,21 +3,21 @@ import type { Ordering } from '../log-options.js';
 import {
   appendBatch,
   appendConcurrent,
-  execute,
-  executePrepared,
   insertConcurrent,
   insertMessages,
   lockCategories,
   lockLog,
   readWriteState,
-  type PgConnection,
 } from '../sql/index.js';
-import { toPosition, toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { executePrepared, type PgConnection } from '@ordinal/pg';
+import { execute } from '@ordinal/pg';
+import { toStoredMessage, type MessageRow } from '../row-mapper.js';
+import { toPosition } from '@ordinal/pg';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
 import type { PendingAppend } from './pending-append.js';
-import { driverError, isConnectionError, isQueryTimeout } from './pg-errors.js';
+import { driverError, isConnectionError, isQueryTimeout } from '@ordinal/pg';
 
 /** The connection was lost, or the answer did not come in time, after the commit was sent: nobody knows whether it committed. */
 export class CommitOutcomeUnknown extends Error {}

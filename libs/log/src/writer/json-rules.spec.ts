@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { JSON_LIMITS, jsonValueProblem, toStorableJson } from './json-rules.js';
+import { JSON_LIMITS, jsonValueProblem, toStorableJson } from '@ordinal/pg';
 import { prepareMessage } from './pending-append.js';
 
 describe('the JSON rules every entry path shares', () => {

@@ -12,19 +12,13 @@ import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import {
-  DatabaseUnavailableError,
-  InvalidMessageError,
-  OrdinalError,
-  WriterClosedError,
-  ReadOnlyReplicaError,
-  WriterOverloadedError,
-} from '../errors/index.js';
+import { InvalidMessageError, WriterClosedError, WriterOverloadedError } from '../errors/index.js';
+import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
-import { driverError, isConnectionError, isDataError, isReadOnlyError } from './pg-errors.js';
+import { driverError, isConnectionError, isDataError, isReadOnlyError } from '@ordinal/pg';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
 import { formatTraceparent } from '../trace/traceparent.js';
 import { ATTRIBUTES, SPANS } from '../trace/span-names.js';

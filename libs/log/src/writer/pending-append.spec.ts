@@ -1,5 +1,5 @@
 import { InvalidMessageError } from '../errors/index.js';
-import { hasNulEscape, isStorableText } from '../jsonb-text.js';
+import { hasNulEscape, isStorableText } from '@ordinal/pg';
 import { rowsJson } from '../sql/insert-messages.sql.js';
 import { createHash } from 'node:crypto';
 import { prepareMessage } from './pending-append.js';

@@ -1,8 +1,8 @@
 import type { AppendRequest, AppendResult, NewMessage } from '../message.js';
 import { contentHash } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
-import { isStorableText } from '../jsonb-text.js';
-import { toCanonicalJson, toStorableJson, type StorableJson } from './json-rules.js';
+import { isStorableText } from '@ordinal/pg';
+import { toCanonicalJson, toStorableJson, type StorableJson } from '@ordinal/pg';
 import type { Span } from '@opentelemetry/api';
 import type { CorrelationContext } from '../trace/correlation-context.js';
 

@@ -1,4 +1,5 @@
-import { shardOf, type StoredMessage } from '@ordinal/log';
+import { type StoredMessage } from '@ordinal/log';
+import { shardOf } from '@ordinal/contract';
 import { InvalidProjectionError } from '../errors/index.js';
 import type { PartitionKey } from '../projection-options.js';
 

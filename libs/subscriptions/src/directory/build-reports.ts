@@ -1,4 +1,4 @@
-import { toPosition } from '@ordinal/log/internal';
+import { toPosition } from '@ordinal/pg';
 import type { DirectoryRow } from '../sql/index.js';
 import type { SubscriptionStatus } from '../subscription-context.js';
 import type { ConsumerOwner, PartitionReport, SubscriptionReport } from './consumer-report.js';

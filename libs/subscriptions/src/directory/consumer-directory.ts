@@ -1,4 +1,4 @@
-import { execute, toPosition } from '@ordinal/log/internal';
+import { execute, toPosition } from '@ordinal/pg';
 import type { DataSource } from 'typeorm';
 import { readDirectory, readPositions, type DirectoryRow } from '../sql/index.js';
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { execute } from '@ordinal/log/internal';
+import { execute } from '@ordinal/pg';
 import type { DataSource } from 'typeorm';
 import { ConsumerRequestFailedError, WaitTimeoutError } from '../errors/index.js';
 import {

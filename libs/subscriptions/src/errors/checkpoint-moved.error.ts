@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** The checkpoint moved under a batch (a rebuild or a second instance): the batch rolled back. */
 export class CheckpointMovedError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** An operation needs the process that runs a consumer, and no live process owns it. */
 export class ConsumerNotRunningError extends OrdinalError {

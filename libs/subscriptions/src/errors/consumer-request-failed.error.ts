@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** The process that owns a consumer ran an operation asked of it (rebuild, replay, resume) and it failed. */
 export class ConsumerRequestFailedError extends OrdinalError {

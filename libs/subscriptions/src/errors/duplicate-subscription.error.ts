@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** Two subscriptions (or projections) were given one name: they would share a checkpoint. */
 export class DuplicateSubscriptionError extends OrdinalError {

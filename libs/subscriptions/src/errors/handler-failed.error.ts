@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** A handler threw while applying a message; its batch was rolled back and will be retried. */
 export class HandlerFailedError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** No subscription or projection of that name runs in this application. */
 export class SubscriptionNotFoundError extends OrdinalError {

@@ -1,4 +1,4 @@
-import { OrdinalError } from '@ordinal/log';
+import { OrdinalError } from '@ordinal/pg';
 
 /** `waitFor` gave up: the subscription had not reached the index in time. */
 export class WaitTimeoutError extends OrdinalError {

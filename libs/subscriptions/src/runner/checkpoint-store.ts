@@ -1,4 +1,5 @@
-import { execute, readOpenSkipped, toPosition, type SqlRunner } from '@ordinal/log/internal';
+import { readOpenSkipped } from '@ordinal/log/internal';
+import { execute, toPosition, type SqlRunner } from '@ordinal/pg';
 import type { DataSource } from 'typeorm';
 import { CheckpointMovedError } from '../errors/index.js';
 import {

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { LogReader, StoredMessage } from '@ordinal/log';
-import type { Lease } from '@ordinal/log/internal';
+import type { Lease } from '@ordinal/ownership';
 import type { DataSource, EntityManager } from 'typeorm';
 import { HandlerFailedError } from '../errors/index.js';
 import type { ParkedStore } from './parked-store.js';

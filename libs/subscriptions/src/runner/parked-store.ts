@@ -1,4 +1,4 @@
-import { execute, toPosition, type SqlRunner } from '@ordinal/log/internal';
+import { execute, toPosition, type SqlRunner } from '@ordinal/pg';
 import type { DataSource } from 'typeorm';
 import {
   countParked,

@@ -1,11 +1,8 @@
 import { Logger } from '@nestjs/common';
-import {
-  OwnershipLostError,
-  type LogReader,
-  type LogWatermark,
-  type StoredMessage,
-} from '@ordinal/log';
-import { LateTracker, type Lease, type OwnedConsumer } from '@ordinal/log/internal';
+import { type LogReader, type LogWatermark, type StoredMessage } from '@ordinal/log';
+import { OwnershipLostError } from '@ordinal/ownership';
+import { LateTracker } from '@ordinal/log/internal';
+import { type Lease, type OwnedConsumer } from '@ordinal/ownership';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CheckpointMovedError, HandlerFailedError } from '../errors/index.js';
 import type { ResolvedSubscriptionsOptions } from '../subscriptions-options.js';

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { LogReader, LogWriter } from '@ordinal/log';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/test-database.js';
-import { startProjectionsApp } from '../../../../test/support/projections-app.js';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startProjectionsApp } from '@ordinal/test-support/projections-app';
 import { SharedSource } from './shared-source.js';
 import { SourceReader, type SourceRead } from './source-reader.js';
 
@@ -21,15 +21,13 @@ describe('SharedSource: the partitions of a projection in one process share one 
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startProjectionsApp(db.url);
-    await app
-      .get(LogWriter)
-      .append({
-        messages: Array.from({ length: 1200 }, (_, n) => ({
-          messageType: 'Tick',
-          userId: `u-${n}`,
-          body: { n },
-        })),
-      });
+    await app.get(LogWriter).append({
+      messages: Array.from({ length: 1200 }, (_, n) => ({
+        messageType: 'Tick',
+        userId: `u-${n}`,
+        body: { n },
+      })),
+    });
   });
   afterAll(async () => {
     await app?.close();

@@ -1,4 +1,4 @@
-import type { SqlQuery } from '@ordinal/log/internal';
+import type { SqlQuery } from '@ordinal/pg';
 import { SUBSCRIPTION_TABLES } from '../subscriptions.constants.js';
 
 const T = SUBSCRIPTION_TABLES.checkpoints;

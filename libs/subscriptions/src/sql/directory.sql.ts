@@ -1,4 +1,5 @@
-import { OWNERSHIP_TABLES, type SqlQuery } from '@ordinal/log/internal';
+import { OWNERSHIP_TABLES } from '@ordinal/ownership';
+import { type SqlQuery } from '@ordinal/pg';
 import { SUBSCRIPTION_TABLES } from '../subscriptions.constants.js';
 
 /** One consumer as the database knows it: lease, owner process, checkpoint, parked count. */

@@ -1,0 +1,206 @@
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Post,
+  Query,
+  Req,
+  Res,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import {
+  ApiExtension,
+  ApiExtraModels,
+  ApiHeader,
+  ApiSecurity,
+  ApiOperation,
+  ApiProduces,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LiveRouter } from '@ordinal/log';
+import { Scoped } from '../auth/scoped.decorator.js';
+import { AcceptsTicket } from '../auth/scopes.decorator.js';
+import { StreamTickets } from '../auth/stream-tickets.service.js';
+import type { AuthorisedRequest } from '../auth/auth.guard.js';
+import { StreamTicketResponseDto } from './dto/stream-ticket.response.js';
+import { ApiErrors } from '../errors/api-errors.decorator.js';
+import {
+  ConnectedEventDto,
+  HeartbeatEventDto,
+  MessageEventDto,
+  StreamEndedEventDto,
+} from './dto/sse-events.js';
+import { ORDINAL_CONFIG } from '../config/config.constants.js';
+import type { OrdinalConfig } from '../config/ordinal-config.js';
+import { SseSession } from './sse-session.js';
+import { SseWriter } from './sse-writer.js';
+import { parseStreamParams } from './sse-params.js';
+import { StreamRegistry } from './stream-registry.service.js';
+
+/** The reconnection delay a standard EventSource is told to use (SSE `retry:`). */
+const SSE_RETRY_MS = 2000;
+
+/** The pull stream: Server-Sent Events from any index, history then live. */
+@ApiTags('reading')
+@ApiExtraModels(ConnectedEventDto, MessageEventDto, HeartbeatEventDto, StreamEndedEventDto)
+@Controller('api/events')
+export class EventsStreamController {
+  constructor(
+    private readonly router: LiveRouter,
+    private readonly registry: StreamRegistry,
+    private readonly tickets: StreamTickets,
+    @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
+  ) {}
+
+  @Post('stream-ticket')
+  @Scoped('read')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'A ticket for a browser EventSource',
+    description:
+      "A short-lived (ORDINAL_STREAM_TICKET_TTL_MS, 30 s), single-use ticket: `new EventSource('/api/events/stream?ticket=…')` " +
+      'authenticates with it instead of a long-lived token in the URL. Needs the `read` scope.',
+  })
+  @ApiResponse({ status: 201, type: StreamTicketResponseDto })
+  issueTicket(@Req() request: AuthorisedRequest): StreamTicketResponseDto {
+    return this.tickets.issue(request.apiToken!);
+  }
+
+  @Get('stream')
+  @Scoped('read')
+  @AcceptsTicket()
+  @ApiSecurity('ticket')
+  @ApiQuery({
+    name: 'ticket',
+    required: false,
+    description:
+      'A stream ticket (POST /api/events/stream-ticket) instead of the Authorization header',
+    schema: { type: 'string' },
+  })
+  @ApiOperation({
+    summary: 'Stream the log (Server-Sent Events)',
+    description:
+      'History then live, in index order, never a miss or a repeat within a connection. Events: `connected` (once, with `retry:`), ' +
+      '`message` (`id:` = index), `late-message` (no `id:`), `heartbeat`, `stream-ended` (at `endIndex`, then the stream closes). ' +
+      "Each event's `data` is JSON as `x-sse-events` lists. Needs the `read` scope.",
+  })
+  @ApiProduces('text/event-stream')
+  @ApiQuery({
+    name: 'startIndex',
+    required: false,
+    description: 'First index to send (0 means 1)',
+    schema: { type: 'integer', minimum: 0, default: 1 },
+  })
+  @ApiQuery({
+    name: 'endIndex',
+    required: false,
+    description: 'Send up to this index, then `stream-ended`',
+    schema: { type: 'integer', minimum: 0 },
+  })
+  @ApiQuery({
+    name: 'types',
+    required: false,
+    description: 'Comma-separated message types',
+    schema: { type: 'string' },
+  })
+  @ApiQuery({
+    name: 'shardCount',
+    required: false,
+    description: 'With shardIndex',
+    schema: { type: 'integer', minimum: 1, maximum: 1000000 },
+  })
+  @ApiQuery({
+    name: 'shardIndex',
+    required: false,
+    description: 'Below shardCount',
+    schema: { type: 'integer', minimum: 0 },
+  })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'Resume after this index (wins over startIndex)',
+    schema: { type: 'integer', minimum: 0 },
+  })
+  @ApiResponse({
+    status: 200,
+    description: 'The event stream',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        example:
+          'event: connected\nretry: 2000\ndata: {"startIndex":1,"headIndex":4}\n\nevent: message\nid: 2\ndata: {"message":{"id":2,…}}\n\n',
+      },
+    },
+  })
+  @ApiResponse({
+    status: 204,
+    description:
+      'A resumed request (Last-Event-ID) at or past endIndex: nothing left, a standard EventSource stops',
+  })
+  @ApiErrors(400, 503)
+  @ApiExtension('x-sse-events', {
+    connected: { $ref: getSchemaPath(ConnectedEventDto) },
+    message: { $ref: getSchemaPath(MessageEventDto) },
+    'late-message': { $ref: getSchemaPath(MessageEventDto) },
+    heartbeat: { $ref: getSchemaPath(HeartbeatEventDto) },
+    'stream-ended': { $ref: getSchemaPath(StreamEndedEventDto) },
+  })
+  async stream(
+    @Res() reply: FastifyReply,
+    // Read from the request, not @Headers(): that would add a second, required header to the document.
+    @Req() request: FastifyRequest,
+    @Query('startIndex') startIndex?: string,
+    @Query('endIndex') endIndex?: string,
+    @Query('types') types?: string,
+    @Query('shardCount') shardCount?: string,
+    @Query('shardIndex') shardIndex?: string,
+  ): Promise<void> {
+    const lastEventId = request.headers['last-event-id'];
+    const params = parseStreamParams({
+      startIndex,
+      endIndex,
+      types,
+      shardCount,
+      shardIndex,
+      lastEventId,
+    });
+    // A standard EventSource reconnects after every end of stream; a 204 is what makes it stop.
+    if (params.finished) {
+      reply.status(204).send();
+      return;
+    }
+    if (this.registry.isClosing)
+      throw new ServiceUnavailableException('The server is shutting down; reconnect shortly');
+    const feed = this.router.open({
+      fromIndex: params.startIndex,
+      toIndex: params.endIndex,
+      types: params.types,
+      shard: params.shard,
+      mailboxLimit: this.config.streamMailbox,
+      rendered: true,
+    });
+    let headIndex: number;
+    try {
+      headIndex = await feed.headAtOpen;
+    } catch (error) {
+      feed.close();
+      throw error;
+    }
+    reply.hijack();
+    const writer = new SseWriter(reply.raw);
+    writer.open();
+    const session = new SseSession(feed, writer, {
+      params,
+      headIndex,
+      heartbeatMs: this.config.heartbeatMs,
+      retryMs: SSE_RETRY_MS,
+      currentHead: () => this.router.deliveredUpTo,
+    });
+    await this.registry.run(session);
+  }
+}

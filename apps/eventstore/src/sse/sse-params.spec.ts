@@ -1,0 +1,58 @@
+import { BadRequestException } from '@nestjs/common';
+import { parseStreamParams } from './sse-params.js';
+
+describe('parseStreamParams (R1)', () => {
+  it('defaults to the whole log, everything, no shard', () => {
+    expect(parseStreamParams({})).toEqual({
+      startIndex: 1,
+      endIndex: undefined,
+      types: [],
+      shard: undefined,
+      finished: false,
+    });
+  });
+
+  it('treats startIndex 0 as 1 and resumes after Last-Event-ID even with a startIndex', () => {
+    expect(parseStreamParams({ startIndex: '0' }).startIndex).toBe(1);
+    expect(parseStreamParams({ startIndex: '3', lastEventId: '41' }).startIndex).toBe(42);
+  });
+
+  it('reads types, an end and a shard', () => {
+    expect(
+      parseStreamParams({
+        startIndex: '5',
+        endIndex: '5',
+        types: 'A,B.c',
+        shardCount: '3',
+        shardIndex: '2',
+      }),
+    ).toEqual({
+      startIndex: 5,
+      endIndex: 5,
+      types: ['A', 'B.c'],
+      shard: { count: 3, index: 2 },
+      finished: false,
+    });
+  });
+
+  it('is finished when a resumed request is at or past endIndex (the stream answers 204)', () => {
+    expect(parseStreamParams({ endIndex: '5', lastEventId: '5' }).finished).toBe(true);
+    expect(parseStreamParams({ endIndex: '5', lastEventId: '9' }).finished).toBe(true);
+    expect(parseStreamParams({ endIndex: '5', lastEventId: '4' }).finished).toBe(false);
+    expect(parseStreamParams({ endIndex: '5' }).finished).toBe(false);
+  });
+
+  it.each([
+    [{ startIndex: '-1' }],
+    [{ startIndex: '1e3' }],
+    [{ endIndex: 'x' }],
+    [{ startIndex: '9', endIndex: '8' }],
+    [{ shardCount: '2', shardIndex: '2' }],
+    [{ shardCount: '0', shardIndex: '0' }],
+    [{ shardCount: '2' }],
+    [{ types: 'a b' }],
+    [{ lastEventId: '-4' }],
+  ])('refuses %j', (query) => {
+    expect(() => parseStreamParams(query)).toThrow(BadRequestException);
+  });
+});

@@ -1,0 +1,108 @@
+import { Logger } from '@nestjs/common';
+import { renderedJson, type LogFeed, type StoredMessage } from '@ordinal/log';
+import { toMessageResponse } from '../ingest/message-response.js';
+import type { SseWriter } from './sse-writer.js';
+import type { StreamParams } from './sse-params.js';
+
+/**
+ * Live messages are the same objects in every stream's mailbox: each is serialised once for
+ * all streams (catch-up rows come rendered by PostgreSQL).
+ */
+const serialised = new WeakMap<StoredMessage, string>();
+
+/** `data.message` of a message event as JSON text. */
+export function messageJson(message: StoredMessage): string {
+  const json = renderedJson(message);
+  if (json !== undefined) return json;
+  let text = serialised.get(message);
+  if (text === undefined)
+    serialised.set(message, (text = JSON.stringify(toMessageResponse(message))));
+  return text;
+}
+
+/** What a session needs besides its feed and writer. */
+export interface SseSessionOptions {
+  params: StreamParams;
+  headIndex: number;
+  heartbeatMs: number;
+  /** Sent as `retry:` with `connected`: how long a standard EventSource waits before reconnecting. */
+  retryMs: number;
+  /** The head to report in heartbeats. */
+  currentHead(): number;
+}
+
+/**
+ * One SSE connection (R1): `connected`, then every message of the feed as `message` with
+ * `id: <index>`, a `heartbeat` on a timer, and `stream-ended` once `endIndex` is passed. A
+ * late arrival (a row that committed inside a hole the stream had passed) comes as
+ * `late-message`, same data, without an `id:` line: the client's Last-Event-ID stays.
+ * Writes wait for the socket to drain, so a slow client slows only its own feed: once the
+ * socket's buffer is full (SseWriter's limit) the feed is suspended (it leaves the live router
+ * and holds no live messages) and reads on from the database when the socket has drained.
+ */
+export class SseSession {
+  private readonly logger = new Logger(SseSession.name);
+  private lastIndex: number | null = null;
+
+  constructor(
+    private readonly feed: LogFeed,
+    private readonly writer: SseWriter,
+    private readonly options: SseSessionOptions,
+  ) {
+    writer.onClose(() => feed.close());
+  }
+
+  /** Streams until the end index, the client leaving, `close()` or a read failure. */
+  async run(): Promise<void> {
+    const { params, headIndex, heartbeatMs } = this.options;
+    // The head a client is told never goes back, even if the router is behind the head at connect time.
+    let reported = headIndex;
+    const heartbeat = setInterval(() => {
+      reported = Math.max(reported, this.options.currentHead());
+      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: reported });
+    }, heartbeatMs);
+    try {
+      this.writer.send(
+        'connected',
+        { startIndex: params.startIndex, headIndex },
+        undefined,
+        this.options.retryMs,
+      );
+      for await (const message of this.feed) {
+        const sent = message.late
+          ? this.writer.sendMessage('late-message', messageJson(message))
+          : this.writer.sendMessage('message', messageJson(message), message.id);
+        if (!sent) {
+          // The client is behind: hold nothing live for it while its socket drains; it resumes from its position.
+          this.feed.suspend();
+          await this.writer.drained();
+        }
+        if (this.writer.closed) break;
+        if (!message.late) this.lastIndex = message.id;
+      }
+      if (this.feed.completed && !this.writer.closed) {
+        // `id: endIndex`: an EventSource that reconnects (as it always does) sends Last-Event-ID = endIndex and gets 204,
+        // even when no message matched (it would otherwise have no id to send and start again).
+        this.writer.send(
+          'stream-ended',
+          { endIndex: params.endIndex, lastIndex: this.lastIndex },
+          params.endIndex,
+        );
+      }
+    } catch (error) {
+      this.logger.warn(
+        `Stream from ${params.startIndex} ended after index ${this.lastIndex ?? 'none'}: ${String(error)}; the client resumes from its bookmark`,
+      );
+    } finally {
+      clearInterval(heartbeat);
+      this.feed.close();
+      this.writer.end();
+    }
+  }
+
+  /** Ends the stream promptly (shutdown); the client reconnects from its bookmark. */
+  close(): void {
+    this.feed.close();
+    this.writer.end();
+  }
+}

@@ -1,0 +1,6 @@
+/**
+ * `@ordinal/contract`: every shape that crosses a boundary (the wire, a package), defined
+ * once. The server, the libraries and the client derive from these or are checked against
+ * them when they compile. No dependencies, so a browser bundle or another runtime can use it.
+ */
+export * from './shard.js';
