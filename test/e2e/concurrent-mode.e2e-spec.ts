@@ -272,13 +272,11 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       });
       apps.push(app);
       const applied: { index: number; isLate: boolean }[] = [];
-      app
-        .get(SubscriptionsService)
-        .subscribe({
-          name: 'c10-late-audit',
-          stream: '$all',
-          handle: async (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }),
-        });
+      app.get(SubscriptionsService).subscribe({
+        name: 'c10-late-audit',
+        stream: '$all',
+        handle: async (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }),
+      });
       const created = await http(server.baseUrl, 'POST', '/api/streams/order-c2/events', {
         expectedVersion: 0,
         events: [{ eventType: 'OrderPlaced', data: { n: 1 } }],

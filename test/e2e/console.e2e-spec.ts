@@ -251,15 +251,13 @@ describe('the console at /console in a real headless Chromium', () => {
         .getAttribute('href'),
     ).toBe(`#message/${order.id}`);
     // And the chain lists exactly the correlation's messages in index order, each indented under its cause
-    const rows = await page
-      .locator('#message-chain tr')
-      .evaluateAll((trs) =>
-        trs.map((tr) => ({
-          index: (tr as HTMLElement).dataset.index,
-          current: tr.classList.contains('current'),
-          cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
-        })),
-      );
+    const rows = await page.locator('#message-chain tr').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        index: (tr as HTMLElement).dataset.index,
+        current: tr.classList.contains('current'),
+        cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
+      })),
+    );
     expect(rows.map((r) => Number(r.index))).toEqual([order.id, payment.id, charged.id]);
     expect(rows.map((r) => r.current)).toEqual([false, true, false]);
     expect(rows.map((r) => r.cells[1])).toEqual([

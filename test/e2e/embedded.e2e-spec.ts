@@ -162,13 +162,11 @@ describe('a projection in the server on the embedded database', () => {
     const app = await createApp(config, { logger: false, openApiUi: false });
     const applied: number[] = [];
     try {
-      app
-        .get(SubscriptionsService)
-        .subscribe({
-          name: 'embedded-audit',
-          stream: '$all',
-          handle: (m) => void applied.push(m.id),
-        });
+      app.get(SubscriptionsService).subscribe({
+        name: 'embedded-audit',
+        stream: '$all',
+        handle: (m) => void applied.push(m.id),
+      });
       await listen(app, 0, '127.0.0.1');
       const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
       // When messages are published

@@ -68,14 +68,12 @@ describe.each(['gapless', 'concurrent'] as const)('bulk import, %s mode', (order
       DEV_AUTH,
     );
     const applied: number[] = [];
-    server.app
-      .get(SubscriptionsService)
-      .subscribe({
-        name: `import-audit-${ordering}`,
-        stream: '$all',
-        startAt: 'end',
-        handle: (m) => void applied.push(m.id),
-      });
+    server.app.get(SubscriptionsService).subscribe({
+      name: `import-audit-${ordering}`,
+      stream: '$all',
+      startAt: 'end',
+      handle: (m) => void applied.push(m.id),
+    });
     const n = 5000;
     const lines = Array.from({ length: n }, (_, i) => line(i));
     const importing = importLines(server.baseUrl, lines);

@@ -37,15 +37,13 @@ describe('one owner per projection across a network cut', () => {
   });
 
   const append = async (count: number) => {
-    const result = await writerApp
-      .get(LogWriter)
-      .append({
-        messages: Array.from({ length: count }, (_, n) => ({
-          messageType: 'Tick',
-          userId: `user-${n % 5}`,
-          body: { n },
-        })),
-      });
+    const result = await writerApp.get(LogWriter).append({
+      messages: Array.from({ length: count }, (_, n) => ({
+        messageType: 'Tick',
+        userId: `user-${n % 5}`,
+        body: { n },
+      })),
+    });
     written.push(...result.entries.map((e) => (e as { message: { id: number } }).message.id));
   };
   const lease = async () =>

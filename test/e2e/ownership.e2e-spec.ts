@@ -39,15 +39,13 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
   });
 
   const append = async (count: number) => {
-    const result = await writerApp
-      .get(LogWriter)
-      .append({
-        messages: Array.from({ length: count }, (_, n) => ({
-          messageType: 'Tick',
-          userId: `user-${n % 7}`,
-          body: { n },
-        })),
-      });
+    const result = await writerApp.get(LogWriter).append({
+      messages: Array.from({ length: count }, (_, n) => ({
+        messageType: 'Tick',
+        userId: `user-${n % 7}`,
+        body: { n },
+      })),
+    });
     const ids = result.entries.map((e) => (e as { message: { id: number } }).message.id);
     written.push(...ids);
     return ids;

@@ -84,15 +84,13 @@ describe('a partitioned projection over three processes', () => {
     })();
   };
   const append = async (count: number) => {
-    const result = await writerApp
-      .get(LogWriter)
-      .append({
-        messages: Array.from({ length: count }, (_, n) => ({
-          messageType: 'Tick',
-          userId: `user-${n % 23}`,
-          body: { n },
-        })),
-      });
+    const result = await writerApp.get(LogWriter).append({
+      messages: Array.from({ length: count }, (_, n) => ({
+        messageType: 'Tick',
+        userId: `user-${n % 23}`,
+        body: { n },
+      })),
+    });
     written.push(...result.entries.map((e) => (e as { message: { id: number } }).message.id));
   };
   const caughtUp = () =>

@@ -45,15 +45,13 @@ describe('ownership through PgBouncer in transaction mode', () => {
   });
 
   const append = async (count: number) => {
-    const result = await writerApp
-      .get(LogWriter)
-      .append({
-        messages: Array.from({ length: count }, (_, n) => ({
-          messageType: 'Tick',
-          userId: `user-${n % 7}`,
-          body: { n, at: written.length },
-        })),
-      });
+    const result = await writerApp.get(LogWriter).append({
+      messages: Array.from({ length: count }, (_, n) => ({
+        messageType: 'Tick',
+        userId: `user-${n % 7}`,
+        body: { n, at: written.length },
+      })),
+    });
     written.push(...result.entries.map((e) => (e as { message: { id: number } }).message.id));
   };
   const position = async () =>

@@ -120,13 +120,11 @@ const app = await NestFactory.createApplicationContext(ExitServiceModule, {
 await app.init();
 
 const seen: number[] = [];
-app
-  .get(SubscriptionsService)
-  .subscribe({
-    name: 'lamp-audit',
-    stream: '$all',
-    handle: (_message, ctx) => void seen.push(ctx.index),
-  });
+app.get(SubscriptionsService).subscribe({
+  name: 'lamp-audit',
+  stream: '$all',
+  handle: (_message, ctx) => void seen.push(ctx.index),
+});
 
 const lamp = app.get(Lamps).repository.create(`lamp-${process.pid}`);
 lamp.toggle();
