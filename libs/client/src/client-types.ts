@@ -1,23 +1,6 @@
-/** A stored message as the server returns it; `id` is its global index. */
-export interface OrdinalMessage {
-  id: number;
-  messageType: string;
-  userId: string | null;
-  body: unknown;
-  metadata: Record<string, unknown> | null;
-  contentHash: string;
-  createdAt: string;
-  streamId?: string;
-  streamVersion?: number;
-  schemaVersion?: number;
-  idempotencyKey?: string;
-  /** The correlation it belongs to (absent only on messages stored before correlation ids existed). */
-  correlationId?: string;
-  /** What caused it: a message index as text, or the id of the request that started the correlation. */
-  causationId?: string;
-  /** The W3C trace context of the append that stored it. */
-  traceparent?: string;
-}
+import type { ImportResult, OrdinalMessage } from '@ordinal/contract';
+
+export type { ImportResult, OrdinalMessage };
 
 /** A message to publish. `content` is a JSON object or array. */
 export interface PublishMessage {
@@ -81,14 +64,3 @@ export type StreamEvent =
   | { event: 'late-message'; message: OrdinalMessage }
   | { event: 'heartbeat'; headIndex?: number }
   | { event: 'stream-ended'; endIndex: number; lastIndex: number | null };
-
-/** What a bulk import stored: `first..last`, contiguous (null when nothing was). */
-export interface ImportResult {
-  /** Non-blank lines read. */
-  lines: number;
-  imported: number;
-  /** Lines skipped as idempotency-key repeats of stored messages. */
-  repeats: number;
-  first: number | null;
-  last: number | null;
-}

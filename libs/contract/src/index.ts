@@ -4,3 +4,4 @@
  * them when they compile. No dependencies, so a browser bundle or another runtime can use it.
  */
 export * from './shard.js';
+export * from './message.js';
