@@ -17,6 +17,7 @@ export * from './writer/log-writer.service.js';
 export * from './import/log-importer.service.js';
 export * from './reader/log-reader.service.js';
 export * from './watermark/log-watermark.service.js';
+export type { WatermarkStatus } from './watermark/watermark-status.js';
 export * from './router/log-feed.js';
 export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';

@@ -12,6 +12,7 @@ import {
 } from '../sql/index.js';
 import { execute } from '@ordinal/pg';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
+import { watermarkStatus, type WatermarkStatus } from '../watermark/watermark-status.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import {
@@ -47,9 +48,14 @@ export class LogReader {
   constructor(
     private readonly dataSource: DataSource,
     private readonly watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) options: ResolvedLogOptions,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
     this.concurrent = options.ordering === 'concurrent';
+  }
+
+  /** The low watermark's figures (moving it first, as any reader would): mode, safe head, the held hole. */
+  async watermarkStatus(): Promise<WatermarkStatus> {
+    return watermarkStatus(await this.safeHead(), this.watermark, this.options);
   }
 
   /**
