@@ -181,7 +181,6 @@ export class EventsStreamController {
       toIndex: params.endIndex,
       types: params.types,
       shard: params.shard,
-      mailboxLimit: this.config.streamMailbox,
       rendered: true,
     });
     let headIndex: number;
