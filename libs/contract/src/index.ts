@@ -5,3 +5,4 @@
  */
 export * from './shard.js';
 export * from './message.js';
+export * from './error-codes.js';
