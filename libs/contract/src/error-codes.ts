@@ -48,3 +48,25 @@ export const ORDINAL_ERROR_CODES = [
 
 /** The stable, machine-readable code of an Ordinal error (`error.code`, and `code` in an HTTP error body). */
 export type OrdinalErrorCode = (typeof ORDINAL_ERROR_CODES)[number];
+
+/**
+ * The codes of answers the server gives before any library sees the request (the body parser,
+ * the query, the router). No `OrdinalError` carries them; an HTTP error body's `code` is an
+ * `ErrorCode`: one of these or an `OrdinalErrorCode`.
+ */
+export const HTTP_ERROR_CODES = [
+  'empty_body',
+  'invalid_utf8',
+  'invalid_json',
+  'unknown_field',
+  'repeated_parameter',
+  'method_not_allowed',
+  'body_timeout',
+  'unsupported_media_type',
+] as const;
+
+/** A code of the HTTP layer (see `HTTP_ERROR_CODES`). */
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+
+/** Every `code` an HTTP error body can carry. */
+export type ErrorCode = OrdinalErrorCode | HttpErrorCode;

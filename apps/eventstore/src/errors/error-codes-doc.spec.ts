@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { ORDINAL_ERROR_CODES } from '@ordinal/contract';
-import { STATUS_BY_CODE } from './status-by-code.js';
+import { HTTP_ERROR_CODES, ORDINAL_ERROR_CODES } from '@ordinal/contract';
+import { HTTP_STATUS_BY_CODE, STATUS_BY_CODE } from './status-by-code.js';
+
+const EVERY_CODE = [...ORDINAL_ERROR_CODES, ...HTTP_ERROR_CODES];
 
 const DOC = new URL('../../../../docs/errors.md', import.meta.url);
 
@@ -28,17 +30,17 @@ describe('docs/errors.md', () => {
     const documented = rows.map((r) => r.code);
     // Then each code of the union has exactly one row
     expect(new Set(documented).size).toBe(documented.length);
-    expect([...documented].sort()).toEqual([...ORDINAL_ERROR_CODES].sort());
+    expect([...documented].sort()).toEqual([...EVERY_CODE].sort());
   });
 
   it("gives each code the status the server's filter answers", () => {
     // Given the documented status of each code
     const documented = Object.fromEntries(rows.map((r) => [r.code, r.status]));
     // Then it is the status the server answers
-    expect(documented).toEqual(STATUS_BY_CODE);
+    expect(documented).toEqual({ ...STATUS_BY_CODE, ...HTTP_STATUS_BY_CODE });
   });
 
   it('lists each code once in the union', () => {
-    expect(new Set(ORDINAL_ERROR_CODES).size).toBe(ORDINAL_ERROR_CODES.length);
+    expect(new Set(EVERY_CODE).size).toBe(EVERY_CODE.length);
   });
 });

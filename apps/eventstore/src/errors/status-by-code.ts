@@ -1,4 +1,4 @@
-import type { OrdinalErrorCode } from '@ordinal/contract';
+import type { HttpErrorCode, OrdinalErrorCode } from '@ordinal/contract';
 
 /**
  * The HTTP status of every library error code, exhaustive: a code added to
@@ -50,4 +50,16 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   // The database failed in a way none of the codes above describe: unexpected, so ours to look at.
   append_failed: 500,
   import_failed: 500,
+};
+
+/** The status of every code of the HTTP layer, exhaustive; the places that answer them read it here. */
+export const HTTP_STATUS_BY_CODE: Record<HttpErrorCode, number> = {
+  empty_body: 400,
+  invalid_utf8: 400,
+  invalid_json: 400,
+  unknown_field: 400,
+  repeated_parameter: 400,
+  method_not_allowed: 405,
+  body_timeout: 408,
+  unsupported_media_type: 415,
 };
