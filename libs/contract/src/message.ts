@@ -74,7 +74,10 @@ export interface ImportResult {
   lines: number;
   /** Messages stored. */
   imported: number;
-  /** Lines skipped: their idempotency key was already stored (or came earlier in the file) for the same message. */
+  /**
+   * Lines skipped: their idempotency key was already stored (or came earlier in the file) for
+   * the same message.
+   */
   repeats: number;
   /** Index of the first stored message. */
   first: number | null;

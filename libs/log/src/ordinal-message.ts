@@ -25,7 +25,7 @@ export function toOrdinalMessage(message: StoredMessage): OrdinalMessage {
   return wire as OrdinalMessage;
 }
 
-/** An optional field of a wire message as StoredMessage holds it: absent is its default, else null. */
+/** A field of a wire message as StoredMessage holds it: an absent one is its default, else null. */
 export function storedValue<K extends Field>(
   wire: Partial<OrdinalMessage>,
   name: K,

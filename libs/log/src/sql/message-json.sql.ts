@@ -11,7 +11,7 @@ export interface FieldSql {
   json: string;
 }
 
-/** Each wire field of the contract in the messages table: a field missing or extra fails to compile. */
+/** Each wire field of the contract in the messages table (a missing or extra one won't compile). */
 export const MESSAGE_SQL: Record<Field, FieldSql> = {
   id: { column: 'index', json: 'index' },
   messageType: { column: 'message_type', json: 'to_json(message_type)::text' },
