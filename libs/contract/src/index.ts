@@ -6,3 +6,4 @@
 export * from './shard.js';
 export * from './message.js';
 export * from './error-codes.js';
+export * from './sse-events.js';
