@@ -62,10 +62,8 @@ export interface LogPage {
   messages: OrdinalMessage[];
 }
 
-/** `{ event, ...data }` of one contract event, as one flat object type. */
-type Flat<E extends SseEvent> = {
-  [K in 'event' | keyof E['data']]: ({ event: E['event'] } & E['data'])[K];
-};
+/** One object type with the fields of an intersection (and their optionality). */
+type Simplify<T> = { [K in keyof T]: T[K] };
 
 /**
  * The events of a stream, as the client yields them: each of the contract's `SseEvent`s with
@@ -73,4 +71,8 @@ type Flat<E extends SseEvent> = {
  * that committed inside a hole this connection had passed (concurrent mode): out of order,
  * once, without `id:`.
  */
-export type StreamEvent = SseEvent extends infer E ? (E extends SseEvent ? Flat<E> : never) : never;
+export type StreamEvent = SseEvent extends infer E
+  ? E extends SseEvent
+    ? Simplify<{ event: E['event'] } & E['data']>
+    : never
+  : never;
