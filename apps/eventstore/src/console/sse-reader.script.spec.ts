@@ -30,7 +30,7 @@ describe('the consoles’ SSE reader', () => {
     }
   });
 
-  it('runs as the browser gets it: its source alone, in an empty context, over the contract names', () => {
+  it('runs as the browser gets it: its source alone, in an empty context', () => {
     // Given nothing but the served script (no module scope, no Node globals)
     const run = `${SSE_READER_SCRIPT}
       const out = [];

@@ -49,4 +49,6 @@ export function createSseReader(
  * Browser JavaScript declaring `sseReader(onEvent)`: `createSseReader` over the contract's
  * event names. Both consoles put it inside their script.
  */
-export const SSE_READER_SCRIPT = `const sseReader = (onEvent) => (${createSseReader.toString()})(${JSON.stringify(SSE_EVENT_NAMES)}, onEvent);`;
+export const SSE_READER_SCRIPT =
+  `const sseReader = (onEvent) => (${createSseReader.toString()})` +
+  `(${JSON.stringify(SSE_EVENT_NAMES)}, onEvent);`;

@@ -55,7 +55,7 @@ describe('SseWriter', () => {
     );
   });
 
-  it('accepts only the contract: a name with the wrong data, or a message to re-serialise, does not compile', () => {
+  it('accepts only the contract (the type errors below are the test)', () => {
     const { sse } = writer();
     sse.end();
     // @ts-expect-error heartbeat's data is { headIndex }

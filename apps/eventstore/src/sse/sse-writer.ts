@@ -7,7 +7,7 @@ const BUFFER_LIMIT = 64 * 1024;
 /** Events are joined into one write of about this many characters (or at the end of the turn). */
 const CHUNK = 16 * 1024;
 
-/** The events whose data is `{ message }`: written from the message's JSON text by `sendMessage`. */
+/** The events whose data is `{ message }`: `sendMessage` writes them from JSON text. */
 export type SseMessageEvent = Extract<SseEvent, { data: { message: OrdinalMessage } }>;
 
 /** The other events: `send` serialises their data. */
@@ -25,9 +25,9 @@ export const MESSAGE_DATA_IS_WRAPPED_MESSAGE: Same<
 > = true;
 
 /**
- * Server-Sent Events on a raw Node response, one event of the contract's `SseEvent` at a time. Events of one event-loop turn are joined into
- * few large writes; `send` reports when the buffer is full so the caller waits for `drained`
- * instead of buffering without bound.
+ * Server-Sent Events on a raw Node response: the contract's `SseEvent`s, nothing else. Events
+ * of one event-loop turn are joined into few large writes; `send` reports when the buffer is
+ * full so the caller waits for `drained` instead of buffering without bound.
  */
 export class SseWriter {
   private pending = '';
