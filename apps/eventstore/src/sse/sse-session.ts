@@ -15,7 +15,7 @@ const serialised = new WeakMap<StoredMessage, JsonText<OrdinalMessage>>();
 /** `data.message` of a message event as JSON text. */
 export function messageJson(message: StoredMessage): JsonText<OrdinalMessage> {
   const json = renderedJson(message);
-  // Catch-up rows: the log's SQL renders the message with the same fields as toMessageResponse.
+  // Catch-up rows: PostgreSQL rendered the contract's message (SQL built from MESSAGE_FIELDS).
   if (json !== undefined) return json as JsonText<OrdinalMessage>;
   let text = serialised.get(message);
   if (text === undefined)
