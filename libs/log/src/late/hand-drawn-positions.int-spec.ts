@@ -181,6 +181,8 @@ describe('Positions drawn outside an INSERT (concurrent mode): never lost', () =
     const drawn = Number(
       (await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p,
     );
+    const xid = await s.query('SELECT pg_current_xact_id_if_assigned() AS xid');
+    expect(xid.rows[0].xid).toBeNull();
     const above = await appendAbove(writer);
     expect((await take(feed, 1, 8000))[0].id).toBe(above);
     // When it inserts, well after every transaction that was running when the hole was passed has ended
@@ -208,6 +210,32 @@ describe('Positions drawn outside an INSERT (concurrent mode): never lost', () =
     await feed.headAtOpen;
     await insertAt(s, drawn);
     // Then it gets the row, marked late
+    expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
+  });
+  it('a process that starts past a hole drawn by hand (its start-up shortcut) still delivers the row inserted there later', async () => {
+    // Given, before any process runs, a position drawn by an ended transaction and a row committed above it
+    // (the first start runs the migrations)
+    await start({ gapTimeoutMs: 60_000 });
+    await context.close();
+    const s = await session();
+    const drawn = Number(
+      (await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p,
+    );
+    const above = Number(
+      (
+        await s.query<{ p: string }>(
+          `INSERT INTO messages (index, message_type, body, content_hash)
+           VALUES (nextval('${SEQUENCE}'), 'Above', '{}'::jsonb, 'h') RETURNING index::text AS p`,
+        )
+      ).rows[0].p,
+    );
+    // When a process starts (its watermark jumps to the drawn head at once) and a feed reads from the start
+    const { router } = await start({ gapTimeoutMs: 60_000 });
+    const feed = await open(router);
+    expect((await take(feed, 1, 8000))[0].id).toBe(above);
+    // And the row is inserted at the drawn position after all
+    await insertAt(s, drawn);
+    // Then the feed gets it, late
     expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
   });
 });

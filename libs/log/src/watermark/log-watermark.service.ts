@@ -19,6 +19,7 @@ import {
   readLogWriters,
   readPersistedWatermark,
   readPositionsBetween,
+  recordFinalHoles,
   recordSkipped,
   snapshotPassed,
 } from '../sql/index.js';
@@ -32,6 +33,8 @@ const GALLOP_FROM = 8 * SCAN;
 const GALLOP_MAX = 1_048_576;
 /** The watermark is written down at most this often (a start hint: a stale one costs a scan). */
 const PERSIST_MS = 1000;
+/** Most positions the start-up shortcut records one by one (a longer jump is passed unrecorded). */
+const BARRIER_RECORD_MAX = GALLOP_MAX;
 
 /**
  * The safe head every reader reads up to (ARCHITECTURE.md, "The low watermark").
@@ -126,15 +129,19 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   /** Looks for late arrivals now (also runs every `lateRescanMs`). */
   async rescanLate(): Promise<number[]> {
     try {
-      const rows = await execute<{ position: string }>(
+      const rows = await execute<{ position: string; exact: boolean }>(
         this.dataSource.manager,
         claimLateArrivals(),
       );
       const positions = rows.map((r) => toPosition(r.position)).sort((a, b) => a - b);
       if (positions.length === 0) return positions;
       this.counters.lateArrivals += positions.length;
+      const exact = rows.filter((r) => r.exact).map((r) => toPosition(r.position));
       this.logger.error(
-        `Late arrival: positions ${positions.join(', ')} committed after their hole was abandoned; delivering them as late`,
+        `Late arrival: positions ${positions.join(', ')} committed after the watermark passed them; delivering them as late` +
+          (exact.length > 0
+            ? ` (${exact.join(', ')} had been released exactly: a position drawn outside Ordinal's INSERT, or an index written by hand)`
+            : ''),
       );
       for (const listener of this.lateListeners) listener(positions);
       return positions;
@@ -253,9 +260,16 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       this.barrier = { position: toPosition(row.drawn), hole };
     }
     if (await this.writersEnded(this.barrier.hole)) {
-      // The shortcut passes holes without recording them one by one: write its position down
-      // first, so a process that starts later does not hold them again.
+      // The shortcut passes holes at once: record them, so readers watch them for a row
+      // inserted there by hand later (a bounded jump; a longer one is passed unrecorded), and
+      // write its position down first, so a process that starts later does not hold them again.
       if (this.barrier.position > this.position) {
+        if (this.barrier.position - this.position <= BARRIER_RECORD_MAX) {
+          await execute(
+            this.dataSource.manager,
+            recordFinalHoles(this.position + 1, this.barrier.position, this.options.lateWatchMs),
+          );
+        }
         await execute(this.dataSource.manager, persistWatermark(this.barrier.position));
         this.persisted = Math.max(this.persisted ?? 0, this.barrier.position);
       }
@@ -294,7 +308,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       (await this.writersEnded(hole))
     ) {
       if (await this.anyCommitted(from, to)) return true;
-      await execute(this.dataSource.manager, recordSkipped(from, to, heldMs, true));
+      await execute(
+        this.dataSource.manager,
+        recordSkipped(from, to, heldMs, this.options.lateWatchMs, true),
+      );
       this.counters.holesReleasedExactly += 1;
       this.position = to;
       this.hole = null;
@@ -302,7 +319,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     }
     if (heldMs >= this.options.gapTimeoutMs) {
       if (await this.anyCommitted(from, to)) return true;
-      await execute(this.dataSource.manager, recordSkipped(from, to, heldMs));
+      await execute(
+        this.dataSource.manager,
+        recordSkipped(from, to, heldMs, this.options.lateWatchMs),
+      );
       this.counters.holesAbandoned += 1;
       this.logger.warn(
         `Hole ${from}..${to} abandoned after ${heldMs} ms (gapTimeoutMs ${this.options.gapTimeoutMs}); a row committing there later is reported as a late arrival`,
