@@ -43,8 +43,11 @@ const BARRIER_RECORD_MAX = GALLOP_MAX;
  * contiguous run of committed positions. At the first missing position it holds; the hole is
  * released exactly as soon as every transaction that held the log table when the hole was
  * first seen has ended (S4) — only those can still fill it — or abandoned after
- * `gapTimeoutMs` (S3) with a warning and a durable record; a row that commits inside an
- * abandoned hole later is found by a periodic re-scan and reported as a late arrival.
+ * `gapTimeoutMs` (S3) with a warning and a durable record. "Writers" are the transactions
+ * holding the log table or the position sequence (a `nextval` by hand counts). A row that
+ * commits at a passed position later — abandoned, or released exactly and written anyway (a
+ * position drawn by a transaction that has ended, an index chosen by hand) — is found by a
+ * periodic re-scan and reported as a late arrival; readers watch those positions too.
  *
  * Every position the watermark passes without a row is recorded in `log_skipped` before it
  * moves past it (abandoned or released exactly), and the position reached is written down
@@ -120,7 +123,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     return this.hole ? { ...this.hole, heldMs: Date.now() - this.hole.firstSeenAt } : null;
   }
 
-  /** Listens to late arrivals (positions committed inside abandoned holes). */
+  /** Listens to late arrivals (rows committed at positions the watermark had passed). */
   onLate(listener: (positions: number[]) => void): () => void {
     this.lateListeners.add(listener);
     return () => this.lateListeners.delete(listener);
