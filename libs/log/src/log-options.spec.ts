@@ -38,6 +38,7 @@ describe('resolveLogOptions: every bounded option is checked where its default i
     ['mailboxLimit', 0, 'log.mailboxLimit must be a whole number of at least 1, got 0'],
     ['livePollMs', 5, 'log.livePollMs must be a number of milliseconds of at least 10, got 5'],
     ['lateRescanMs', 1.5, 'log.lateRescanMs must be a number of milliseconds of at least 10'],
+    ['lateWatchMs', -1, 'log.lateWatchMs must be a number of milliseconds of at least 0, got -1'],
     ['duplicateWindow', -1, 'log.duplicateWindow must be a whole number of at least 0, got -1'],
   ] as const)('refuses %s %p', (option, value, message) => {
     // Given an option the log cannot run with, When the options are resolved
