@@ -1,10 +1,15 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { OrdinalError } from '@ordinal/pg';
+import { lockDataFolder, type DataFolderLock } from './data-folder-lock.js';
 
 /** Options of `startEmbeddedPostgres`. */
 export interface EmbeddedPostgresOptions {
-  /** Where the data lives (created if missing, kept across restarts); omit for an in-memory database. */
+  /**
+   * Where the data lives (created if missing, kept across restarts); omit for an in-memory
+   * database. One process at a time: the folder is locked while it runs, and a second start on
+   * it fails naming the process that holds it.
+   */
   dataDir?: string;
   /** The TCP port on 127.0.0.1; `0` takes a free one. @default 0 */
   port?: number;
@@ -65,11 +70,12 @@ export async function startEmbeddedPostgres(
   }
   const [{ PGlite }, { PGLiteSocketServer }] = modules;
   const dataDir = options.dataDir ? resolve(options.dataDir) : null;
+  const lock = dataDir ? await lockFolder(dataDir) : null;
   let db: InstanceType<typeof PGlite>;
   try {
-    if (dataDir) mkdirSync(dataDir, { recursive: true });
     db = await PGlite.create(dataDir ? { dataDir } : {});
   } catch (error) {
+    await lock?.release();
     throw new EmbeddedPostgresError(
       `Cannot open the embedded database${dataDir ? ` in ${dataDir}` : ''} (${(error as Error).message}); is another process using it?`,
       { cause: error },
@@ -85,6 +91,7 @@ export async function startEmbeddedPostgres(
     await server.start();
   } catch (error) {
     await db.close().catch(() => undefined);
+    await lock?.release();
     throw new EmbeddedPostgresError(
       `Cannot serve the embedded database on 127.0.0.1:${options.port ?? 0} (${(error as Error).message})`,
       { cause: error },
@@ -99,6 +106,29 @@ export async function startEmbeddedPostgres(
       (stopped ??= (async () => {
         await server.stop();
         await db.close();
+        await lock?.release();
       })()),
   };
+}
+
+/** Creates `dataDir` if missing and locks it for this process, or fails naming the holder. */
+async function lockFolder(dataDir: string): Promise<DataFolderLock> {
+  let taken: Awaited<ReturnType<typeof lockDataFolder>>;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    // The real path: a folder reached through a symbolic link or a relative path is one folder.
+    taken = await lockDataFolder(realpathSync(dataDir));
+  } catch (error) {
+    throw new EmbeddedPostgresError(
+      `Cannot lock the embedded database's data folder ${dataDir} (${(error as Error).message})`,
+      { cause: error },
+    );
+  }
+  if ('lock' in taken) return taken.lock;
+  const who = taken.holder.pid
+    ? `process ${taken.holder.pid}`
+    : 'another process (it did not say its pid)';
+  throw new EmbeddedPostgresError(
+    `The embedded database's data folder ${dataDir} is in use by ${who}: stop that process, or give this one another folder (ORDINAL_EMBEDDED_DIR)`,
+  );
 }
