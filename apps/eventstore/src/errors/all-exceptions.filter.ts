@@ -7,7 +7,12 @@ import {
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ImportLineError, VersionConflictError } from '@ordinal/log';
-import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
+import {
+  DatabaseUnavailableError,
+  insufficientResources,
+  OrdinalError,
+  ReadOnlyReplicaError,
+} from '@ordinal/pg';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import { errorBody, type ErrorBody } from './error-body.js';
 import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-errors.js';
@@ -15,6 +20,8 @@ import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-
 /** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
 const STATUS_BY_CODE: Record<string, number> = {
   database_unavailable: 503,
+  // Out of disk: retry once space is freed (Retry-After); /health says so meanwhile.
+  storage_full: 503,
   writer_overloaded: 503,
   writer_closed: 503,
   invalid_message: 400,
@@ -112,6 +119,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
       return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
     }
+    // A raw driver error out of disk or memory (a read's sort spilling to a full disk): a 503 too.
+    const lacking = insufficientResources(exception, 'The request');
+    if (lacking) return this.toResponse(lacking);
     if (isDatabaseOutage(exception)) {
       return {
         body: errorBody(503, 'The database is unavailable; retry later', {
