@@ -180,6 +180,7 @@ export class FullDiskGuard {
         told = true;
         continue;
       }
+      if (this.stopped) break;
       // Old connections still think their session (prepared statements, LISTEN) exists: drop them first.
       await this.options.reopened();
       this.closedBecause = null;
