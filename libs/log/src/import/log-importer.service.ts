@@ -20,7 +20,12 @@ import { execute } from '@ordinal/pg';
 import { toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { toPosition } from '@ordinal/pg';
 import { listenerClientConfig } from '../router/listener-config.js';
-import { driverError, isConnectionError, isReadOnlyError } from '@ordinal/pg';
+import {
+  driverError,
+  insufficientResources,
+  isConnectionError,
+  isReadOnlyError,
+} from '@ordinal/pg';
 import type { ImportedMessage as PreparedMessage } from '../writer/pending-append.js';
 import { parseImportLine } from './import-line.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';
@@ -302,6 +307,8 @@ export class LogImporter {
         { cause: error },
       );
     }
+    const lacking = insufficientResources(error, 'The import');
+    if (lacking) return lacking;
     const code = (error as { code?: string }).code;
     if (typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'))) {
       return new InvalidMessageError(

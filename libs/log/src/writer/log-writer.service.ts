@@ -18,7 +18,14 @@ import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
-import { driverError, isConnectionError, isDataError, isReadOnlyError } from '@ordinal/pg';
+import {
+  driverError,
+  insufficientResources,
+  isConnectionError,
+  isDataError,
+  isReadOnlyError,
+  StorageFullError,
+} from '@ordinal/pg';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
 import { formatTraceparent } from '../trace/traceparent.js';
 import { ATTRIBUTES, SPANS } from '../trace/span-names.js';
@@ -50,6 +57,13 @@ export interface FlushStats {
   ok: boolean;
 }
 
+/** The writer's last flush failed for want of disk space. */
+export interface StorageFull {
+  since: Date;
+  /** What the database said (it names the file that could not grow). */
+  error: string;
+}
+
 /** Concurrent mode: messages queued that justify another flush beside those in flight. */
 const FILL_MESSAGES = 64;
 /** Concurrent mode: the longest an append waits for company while another flush is in flight (ms). */
@@ -77,6 +91,7 @@ export class LogWriter implements OnApplicationShutdown {
   private readonly flushListeners = new Set<(stats: FlushStats) => void>();
   readonly window: DuplicateWindow;
   private readonly strategies: FlushStrategies;
+  private full: StorageFull | null = null;
 
   constructor(
     dataSource: DataSource,
@@ -166,6 +181,14 @@ export class LogWriter implements OnApplicationShutdown {
   onFlush(listener: (stats: FlushStats) => void): () => void {
     this.flushListeners.add(listener);
     return () => this.flushListeners.delete(listener);
+  }
+
+  /**
+   * Whether the database's disk is full for the writer: set when a flush fails for want of
+   * space (`StorageFullError`), cleared by the next flush that commits. Null otherwise.
+   */
+  get storageFull(): StorageFull | null {
+    return this.full;
   }
 
   /** Messages waiting for a flush. */
@@ -271,6 +294,9 @@ export class LogWriter implements OnApplicationShutdown {
     try {
       const plan = await this.writeWithRetry(batch);
       ok = true;
+      if (this.full)
+        this.logger.log(`The database stores again (full since ${this.full.since.toISOString()})`);
+      this.full = null;
       this.window.record(plan.windowHashes);
       plan.outcomes.forEach((outcome, i) =>
         outcome.ok
@@ -286,6 +312,12 @@ export class LogWriter implements OnApplicationShutdown {
         return;
       }
       const failure = this.toLibraryError(error);
+      if (failure instanceof StorageFullError && !this.full) {
+        this.full = { since: new Date(), error: driverError(error).message };
+        this.logger.error(
+          `The database's disk is full: appends answer storage_full until a flush commits again (${this.full.error})`,
+        );
+      }
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
       for (const pending of batch) pending.reject(failure);
     } finally {
@@ -360,6 +392,8 @@ export class LogWriter implements OnApplicationShutdown {
         { cause: error },
       );
     }
+    const lacking = insufficientResources(error, 'The append');
+    if (lacking) return lacking;
     this.logger.error(`Flush failed: ${driverError(error).message}`);
     return new OrdinalError('append_failed', `The append failed: ${driverError(error).message}`, {
       cause: error,
