@@ -1,0 +1,29 @@
+// ESLint for every package: @eslint/js recommended everywhere, typescript-eslint's type-aware
+// recommended rules on the TypeScript. Run by `npm run lint` (with `prettier --check .`), which
+// `npm test` runs first.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['**/dist/', '**/node_modules/', 'coverage/', '.ordinal/', 'test/install/fixtures/'],
+  },
+  js.configs.recommended,
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: {
+        // tsconfig.spec.json includes every .ts file (specs, test support, benches); the
+        // per-package tsconfigs leave the specs out, so the project service alone misses them.
+        project: './tsconfig.spec.json',
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+  },
+);
