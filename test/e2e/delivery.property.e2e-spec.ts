@@ -573,11 +573,9 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             );
             return committed.every((i) => i < rec.start || got.has(i));
           });
-        await waitFor(
-          async () => complete(),
-          settleMs,
-          'every open reader to have everything',
-        ).catch(() => undefined);
+        await waitFor(() => complete(), settleMs, 'every open reader to have everything').catch(
+          () => undefined,
+        );
         const iface = scenario.after === null ? scenario.iface.before : scenario.iface.after;
         if (iface && live.collector) {
           const all = (
@@ -587,7 +585,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
           ).map((r) => Number(r.index));
           const lastUuid = () => deliveries.at(-1)?.uuid;
           await waitFor(
-            async () => {
+            () => {
               const got = new Set(
                 deliveries.filter((d) => d.uuid === lastUuid()).map((d) => d.index),
               );

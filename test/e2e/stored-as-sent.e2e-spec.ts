@@ -302,7 +302,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
       );
       // And a push interface delivers each body as those readers give it
       await waitFor(
-        async () => sink.messages.some((m) => m.properties.messageId === String(last)),
+        () => sink.messages.some((m) => m.properties.messageId === String(last)),
         10_000,
         'the interface deliveries',
       );

@@ -121,7 +121,7 @@ export function rawHttp(
 
 /** Polls until `check` returns a value, or fails after the deadline. */
 export async function waitFor<T>(
-  check: () => Promise<T | undefined | null | false>,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   timeoutMs = 10_000,
   what = 'condition',
 ): Promise<T> {

@@ -19,6 +19,7 @@ export const tokenCommand: Command = {
   ].join('\n'),
   server: false,
   options: { name: { type: 'string' }, scopes: { type: 'string' } },
+  // eslint-disable-next-line @typescript-eslint/require-await -- Command.run is async; this one's work is synchronous
   async run({ values, term }) {
     const name = (values.name as string | undefined) ?? 'service';
     if (!/^[A-Za-z0-9._-]{1,100}$/.test(name))

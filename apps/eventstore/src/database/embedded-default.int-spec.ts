@@ -8,9 +8,9 @@ import { resolveDevelopmentServices } from './embedded-default.js';
 /** A probe that answers for the given ports only, recording what it was asked. */
 function probeAnswering(...ports: number[]) {
   const asked: number[] = [];
-  const probe = async (_host: string, port: number) => {
+  const probe = (_host: string, port: number) => {
     asked.push(port);
-    return ports.includes(port);
+    return Promise.resolve(ports.includes(port));
   };
   return { probe, asked };
 }

@@ -1,6 +1,7 @@
 import { ndjsonLines, LineRefused, type NumberedLine } from './ndjson-lines.js';
 import { importRowText } from '../sql/import-messages.sql.js';
 
+// eslint-disable-next-line @typescript-eslint/require-await -- an async source is what ndjsonLines reads
 async function* chunks(...parts: (string | Buffer)[]): AsyncGenerator<Buffer | string> {
   for (const p of parts) yield p;
 }
