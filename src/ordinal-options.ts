@@ -83,7 +83,7 @@ export function resolveOrdinalOptions(
     useExistingDataSource,
     typeorm: useExistingDataSource
       ? null
-      : ({
+      : {
           ...options.typeorm,
           type: 'postgres',
           url: options.url ?? options.typeorm?.url,
@@ -93,7 +93,7 @@ export function resolveOrdinalOptions(
           ],
           synchronize: false,
           migrationsRun: false,
-        } as ResolvedOrdinalOptions['typeorm']),
+        },
     // One migration run for everything: the log's, then aggregates', subscriptions' and yours.
     log: {
       ...options.log,

@@ -58,7 +58,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
         startIndex: 1,
         endIndex: 6,
         signal: abort.signal,
-      }) as AsyncGenerator<StreamEvent>) {
+      })) {
         if (event.event === 'message') {
           seen.push(event.message.id);
           if (event.message.id === 5)

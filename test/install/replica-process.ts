@@ -36,7 +36,7 @@ export async function startReplica(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let text = '';
-  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
   // 'close', not 'exit': by then its stdout is read to the end (no mail line still in the pipe)
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('close', (code, signal) => resolve(code ?? signal)),
@@ -53,7 +53,7 @@ export async function startReplica(
       clearTimeout(timer);
       reject(new Error(`replica exited with ${code} before it was up:\n${text}`));
     });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       text += `${line}\n`;
       if (!line.startsWith('{')) return;
       const message = JSON.parse(line) as {
@@ -80,7 +80,7 @@ export async function startReplica(
           new Error(`replica ${child.pid} exited with ${code} before answering ${cmd}:\n${text}`),
         ),
       );
-      child.stdin!.write(`${JSON.stringify({ id, cmd, ...args })}\n`);
+      child.stdin.write(`${JSON.stringify({ id, cmd, ...args })}\n`);
     });
   await ready;
   return {

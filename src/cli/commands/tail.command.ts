@@ -52,7 +52,7 @@ export const tailCommand: Command = {
             endIndex: until,
             types,
             signal: abort.signal,
-          }) as AsyncGenerator<StreamEvent>) {
+          })) {
             connectedOnce = true;
             if (event.event === 'message' || event.event === 'late-message') {
               term.out(

@@ -101,7 +101,7 @@ describe('ACME billing (replayable) and notifications (realtime) samples (docs/a
       ['wile', 10],
       ['road-runner', 5],
     ]);
-    await context!.writer.append({
+    await context.writer.append({
       messages: [{ messageType: 'OrderShipped', userId: 'road-runner', body: { orderId: 'o-3' } }],
     });
     await waitFor(() => notices.length === 2, 5000, 'the second notice');

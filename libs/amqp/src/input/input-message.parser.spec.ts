@@ -67,7 +67,7 @@ describe('parseInputMessage (I4)', () => {
   ])('rejects %s with headers %j', (content, headers, reason) => {
     // Given a malformed delivery
     // When it is parsed
-    const parsed = parseInputMessage(content, headers as Record<string, unknown> | undefined);
+    const parsed = parseInputMessage(content, headers);
     // Then it is refused with the reason
     expect(parsed.ok).toBe(false);
     expect((parsed as { reason: string }).reason).toMatch(reason);
