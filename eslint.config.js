@@ -25,6 +25,10 @@ export default tseslint.config(
         tsconfigRootDir: import.meta.dirname,
       },
     },
+    rules: {
+      // `const { id: _id, ...rest } = x` is how a copy leaves a field out.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+    },
   },
   {
     // End-to-end specs read wire data: HTTP bodies (`HttpResponse.body`), SSE `data` and
