@@ -23,7 +23,7 @@ describe('resolveLogOptions', () => {
         code: 'invalid_configuration',
         message: expect.stringContaining(
           `log.takeoverMs must be a number of milliseconds of at least 500, got ${takeoverMs}`,
-        ),
+        ) as unknown,
       });
     },
   );

@@ -36,7 +36,8 @@ describe('development defaults: the embedded database and AMQP when nothing answ
       ]);
       const client = new pg.Client({ connectionString: services.config.databaseUrl });
       await client.connect();
-      expect((await client.query('SELECT version() AS v')).rows[0].v).toMatch(/PGlite/);
+      const { rows } = await client.query<{ v: string }>('SELECT version() AS v');
+      expect(rows[0].v).toMatch(/PGlite/);
       await client.end();
     } finally {
       await services.embedded?.stop();

@@ -108,13 +108,15 @@ describe('parseInputMessage (I4)', () => {
     // Refused here as REST refuses it, not at the database.
     expect(parseInputMessage(body, { messageType: 'T' }, undefined, 'a\u0000b')).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/correlationId has a NUL/),
+      reason: expect.stringMatching(/correlationId has a NUL/) as unknown,
     });
     expect(
       parseInputMessage(body, { messageType: 'T', causationId: '\ud800' }, undefined, 'c-1'),
     ).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/causationId has a NUL character or an unpaired surrogate/),
+      reason: expect.stringMatching(
+        /causationId has a NUL character or an unpaired surrogate/,
+      ) as unknown,
     });
   });
 });

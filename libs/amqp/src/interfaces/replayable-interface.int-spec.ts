@@ -92,7 +92,7 @@ describe('replayable interface (P2)', () => {
       messageType: 'Order',
       userId: 'customer-1',
       metadata: '{"n":1}',
-      serverCorrelationUuid: expect.any(String),
+      serverCorrelationUuid: expect.any(String) as unknown,
     });
     expect(first.properties.headers!.contentHash).toMatch(/^[0-9a-f]{16,}$/);
     expect(JSON.parse(first.content.toString())).toEqual({ i: 1 });

@@ -31,7 +31,7 @@ describe('ndjsonLines', () => {
   it('refuses a line that is not UTF-8 or too long, naming it', async () => {
     await expect(all(chunks('{}\n', Buffer.from([0x7b, 0xff, 0x7d, 0x0a])))).rejects.toMatchObject({
       line: 2,
-      message: expect.stringContaining('UTF-8'),
+      message: expect.stringContaining('UTF-8') as unknown,
     });
     await expect(
       all(chunks('{}\n{}\n', 'x'.repeat(50), 'y'.repeat(60)), 100),
