@@ -1,4 +1,3 @@
-import type { StreamEvent } from '@ordinal/client';
 import { isRetryable } from '@ordinal/client';
 import type { Command } from '../command.js';
 import { UsageError } from '../cli-error.js';
