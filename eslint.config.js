@@ -28,6 +28,9 @@ export default tseslint.config(
     rules: {
       // `const { id: _id, ...rest } = x` is how a copy leaves a field out.
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+      // Passing on a caught error (typed unknown) as a rejection, as only-throw-error allows
+      // for a rethrow by default.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
     },
   },
   {
