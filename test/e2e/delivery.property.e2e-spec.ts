@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, waitFor } from '../support/test-server.js';
+import { DEV_AUTH, waitFor, type HttpResponse } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import {
   api,
@@ -318,7 +318,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       const settleMs = latePossible ? SETTLE_LATE_MS : SETTLE_MS;
       let server: OrdinalProcess;
 
-      const note = (res: { status: number; body: any }) => {
+      const note = (res: Pick<HttpResponse, 'status' | 'body'>) => {
         if (res.status !== 201) return;
         if (Array.isArray(res.body?.messages))
           for (const m of res.body.messages) acknowledged.push(m.id);
@@ -490,7 +490,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             });
             drawnHeld.add(position);
             hold(tx, actor.holdMs, actor.commit);
-            pending.at(-1)!.finally(() => drawnHeld.delete(position));
+            pending.push(pending.pop()!.finally(() => drawnHeld.delete(position)));
             break;
           }
           case 'lockLog': {

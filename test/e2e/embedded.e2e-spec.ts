@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OrdinalClient, type StreamEvent } from '@ordinal/client';
+import { OrdinalClient } from '@ordinal/client';
 import { startEmbeddedPostgres } from '@ordinal/nestjs';
 import { SubscriptionsService } from '@ordinal/subscriptions';
 import { createApp, listen } from '../../apps/eventstore/src/create-app.js';

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { DEV_AUTH, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { checkedHttp } from '../support/conformance.js';
 
 describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends, slow bodies', () => {

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { checkedHttp } from '../support/conformance.js';
 import { SseConnection } from '../support/sse-connection.js';
 

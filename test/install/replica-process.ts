@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 
 /** What a replica answered: its result, or the error it threw (name, code, and a conflict's fields). */
 export type ReplicaAnswer =
-  | { ok: true; result: any }
+  | { ok: true; result: unknown }
   | {
       ok: false;
       error: { name: string; code: string | null; message: string; [field: string]: unknown };
@@ -18,7 +18,7 @@ export interface Replica {
   /** Sends a command; resolves with the answer (an error is an answer too). */
   ask(cmd: string, args?: Record<string, unknown>): Promise<ReplicaAnswer>;
   /** As `ask`, rejecting when the command failed. */
-  call(cmd: string, args?: Record<string, unknown>): Promise<any>;
+  call(cmd: string, args?: Record<string, unknown>): Promise<unknown>;
   /** Resolves with the exit code or signal, once its output is read to the end. */
   exited: Promise<number | string | null>;
   output(): string;
