@@ -26,11 +26,7 @@ import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
 import { StreamTickets } from './auth/stream-tickets.service.js';
-import {
-  DeadLetters,
-  DeadLettersController,
-  InterfaceRewindController,
-} from './operations/index.js';
+import { DeadLettersController, InterfaceRewindController } from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
@@ -82,7 +78,6 @@ export class AppModule {
         AmqpMetrics,
         SubscriptionMetrics,
         StreamTickets,
-        DeadLetters,
       ],
     };
   }

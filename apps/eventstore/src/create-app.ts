@@ -11,6 +11,8 @@ import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { registerHttpTracing } from './tracing/http-tracing.hook.js';
+import type { HttpErrorCode } from '@ordinal/contract';
+import { HTTP_STATUS_BY_CODE } from './errors/status-by-code.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -64,7 +66,8 @@ export async function createApp(
     const error = new Error(
       `Send the body as JSON with Content-Type: application/json${type ? ` (got ${type})` : ''}`,
     );
-    done(Object.assign(error, { statusCode: 415, code: 'unsupported_media_type' }), undefined);
+    const code = 'unsupported_media_type' satisfies HttpErrorCode;
+    done(Object.assign(error, { statusCode: HTTP_STATUS_BY_CODE[code], code }), undefined);
   });
   const document = SwaggerModule.createDocument(
     app,

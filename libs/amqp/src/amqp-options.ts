@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { numberOption } from '@ordinal/pg';
 import type { InterfaceConfig } from './interfaces/interface-config.js';
 
 /** Options of `AmqpModule.forRoot`. Every default lives in `resolveAmqpOptions`. */
@@ -38,7 +39,13 @@ export function resolveAmqpOptions(options: AmqpModuleOptions): ResolvedAmqpOpti
     connectionName: options.connectionName ?? `ordinal-${hostname()}-${process.pid}`,
     inputQueue: options.inputQueue ?? 'eventstore.input',
     inputBodyLimitBytes: options.inputBodyLimitBytes ?? 1024 * 1024,
-    prefetch: options.prefetch ?? 10_000,
+    prefetch: numberOption(options.prefetch, {
+      option: 'amqp.prefetch',
+      setWith: 'AmqpModule.forRoot({ prefetch })',
+      env: 'ORDINAL_AMQP_PREFETCH',
+      fallback: 10_000,
+      min: 1,
+    }),
     interfaces: options.interfaces ?? [],
     quorumQueues: options.quorumQueues ?? false,
     confirmWindow: options.confirmWindow ?? 1000,

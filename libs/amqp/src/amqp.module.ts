@@ -7,6 +7,7 @@ import {
 import { resolveAmqpOptions, type AmqpModuleOptions } from './amqp-options.js';
 import { AmqpConnection } from './connection/amqp-connection.service.js';
 import { InputConsumer } from './input/input-consumer.service.js';
+import { DeadLetters } from './input/dead-letters.service.js';
 import { BookmarkStore } from './bookmarks/bookmark-store.service.js';
 import { PushInterfaces } from './interfaces/push-interfaces.service.js';
 import { AmqpLifecycle } from './amqp-lifecycle.service.js';
@@ -25,10 +26,11 @@ import { AmqpLifecycle } from './amqp-lifecycle.service.js';
     },
     AmqpConnection,
     InputConsumer,
+    DeadLetters,
     BookmarkStore,
     PushInterfaces,
     AmqpLifecycle,
   ],
-  exports: [AmqpConnection, InputConsumer, PushInterfaces, BookmarkStore],
+  exports: [AmqpConnection, InputConsumer, DeadLetters, PushInterfaces, BookmarkStore],
 })
 export class AmqpModule extends AmqpConfigurableModule {}

@@ -5,6 +5,7 @@ export type { AmqpModuleOptions } from './amqp-options.js';
 export * from './amqp.module.js';
 export * from './connection/amqp-connection.service.js';
 export * from './input/input-consumer.service.js';
+export * from './input/dead-letters.service.js';
 export * from './interfaces/interface-config.js';
 export * from './interfaces/interface-config.loader.js';
 export * from './interfaces/interface-status.js';

@@ -1,6 +1,12 @@
-import type { ImportResult, OrdinalMessage } from '@ordinal/contract';
+import type {
+  ImportResult,
+  OrdinalMessage,
+  SseEvent,
+  SseEventData,
+  SseEventName,
+} from '@ordinal/contract';
 
-export type { ImportResult, OrdinalMessage };
+export type { ImportResult, OrdinalMessage, SseEvent, SseEventData, SseEventName };
 
 /** A message to publish. `content` is a JSON object or array. */
 export interface PublishMessage {
@@ -56,11 +62,17 @@ export interface LogPage {
   messages: OrdinalMessage[];
 }
 
-/** The events of a stream. */
-export type StreamEvent =
-  | { event: 'connected'; startIndex: number; headIndex: number }
-  | { event: 'message'; message: OrdinalMessage }
-  /** A row that committed inside a hole this connection had passed (concurrent mode): out of order, once, no `id:`. */
-  | { event: 'late-message'; message: OrdinalMessage }
-  | { event: 'heartbeat'; headIndex?: number }
-  | { event: 'stream-ended'; endIndex: number; lastIndex: number | null };
+/** One object type with the fields of an intersection (and their optionality). */
+type Simplify<T> = { [K in keyof T]: T[K] };
+
+/**
+ * The events of a stream, as the client yields them: each of the contract's `SseEvent`s with
+ * its data's fields beside `event` (`{ event: 'message', message }`). `late-message` is a row
+ * that committed inside a hole this connection had passed (concurrent mode): out of order,
+ * once, without `id:`.
+ */
+export type StreamEvent = SseEvent extends infer E
+  ? E extends SseEvent
+    ? Simplify<{ event: E['event'] } & E['data']>
+    : never
+  : never;

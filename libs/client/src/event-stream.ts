@@ -1,6 +1,6 @@
-import type { OrdinalMessage, Shard, StreamEvent } from './client-types.js';
+import type { Shard, SseEvent, StreamEvent } from './client-types.js';
 import { OrdinalHttpError } from './ordinal-http.error.js';
-import { SseParser } from './sse-parser.js';
+import { decodeSseEvent, SseParser } from './sse-parser.js';
 
 /** One connection of a stream. */
 export interface StreamOptions {
@@ -28,31 +28,9 @@ export function streamQuery(options: StreamOptions): string {
   return params.toString();
 }
 
-/** Decodes one parsed event; unknown event names are skipped (null). */
-function decode(event: string, data: string): StreamEvent | null {
-  const parsed = JSON.parse(data) as Record<string, unknown>;
-  switch (event) {
-    case 'message':
-      return { event: 'message', message: parsed.message as OrdinalMessage };
-    case 'late-message':
-      return { event: 'late-message', message: parsed.message as OrdinalMessage };
-    case 'connected':
-      return {
-        event: 'connected',
-        startIndex: parsed.startIndex as number,
-        headIndex: parsed.headIndex as number,
-      };
-    case 'heartbeat':
-      return { event: 'heartbeat', headIndex: parsed.headIndex as number | undefined };
-    case 'stream-ended':
-      return {
-        event: 'stream-ended',
-        endIndex: parsed.endIndex as number,
-        lastIndex: (parsed.lastIndex as number | null) ?? null,
-      };
-    default:
-      return null;
-  }
+/** A contract event as the client yields it: its data's fields beside `event`. */
+function toStreamEvent({ event, data }: SseEvent): StreamEvent {
+  return { event, ...data } as StreamEvent;
 }
 
 /**
@@ -111,8 +89,8 @@ export async function* openEventStream(
         clearTimeout(idle);
         if (done) return;
         for (const raw of parser.push(decoder.decode(value, { stream: true }))) {
-          const event = decode(raw.event, raw.data);
-          if (event) yield event;
+          const event = decodeSseEvent(raw);
+          if (event) yield toStreamEvent(event);
         }
       }
     } finally {

@@ -5,5 +5,12 @@ export * from './pull-consumer.js';
 export * from './bookmark.js';
 export * from './backoff.js';
 export { openEventStream, streamQuery, type StreamOptions } from './event-stream.js';
-export { SseParser, type RawSseEvent } from './sse-parser.js';
+export { SseParser, decodeSseEvent, type RawSseEvent } from './sse-parser.js';
 export { murmur3_32, shardOf } from '@ordinal/contract';
+export {
+  ORDINAL_ERROR_CODES,
+  HTTP_ERROR_CODES,
+  type ErrorCode,
+  type OrdinalErrorCode,
+  type HttpErrorCode,
+} from '@ordinal/contract';

@@ -1,3 +1,5 @@
+import type { ErrorCode } from '@ordinal/contract';
+
 /** The server answered with an error status; `body` is its JSON error (when it sent one). */
 export class OrdinalHttpError extends Error {
   constructor(
@@ -7,6 +9,12 @@ export class OrdinalHttpError extends Error {
   ) {
     super(message);
     this.name = 'OrdinalHttpError';
+  }
+
+  /** The answer's stable `code` (docs/errors.md), when it has one: what a program switches on. */
+  get code(): ErrorCode | undefined {
+    const code = (this.body as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? (code as ErrorCode) : undefined;
   }
 
   /** Worth retrying: the server is unavailable or overloaded, not the request wrong. */

@@ -1,4 +1,4 @@
-import { SseParser } from './sse-parser.js';
+import { decodeSseEvent, SseParser } from './sse-parser.js';
 
 describe('SseParser', () => {
   it('parses events split anywhere across chunks, with LF, CRLF and CR line ends', () => {
@@ -21,5 +21,23 @@ describe('SseParser', () => {
     expect(parser.push('event: nothing\n\ndata:x\n\n')).toEqual([
       { event: 'message', id: undefined, data: 'x' },
     ]);
+  });
+});
+
+describe('decodeSseEvent', () => {
+  it('maps a raw event to the contract’s event, and skips names the stream does not send', () => {
+    expect(decodeSseEvent({ event: 'heartbeat', data: '{"headIndex":3}' })).toEqual({
+      event: 'heartbeat',
+      data: { headIndex: 3 },
+    });
+    expect(
+      decodeSseEvent({ event: 'stream-ended', id: '9', data: '{"endIndex":9,"lastIndex":null}' }),
+    ).toEqual({ event: 'stream-ended', data: { endIndex: 9, lastIndex: null } });
+    expect(decodeSseEvent({ event: 'error', data: '{}' })).toBeNull();
+    expect(decodeSseEvent({ event: 'toString', data: '{}' })).toBeNull();
+  });
+
+  it('throws on data that is not JSON', () => {
+    expect(() => decodeSseEvent({ event: 'message', data: '{"message":' })).toThrow(SyntaxError);
   });
 });

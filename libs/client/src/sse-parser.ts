@@ -1,3 +1,5 @@
+import { isSseEventName, type SseEvent } from '@ordinal/contract';
+
 /** One raw Server-Sent Event. */
 export interface RawSseEvent {
   event: string;
@@ -58,4 +60,14 @@ export class SseParser {
     else if (field === 'id' && !value.includes('\0')) this.id = value;
     return null;
   }
+}
+
+/**
+ * The contract's event for one raw event; null for a name the stream does not send (skipped).
+ * Throws a SyntaxError when the data is not JSON.
+ */
+export function decodeSseEvent({ event, data }: RawSseEvent): SseEvent | null {
+  if (!isSseEventName(event)) return null;
+  // The server's writer accepts only the contract's events, so the name says the data's shape.
+  return { event, data: JSON.parse(data) } as SseEvent;
 }

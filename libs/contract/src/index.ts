@@ -5,3 +5,5 @@
  */
 export * from './shard.js';
 export * from './message.js';
+export * from './error-codes.js';
+export * from './sse-events.js';

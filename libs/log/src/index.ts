@@ -10,6 +10,9 @@ export {
 } from '@ordinal/pg';
 export { OwnershipLostError } from '@ordinal/ownership';
 export * from './message.js';
+// The wire shapes the log's API returns are the contract's.
+export type { ImportResult, OrdinalMessage } from '@ordinal/contract';
+export { toOrdinalMessage } from './ordinal-message.js';
 export type { LogModuleOptions, LogRole, Ordering } from './log-options.js';
 export { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 export * from './log.module.js';
@@ -17,6 +20,7 @@ export * from './writer/log-writer.service.js';
 export * from './import/log-importer.service.js';
 export * from './reader/log-reader.service.js';
 export * from './watermark/log-watermark.service.js';
+export type { WatermarkStatus } from './watermark/watermark-status.js';
 export * from './router/log-feed.js';
 export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';

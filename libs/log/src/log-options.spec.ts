@@ -32,3 +32,28 @@ describe('resolveLogOptions', () => {
     expect(resolveLogOptions({ takeoverMs: 500 }).takeoverMs).toBe(500);
   });
 });
+
+describe('resolveLogOptions: every bounded option is checked where its default is applied', () => {
+  it.each([
+    ['mailboxLimit', 0, 'log.mailboxLimit must be a whole number of at least 1, got 0'],
+    ['livePollMs', 5, 'log.livePollMs must be a number of milliseconds of at least 10, got 5'],
+    ['lateRescanMs', 1.5, 'log.lateRescanMs must be a number of milliseconds of at least 10'],
+    ['lateWatchMs', -1, 'log.lateWatchMs must be a number of milliseconds of at least 0, got -1'],
+    ['duplicateWindow', -1, 'log.duplicateWindow must be a whole number of at least 0, got -1'],
+  ] as const)('refuses %s %p', (option, value, message) => {
+    // Given an option the log cannot run with, When the options are resolved
+    // Then a typed error names the option, its bound and the server's variable
+    expect(() => resolveLogOptions({ [option]: value })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_configuration',
+        message: expect.stringContaining(message) as string,
+      }),
+    );
+  });
+
+  it('polls faster on a replica reader, where no NOTIFY arrives; an explicit poll wins', () => {
+    expect(resolveLogOptions({ role: 'replica-reader' }).livePollMs).toBe(200);
+    expect(resolveLogOptions({}).livePollMs).toBe(1000);
+    expect(resolveLogOptions({ role: 'replica-reader', livePollMs: 50 }).livePollMs).toBe(50);
+  });
+});

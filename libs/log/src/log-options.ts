@@ -1,5 +1,6 @@
 import type { MigrationInterface } from 'typeorm';
-import { ownershipTimings } from '@ordinal/ownership';
+import { MIN_TAKEOVER_MS } from '@ordinal/ownership';
+import { numberOption } from '@ordinal/pg';
 
 /** How positions are assigned: `gapless` (one writer at a time, no holes) or `concurrent` (parallel writers; readers wait at holes). */
 export type Ordering = 'gapless' | 'concurrent';
@@ -49,9 +50,20 @@ export interface LogModuleOptions {
   exactRelease?: boolean;
   /** Concurrent mode: how often abandoned holes are re-scanned for late arrivals (ms). @default 2000 */
   lateRescanMs?: number;
+  /**
+   * Concurrent mode: how long readers keep watching a position the watermark passed without a
+   * row, exact releases included (ms). A row inserted there within this bound is delivered
+   * late to every reader that passed it; abandoned positions are also watched for as long as
+   * a transaction with an id that could fill them runs. @default 60000
+   */
+  lateWatchMs?: number;
   /** Extra fields of the StartMarker's body (e.g. the server's version). */
   startMarkerBody?: Record<string, unknown>;
-  /** The live router's safety-net poll of the head, besides NOTIFY and own commits (ms). @default 1000 */
+  /**
+   * The live router's safety-net poll of the head, besides NOTIFY and own commits (ms). On a
+   * replica reader it is the only way new messages are seen (a standby forwards no NOTIFY).
+   * @default 1000, 200 for a replica reader
+   */
   livePollMs?: number;
   /** Most live messages one feed buffers before it falls back to database catch-up. @default 10000 */
   mailboxLimit?: number;
@@ -68,10 +80,16 @@ export type ResolvedLogOptions = Required<Omit<LogModuleOptions, 'startMarkerBod
   Pick<LogModuleOptions, 'startMarkerBody'>;
 
 export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOptions {
+  const role = options.role ?? 'primary';
   return {
     ordering: options.ordering ?? 'gapless',
-    role: options.role ?? 'primary',
-    duplicateWindow: options.duplicateWindow ?? 2000,
+    role,
+    duplicateWindow: numberOption(options.duplicateWindow, {
+      option: 'log.duplicateWindow',
+      env: 'ORDINAL_DUPLICATE_WINDOW',
+      fallback: 2000,
+      min: 0,
+    }),
     maxBatchMessages: options.maxBatchMessages ?? 2000,
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxQueuedMessages: options.maxQueuedMessages ?? 100_000,
@@ -81,13 +99,48 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     migrationLockTimeoutMs: options.migrationLockTimeoutMs ?? 60_000,
     startMarkerBody: options.startMarkerBody,
     maxConcurrentFlushes: options.maxConcurrentFlushes ?? 4,
-    gapTimeoutMs: options.gapTimeoutMs ?? 5000,
+    gapTimeoutMs: numberOption(options.gapTimeoutMs, {
+      option: 'log.gapTimeoutMs',
+      env: 'ORDINAL_GAP_TIMEOUT_MS',
+      fallback: 5000,
+      unit: 'ms',
+    }),
     exactRelease: options.exactRelease ?? true,
-    lateRescanMs: options.lateRescanMs ?? 2000,
-    livePollMs: options.livePollMs ?? 1000,
-    mailboxLimit: options.mailboxLimit ?? 10_000,
+    lateRescanMs: numberOption(options.lateRescanMs, {
+      option: 'log.lateRescanMs',
+      env: 'ORDINAL_LATE_RESCAN_MS',
+      fallback: 2000,
+      min: 10,
+      unit: 'ms',
+    }),
+    lateWatchMs: numberOption(options.lateWatchMs, {
+      option: 'log.lateWatchMs',
+      env: 'ORDINAL_LATE_WATCH_MS',
+      fallback: 60_000,
+      min: 0,
+      unit: 'ms',
+    }),
+    // A standby forwards no NOTIFY: a replica reader sees new messages only by polling.
+    livePollMs: numberOption(options.livePollMs, {
+      option: 'log.livePollMs',
+      env: 'ORDINAL_LIVE_POLL_MS',
+      fallback: role === 'replica-reader' ? 200 : 1000,
+      min: 10,
+      unit: 'ms',
+    }),
+    mailboxLimit: numberOption(options.mailboxLimit, {
+      option: 'log.mailboxLimit',
+      env: 'ORDINAL_STREAM_MAILBOX',
+      fallback: 10_000,
+      min: 1,
+    }),
     replayBatchSize: options.replayBatchSize ?? 1000,
-    // Checked where the defaults are applied: a bad bound fails at start, naming the option
-    takeoverMs: ownershipTimings(options.takeoverMs ?? 5000).takeoverMs,
+    takeoverMs: numberOption(options.takeoverMs, {
+      option: 'log.takeoverMs',
+      env: 'ORDINAL_TAKEOVER_MS',
+      fallback: 5000,
+      min: MIN_TAKEOVER_MS,
+      unit: 'ms',
+    }),
   };
 }

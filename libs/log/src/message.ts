@@ -1,25 +1,18 @@
+import type { MESSAGE_FIELDS, OrdinalMessage } from '@ordinal/contract';
 import type { CorrelationContext } from './trace/correlation-context.js';
 
-/** A message as stored in the log. `id` is its global index. */
-export interface StoredMessage {
-  id: number;
-  messageType: string;
-  userId: string | null;
-  body: unknown;
-  metadata: Record<string, unknown> | null;
-  contentHash: string;
-  createdAt: string;
-  streamId: string | null;
-  streamVersion: number | null;
-  schemaVersion: number;
-  idempotencyKey: string | null;
-  /** The correlation it belongs to (null only for messages stored before correlation ids existed). */
-  correlationId: string | null;
-  /** What caused it: a message index as text, or the id of the request that started the correlation. */
-  causationId: string | null;
-  /** The W3C trace context of the append that stored it, when it had one. */
-  traceparent: string | null;
-}
+/**
+ * A message as stored in the log: the contract's `OrdinalMessage` (the wire shape) with every
+ * field present, an optional one null when the wire leaves it out, or its default when it has
+ * one (`schemaVersion`: 1). `id` is its global index. `toOrdinalMessage` gives its wire shape.
+ */
+export type StoredMessage = {
+  [K in keyof OrdinalMessage]-?: (typeof MESSAGE_FIELDS)[K] extends { readonly default: unknown }
+    ? Exclude<OrdinalMessage[K], undefined>
+    : (typeof MESSAGE_FIELDS)[K]['optional'] extends true
+      ? Exclude<OrdinalMessage[K], undefined> | null
+      : OrdinalMessage[K];
+};
 
 /** A message to append. `body` is a JSON object or array. */
 export interface NewMessage {

@@ -1,5 +1,8 @@
+import { MESSAGE_FIELDS, type OrdinalMessage } from '@ordinal/contract';
 import { toPosition } from '@ordinal/pg';
 import type { StoredMessage } from './message.js';
+import { storedValue } from './ordinal-message.js';
+import { MESSAGE_SQL } from './sql/message-json.sql.js';
 
 /** A row of the messages table as the reader's SQL selects it. */
 export interface MessageRow {
@@ -19,6 +22,7 @@ export interface MessageRow {
   trace_parent: string | null;
 }
 
+/** A row of a plain read as the log's message (positions through `toPosition`). */
 export function toStoredMessage(row: MessageRow): StoredMessage {
   return {
     id: toPosition(row.index),
@@ -38,9 +42,10 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
   };
 }
 
-/** The columns every read selects, in the order MessageRow names them. */
-export const MESSAGE_COLUMNS =
-  'index, message_type, user_id, body, metadata, content_hash, created_at, stream_id, stream_version, schema_version, idempotency_key, correlation_id, causation_id, trace_parent';
+/** The columns every read selects: each wire field's (`MESSAGE_SQL`), in the contract's order. */
+export const MESSAGE_COLUMNS = (Object.keys(MESSAGE_FIELDS) as Array<keyof OrdinalMessage>)
+  .map((name) => MESSAGE_SQL[name].column)
+  .join(', ');
 
 /** A row of a rendered read (readRenderedPage): what filters need, and the message as JSON text. */
 export interface RenderedRow {
@@ -50,20 +55,8 @@ export interface RenderedRow {
   json: string;
 }
 
-/** The API's view of a message, as `RENDERED_MESSAGE_JSON` writes it. */
-interface RenderedFields {
-  body: unknown;
-  metadata: Record<string, unknown> | null;
-  contentHash: string;
-  createdAt: string;
-  streamId?: string;
-  streamVersion?: number;
-  schemaVersion?: number;
-  idempotencyKey?: string;
-  correlationId?: string;
-  causationId?: string;
-  traceparent?: string;
-}
+/** The API's view of a message, as `RENDERED_MESSAGE_JSON` writes it, less the plain fields. */
+type RenderedFields = Omit<OrdinalMessage, 'id' | 'messageType' | 'userId'>;
 
 /**
  * A message read with its JSON already rendered by PostgreSQL (`json`, the message as the
@@ -104,25 +97,25 @@ export class RenderedMessage implements StoredMessage {
     return this.parsed.createdAt;
   }
   get streamId(): string | null {
-    return this.parsed.streamId ?? null;
+    return storedValue(this.parsed, 'streamId');
   }
   get streamVersion(): number | null {
-    return this.parsed.streamVersion ?? null;
+    return storedValue(this.parsed, 'streamVersion');
   }
   get schemaVersion(): number {
-    return this.parsed.schemaVersion ?? 1;
+    return storedValue(this.parsed, 'schemaVersion');
   }
   get idempotencyKey(): string | null {
-    return this.parsed.idempotencyKey ?? null;
+    return storedValue(this.parsed, 'idempotencyKey');
   }
   get correlationId(): string | null {
-    return this.parsed.correlationId ?? null;
+    return storedValue(this.parsed, 'correlationId');
   }
   get causationId(): string | null {
-    return this.parsed.causationId ?? null;
+    return storedValue(this.parsed, 'causationId');
   }
   get traceparent(): string | null {
-    return this.parsed.traceparent ?? null;
+    return storedValue(this.parsed, 'traceparent');
   }
 }
 

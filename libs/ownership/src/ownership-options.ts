@@ -1,4 +1,8 @@
-import { OrdinalError } from '@ordinal/pg';
+/**
+ * The smallest takeover bound: below 500 ms a tick (20%) is shorter than a loaded machine's
+ * heartbeat round trip. Checked where the option is resolved (the log's options).
+ */
+export const MIN_TAKEOVER_MS = 500;
 
 /** Timings of consumer ownership, derived from one setting. */
 export interface OwnershipTimings {
@@ -20,13 +24,6 @@ export interface OwnershipTimings {
  * before it loses its consumers.
  */
 export function ownershipTimings(takeoverMs: number): OwnershipTimings {
-  // Below 500 ms a tick (20%) is shorter than a loaded machine's heartbeat round trip.
-  if (!Number.isFinite(takeoverMs) || takeoverMs < 500) {
-    throw new OrdinalError(
-      'invalid_configuration',
-      `log.takeoverMs must be a number of milliseconds of at least 500, got ${takeoverMs}: set OrdinalModule.forRoot({ log: { takeoverMs } }) (the server: ORDINAL_TAKEOVER_MS), or leave it out for 5000`,
-    );
-  }
   return {
     takeoverMs,
     ttlMs: Math.round(takeoverMs * 0.6),

@@ -15,3 +15,4 @@ export * from './migrations/migrations.constants.js';
 export * from './json/json-rules.js';
 export * from './json/exact-numbers.js';
 export * from './json/jsonb-text.js';
+export * from './options/number-option.js';

@@ -36,7 +36,7 @@ export async function execute<R = Record<string, unknown>>(
 
 /** A pg connection as the writer's hot path uses it (no QueryRunner in between). */
 export interface PgConnection {
-  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+  query<R>(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
   on(event: 'error', listener: (error: Error) => void): unknown;
   off(event: 'error', listener: (error: Error) => void): unknown;
 }
@@ -52,5 +52,14 @@ export async function executePrepared<R = Record<string, unknown>>(
   query: SqlQuery,
 ): Promise<R[]> {
   const result = await connection.query<R>({ name, text: query.text, values: query.values });
+  return result.rows;
+}
+
+/** Runs a statement on a pooled pg connection (the writer's transactions), unprepared. */
+export async function executeOn<R = Record<string, unknown>>(
+  connection: PgConnection,
+  query: SqlQuery,
+): Promise<R[]> {
+  const result = await connection.query<R>({ text: query.text, values: query.values });
   return result.rows;
 }

@@ -1,3 +1,5 @@
+import { numberOption } from '@ordinal/pg';
+
 /** Options of `SubscriptionsModule.forRoot`. Every default lives in `resolveSubscriptionsOptions`. */
 export interface SubscriptionsModuleOptions {
   /** Most messages one batch (one transaction) applies. @default 500 */
@@ -31,7 +33,13 @@ export function resolveSubscriptionsOptions(
     retryInitialMs: options.retryInitialMs ?? 250,
     retryMaxMs: options.retryMaxMs ?? 30_000,
     lateCheckMs: options.lateCheckMs ?? 1000,
-    stuckAfterMs: options.stuckAfterMs ?? 60_000,
+    stuckAfterMs: numberOption(options.stuckAfterMs, {
+      option: 'subscriptions.stuckAfterMs',
+      env: 'ORDINAL_STUCK_AFTER_MS',
+      fallback: 60_000,
+      min: 100,
+      unit: 'ms',
+    }),
     migrate: options.migrate ?? true,
   };
 }

@@ -1,4 +1,6 @@
 import { ConfigError, DEV_DATABASE_URL, DEV_TOKEN, loadConfig } from './ordinal-config.js';
+import { resolveLogOptions } from '@ordinal/log/internal';
+import { resolveSubscriptionsOptions } from '@ordinal/subscriptions/internal';
 import { ordinalOptionsFrom } from './ordinal-options.factory.js';
 
 describe('loadConfig', () => {
@@ -9,7 +11,9 @@ describe('loadConfig', () => {
     expect(config.databaseUrl).toBe(DEV_DATABASE_URL);
     expect(config.tokens.map((t) => t.secret)).toContain(DEV_TOKEN);
     expect(config.ordering).toBe('gapless');
-    expect(config.duplicateWindow).toBe(2000);
+    // The libraries' options are left to the libraries' defaults
+    expect(config.duplicateWindow).toBeUndefined();
+    expect(resolveLogOptions(ordinalOptionsFrom(config).log).duplicateWindow).toBe(2000);
   });
 
   it('parses ORDINAL_TOKENS with scopes', () => {
@@ -54,35 +58,40 @@ describe('loadConfig', () => {
     expect(config.role).toBe('replica-reader');
     expect(config.amqpUrl).toBeNull();
     expect(config.createDatabase).toBe(false);
-    expect(config.livePollMs).toBe(200);
     const options = ordinalOptionsFrom(config);
+    expect(resolveLogOptions(options.log).livePollMs).toBe(200);
     expect(options.startMarker).toBe(false);
     expect(options.log?.role).toBe('replica-reader');
     // An explicit poll wins; a primary keeps its defaults.
-    expect(
-      loadConfig({
-        ORDINAL_ROLE: 'replica-reader',
-        DATABASE_URL: 'postgres://replica/db',
-        ORDINAL_LIVE_POLL_MS: '50',
-      }).livePollMs,
-    ).toBe(50);
-    const primary = loadConfig({});
+    const explicit = loadConfig({
+      ORDINAL_ROLE: 'replica-reader',
+      DATABASE_URL: 'postgres://replica/db',
+      ORDINAL_LIVE_POLL_MS: '50',
+    });
+    expect(resolveLogOptions(ordinalOptionsFrom(explicit).log).livePollMs).toBe(50);
+    const primary = ordinalOptionsFrom(loadConfig({}));
     expect({
-      role: primary.role,
-      livePollMs: primary.livePollMs,
-      startMarker: ordinalOptionsFrom(primary).startMarker,
+      role: resolveLogOptions(primary.log).role,
+      livePollMs: resolveLogOptions(primary.log).livePollMs,
+      startMarker: primary.startMarker,
     }).toEqual({ role: 'primary', livePollMs: 1000, startMarker: true });
   });
 
   it('carries the ownership settings into the OrdinalModule options (ORDINAL_TAKEOVER_MS, ORDINAL_STUCK_AFTER_MS)', () => {
     const defaults = ordinalOptionsFrom(loadConfig({}));
-    expect(defaults.log?.takeoverMs).toBe(5000);
-    expect(defaults.subscriptions?.stuckAfterMs).toBe(60_000);
+    expect(resolveLogOptions(defaults.log).takeoverMs).toBe(5000);
+    expect(resolveSubscriptionsOptions(defaults.subscriptions).stuckAfterMs).toBe(60_000);
     const options = ordinalOptionsFrom(
       loadConfig({ ORDINAL_TAKEOVER_MS: '2500', ORDINAL_STUCK_AFTER_MS: '1500' }),
     );
     expect(options.log?.takeoverMs).toBe(2500);
     expect(options.subscriptions?.stuckAfterMs).toBe(1500);
-    expect(() => loadConfig({ ORDINAL_TAKEOVER_MS: '100' })).toThrow(/ORDINAL_TAKEOVER_MS/);
+    // The bound is checked once, where the option is resolved; the error names the variable
+    const tooShort = ordinalOptionsFrom(loadConfig({ ORDINAL_TAKEOVER_MS: '100' }));
+    expect(() => resolveLogOptions(tooShort.log)).toThrow(/ORDINAL_TAKEOVER_MS/);
+    // The environment reader only parses
+    expect(() => loadConfig({ ORDINAL_TAKEOVER_MS: 'soon' })).toThrow(
+      /ORDINAL_TAKEOVER_MS must be an integer/,
+    );
   });
 });

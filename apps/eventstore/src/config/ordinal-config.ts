@@ -28,7 +28,8 @@ export interface OrdinalConfig {
    * consumers (ORDINAL_ROLE; docs/scaling.md). @default 'primary'
    */
   role: LogRole;
-  duplicateWindow: number;
+  /** The duplicate window (ORDINAL_DUPLICATE_WINDOW); the log applies its default (2000) and bound. */
+  duplicateWindow?: number;
   bodyLimitBytes: number;
   /** A request whose body has not fully arrived this long after it began gets 408 and is closed (ms, ORDINAL_BODY_TIMEOUT_MS). @default 10000 */
   bodyTimeoutMs: number;
@@ -42,23 +43,25 @@ export interface OrdinalConfig {
   amqp: AmqpConfig;
   /** Interval of an SSE stream's `heartbeat` event (ms, ORDINAL_HEARTBEAT_MS). @default 5000 */
   heartbeatMs: number;
-  /** Live messages buffered per stream before it falls back to database catch-up (ORDINAL_STREAM_MAILBOX). @default 10000 */
-  streamMailbox: number;
+  /** Live messages buffered per stream before it falls back to database catch-up (ORDINAL_STREAM_MAILBOX; the log's `mailboxLimit`, default 10000). */
+  streamMailbox?: number;
   /**
    * The live router's safety-net poll (ms, ORDINAL_LIVE_POLL_MS). On a replica reader it is
-   * the only way new messages are seen (a standby forwards no NOTIFY). @default 1000, 200 for a replica reader
+   * the only way new messages are seen (a standby forwards no NOTIFY). The log's default: 1000, 200 for a replica reader.
    */
-  livePollMs: number;
-  /** Concurrent mode: a hole in the log is abandoned after this long (ms, ORDINAL_GAP_TIMEOUT_MS; <= 0 abandons at once). @default 5000 */
-  gapTimeoutMs: number;
-  /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE). @default true */
-  exactRelease: boolean;
-  /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS). @default 2000 */
-  lateRescanMs: number;
-  /** Consumers (interfaces, projections, subscriptions) of a dead process run elsewhere within this bound (ms, ORDINAL_TAKEOVER_MS). @default 5000 */
-  takeoverMs: number;
-  /** A projection behind the head with no progress for this long shows as stuck in /health (ms, ORDINAL_STUCK_AFTER_MS). @default 60000 */
-  stuckAfterMs: number;
+  livePollMs?: number;
+  /** Concurrent mode: a hole in the log is abandoned after this long (ms, ORDINAL_GAP_TIMEOUT_MS; <= 0 abandons at once; the log's default 5000). */
+  gapTimeoutMs?: number;
+  /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE; the log's default true). */
+  exactRelease?: boolean;
+  /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS; the log's default 2000). */
+  lateRescanMs?: number;
+  /** Concurrent mode: how long readers watch a passed position for a row written there later (ms, ORDINAL_LATE_WATCH_MS; the log's default 60000). */
+  lateWatchMs?: number;
+  /** Consumers (interfaces, projections, subscriptions) of a dead process run elsewhere within this bound (ms, ORDINAL_TAKEOVER_MS; the log's default 5000, at least 500). */
+  takeoverMs?: number;
+  /** A projection behind the head with no progress for this long shows as stuck in /health (ms, ORDINAL_STUCK_AFTER_MS; the subscriptions' default 60000). */
+  stuckAfterMs?: number;
   /** How long the server waits for any one database answer (ms, ORDINAL_QUERY_TIMEOUT_MS); a write past it answers 503. @default 30000 */
   queryTimeoutMs: number;
 }
@@ -67,10 +70,10 @@ export interface OrdinalConfig {
 export interface AmqpConfig {
   /** The input queue, `false` for none (ORDINAL_AMQP_INPUT_QUEUE, `off`). @default 'eventstore.input' */
   inputQueue: string | false;
-  /** Input deliveries in flight (ORDINAL_AMQP_PREFETCH). @default 10000 */
-  prefetch: number;
-  /** Declare quorum queues (ORDINAL_AMQP_QUORUM=true). @default false */
-  quorumQueues: boolean;
+  /** Input deliveries in flight (ORDINAL_AMQP_PREFETCH; the AMQP module's default 10000). */
+  prefetch?: number;
+  /** Declare quorum queues (ORDINAL_AMQP_QUORUM=true; the AMQP module's default false). */
+  quorumQueues?: boolean;
   /** The connection name the broker shows (ORDINAL_AMQP_CONNECTION_NAME). @default ordinal-<host>-<pid> */
   connectionName: string | undefined;
   /** Push interfaces from the JSON or YAML file named by ORDINAL_INTERFACES. @default [] */
@@ -89,6 +92,19 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   if (!Number.isInteger(n) || n < min)
     throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
   return n;
+}
+
+/** An integer when set, else undefined: the library that owns the option applies its default and bound. */
+function optionalInt(env: Env, name: string): number | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : int(env, name, 0, Number.MIN_SAFE_INTEGER);
+}
+
+/** `true` or `false` when set, else undefined (the owning library's default). */
+function optionalBool(env: Env, name: string): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  return oneOf(env, name, ['true', 'false'] as const, 'false') === 'true';
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -147,7 +163,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     tokens,
     ordering: oneOf(env, 'ORDINAL_ORDERING', ['gapless', 'concurrent'] as const, 'gapless'),
     role,
-    duplicateWindow: int(env, 'ORDINAL_DUPLICATE_WINDOW', 2000),
+    // The libraries' own options: parsed here, defaulted and bounded where they are defined.
+    duplicateWindow: optionalInt(env, 'ORDINAL_DUPLICATE_WINDOW'),
     bodyLimitBytes: int(env, 'ORDINAL_BODY_LIMIT', 1024 * 1024, 1),
     bodyTimeoutMs: int(env, 'ORDINAL_BODY_TIMEOUT_MS', 10_000, 10),
     streamTicketTtlMs: int(env, 'ORDINAL_STREAM_TICKET_TTL_MS', 30_000, 10),
@@ -169,15 +186,14 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
           : env.AMQP_URL || null,
     amqp: loadAmqpConfig(env),
     heartbeatMs: int(env, 'ORDINAL_HEARTBEAT_MS', 5000, 10),
-    streamMailbox: int(env, 'ORDINAL_STREAM_MAILBOX', 10_000, 1),
-    // A standby forwards no NOTIFY: a replica reader sees new messages only by polling.
-    livePollMs: int(env, 'ORDINAL_LIVE_POLL_MS', role === 'replica-reader' ? 200 : 1000, 10),
-    gapTimeoutMs: int(env, 'ORDINAL_GAP_TIMEOUT_MS', 5000, Number.MIN_SAFE_INTEGER),
-    exactRelease:
-      oneOf(env, 'ORDINAL_EXACT_RELEASE', ['true', 'false'] as const, 'true') === 'true',
-    lateRescanMs: int(env, 'ORDINAL_LATE_RESCAN_MS', 2000, 10),
-    takeoverMs: int(env, 'ORDINAL_TAKEOVER_MS', 5000, 500),
-    stuckAfterMs: int(env, 'ORDINAL_STUCK_AFTER_MS', 60_000, 100),
+    streamMailbox: optionalInt(env, 'ORDINAL_STREAM_MAILBOX'),
+    livePollMs: optionalInt(env, 'ORDINAL_LIVE_POLL_MS'),
+    gapTimeoutMs: optionalInt(env, 'ORDINAL_GAP_TIMEOUT_MS'),
+    exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),
+    lateRescanMs: optionalInt(env, 'ORDINAL_LATE_RESCAN_MS'),
+    lateWatchMs: optionalInt(env, 'ORDINAL_LATE_WATCH_MS'),
+    takeoverMs: optionalInt(env, 'ORDINAL_TAKEOVER_MS'),
+    stuckAfterMs: optionalInt(env, 'ORDINAL_STUCK_AFTER_MS'),
     queryTimeoutMs: int(env, 'ORDINAL_QUERY_TIMEOUT_MS', 30_000, 100),
   };
 }
@@ -200,8 +216,8 @@ function loadAmqpConfig(env: Env): AmqpConfig {
   }
   return {
     inputQueue: queue === 'off' ? false : queue,
-    prefetch: int(env, 'ORDINAL_AMQP_PREFETCH', 10_000, 1),
-    quorumQueues: oneOf(env, 'ORDINAL_AMQP_QUORUM', ['true', 'false'] as const, 'false') === 'true',
+    prefetch: optionalInt(env, 'ORDINAL_AMQP_PREFETCH'),
+    quorumQueues: optionalBool(env, 'ORDINAL_AMQP_QUORUM'),
     connectionName: env.ORDINAL_AMQP_CONNECTION_NAME || undefined,
     interfaces,
   };

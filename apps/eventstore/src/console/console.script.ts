@@ -1,11 +1,15 @@
+import { SSE_READER_SCRIPT } from './sse-reader.script.js';
+
 /**
  * The console's script, served at `/console/console.js`: hash-routed views (live tail,
  * message detail, stream browser, projections and interfaces) over the JSON API, with the
  * token from the header field (kept in sessionStorage). Plain browser JavaScript, no build.
- * Written with String.raw so the backslashes below reach the browser as written.
+ * Written with String.raw so the backslashes below reach the browser as written. The stream's
+ * parser is the one both consoles share (sse-reader.script.ts).
  */
 export const CONSOLE_SCRIPT = String.raw`(() => {
   'use strict';
+  ${SSE_READER_SCRIPT}
   const $ = (id) => document.getElementById(id);
   const MAX_ROWS = 500;
   const state = { view: null, tail: { abort: null, wanted: false, retry: null, lastIndex: 0 }, refresh: null };
@@ -87,22 +91,13 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     setTimeout(() => tr.classList.remove('fresh'), 1500);
     while (body.childElementCount > MAX_ROWS) body.removeChild(body.lastChild);
   }
-  function onEvent(event, data) {
+  function onEvent({ event, data }) {
     const t = state.tail;
     if (event === 'connected') setStatus('tail-status', 'connected from ' + data.startIndex + ', server at ' + data.headIndex);
     else if (event === 'message') { t.lastIndex = data.message.id; showMessage(data.message, false); }
     else if (event === 'late-message') showMessage(data.message, true);
     else if (event === 'heartbeat') setStatus('tail-status', 'connected, server at ' + data.headIndex + ', last shown ' + (t.lastIndex || 'none'));
     else if (event === 'stream-ended') { t.wanted = false; setStatus('tail-status', 'stream ended at ' + data.endIndex); }
-  }
-  function parseBlock(block) {
-    let event = 'message';
-    const data = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    if (data.length > 0) onEvent(event, JSON.parse(data.join('\n')));
   }
   async function tailStart() {
     const t = state.tail;
@@ -130,16 +125,11 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       }
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
-      let buffer = '';
+      const events = sseReader(onEvent);
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
-        let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          parseBlock(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-        }
+        events.push(decoder.decode(value, { stream: true }));
       }
       if (t.wanted) setStatus('tail-status', 'connection closed by the server; reconnecting...');
     } catch (error) {

@@ -1,7 +1,10 @@
+import { SSE_READER_SCRIPT } from '../console/sse-reader.script.js';
+
 /**
  * The debug console's page: plain HTML with inline script. EventSource cannot send an
  * Authorization header, so the page reads the stream with fetch and a streaming body
- * reader. Message data is shown with textContent only (never parsed as HTML).
+ * reader, parsed by the parser both consoles share (console/sse-reader.script.ts). Message
+ * data is shown with textContent only (never parsed as HTML).
  */
 export const DEBUG_CONSOLE_PAGE = `<!doctype html>
 <html lang="en">
@@ -40,6 +43,7 @@ export const DEBUG_CONSOLE_PAGE = `<!doctype html>
 </table>
 <script>
 (() => {
+  ${SSE_READER_SCRIPT}
   const MAX_ROWS = 500;
   const $ = (id) => document.getElementById(id);
   const state = { abort: null, lastIndex: 0, wanted: false, retry: null };
@@ -73,7 +77,7 @@ export const DEBUG_CONSOLE_PAGE = `<!doctype html>
     while (body.childElementCount > MAX_ROWS) body.removeChild(body.lastChild);
   }
 
-  function handle(event, data) {
+  function handle({ event, data }) {
     if (event === 'connected') {
       setStatus('connected from ' + data.startIndex + ', server at ' + data.headIndex);
     } else if (event === 'message') {
@@ -87,16 +91,6 @@ export const DEBUG_CONSOLE_PAGE = `<!doctype html>
       state.wanted = false;
       setStatus('stream ended at ' + data.endIndex);
     }
-  }
-
-  function parse(block) {
-    let event = 'message';
-    const data = [];
-    for (const line of block.split('\\n')) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    if (data.length > 0) handle(event, JSON.parse(data.join('\\n')));
   }
 
   async function headers() {
@@ -132,16 +126,11 @@ export const DEBUG_CONSOLE_PAGE = `<!doctype html>
       }
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
-      let buffer = '';
+      const events = sseReader(handle);
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += decoder.decode(value, { stream: true }).replace(/\\r\\n?/g, '\\n');
-        let end;
-        while ((end = buffer.indexOf('\\n\\n')) >= 0) {
-          parse(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-        }
+        events.push(decoder.decode(value, { stream: true }));
       }
       if (state.wanted) setStatus('connection closed by the server; reconnecting...');
     } catch (error) {

@@ -9,27 +9,10 @@ import type { FastifyReply } from 'fastify';
 import { ImportLineError, VersionConflictError } from '@ordinal/log';
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
+import type { OrdinalErrorCode } from '@ordinal/contract';
 import { errorBody, type ErrorBody } from './error-body.js';
 import { isDatabaseOutage, isReadOnlyDatabase, isRefusedData } from './database-errors.js';
-
-/** Library error codes and the HTTP status each maps to. Unknown codes are 500s. */
-const STATUS_BY_CODE: Record<string, number> = {
-  database_unavailable: 503,
-  writer_overloaded: 503,
-  writer_closed: 503,
-  invalid_message: 400,
-  idempotency_key_reused: 422,
-  version_conflict: 409,
-  snapshot_version_exceeds_stream: 409,
-  invalid_stream_id: 400,
-  invalid_version: 400,
-  aggregate_not_found: 404,
-  subscription_not_found: 404,
-  consumer_not_running: 409,
-  consumer_request_failed: 503,
-  // A replica reader (or a primary whose database turned out to be a standby): send the write elsewhere.
-  read_only_replica: 421,
-};
+import { STATUS_BY_CODE } from './status-by-code.js';
 
 /**
  * The one place errors become HTTP responses: library errors by their `code`, Nest's HTTP
@@ -74,6 +57,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       };
     }
     if (exception instanceof OrdinalError) {
+      // `?? 500`: a code from outside the union (plain JavaScript, a cast) is still answered.
       const status = STATUS_BY_CODE[exception.code] ?? 500;
       if (status >= 500 && status !== 503)
         this.logger.error(`${exception.code}: ${exception.message}`);
@@ -116,7 +100,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseOutage(exception)) {
       return {
         body: errorBody(503, 'The database is unavailable; retry later', {
-          code: 'database_unavailable',
+          code: 'database_unavailable' satisfies OrdinalErrorCode,
         }),
         headers: { 'retry-after': '2' },
       };
@@ -124,7 +108,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isRefusedData(exception)) {
       return {
         body: errorBody(400, `The database refused the data: ${(exception as Error).message}`, {
-          code: 'invalid_message',
+          code: 'invalid_message' satisfies OrdinalErrorCode,
         }),
         headers: {},
       };

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from './error-body.js';
+import type { HttpErrorCode } from '@ordinal/contract';
 
 /** A route's path as a pattern over concrete paths: `:param` is one segment, `*` the rest. */
 function patternOf(url: string): RegExp {
@@ -42,7 +43,7 @@ export function registerMethodNotAllowed(fastify: FastifyInstance): void {
       .header('allow', allow)
       .send(
         errorBody(405, `${request.method} is not allowed on ${path}; allowed: ${allow}`, {
-          code: 'method_not_allowed',
+          code: 'method_not_allowed' satisfies HttpErrorCode,
         }),
       );
   });

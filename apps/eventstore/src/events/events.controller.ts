@@ -1,7 +1,6 @@
 import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { LogReader } from '@ordinal/log';
-import { compileFilter } from '@ordinal/log/internal';
+import { LogReader, shardOf } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from '../ingest/dto/message.response.js';
@@ -92,8 +91,9 @@ export class EventsController {
         ? await this.reader.readUpTo(fromIndex - 1, limit, { types }, head)
         : await this.reader.readCorrelation(correlationId, fromIndex - 1, limit, { types }, head);
     // A shard is applied after the read, so a page may hold fewer than `limit`; nextIndex still moves on.
-    const accepts = shard ? compileFilter({ shard }) : null;
-    const messages = accepts ? read.messages.filter(accepts) : read.messages;
+    const messages = shard
+      ? read.messages.filter((m) => shardOf(m.userId, shard.count) === shard.index)
+      : read.messages;
     return {
       fromIndex,
       head,

@@ -1,6 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
 import { isStorableText } from '@ordinal/pg';
+import type { HttpErrorCode } from '@ordinal/contract';
 
 /**
  * A query parameter or header given at most once, as text. Fastify gives a repeated one
@@ -11,7 +12,7 @@ export function singleParam(name: string, raw: unknown): string | undefined {
   if (Array.isArray(raw))
     throw new BadRequestException({
       message: `${name} is given ${raw.length} times; send it once`,
-      code: 'repeated_parameter',
+      code: 'repeated_parameter' satisfies HttpErrorCode,
     });
   throw new BadRequestException(`${name} must be text`);
 }

@@ -18,6 +18,7 @@ import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 import { NDJSON } from '../validation/body-timeout.hook.js';
 import { ImportResponseDto } from './dto/import.response.js';
+import type { HttpErrorCode } from '@ordinal/contract';
 
 /** Bulk import: an NDJSON body streamed into the log through COPY (docs/ingestion.md, "Bulk import"). */
 @ApiTags('ingestion')
@@ -62,7 +63,7 @@ export class ImportController {
     if (!(body instanceof Readable)) {
       throw new UnsupportedMediaTypeException({
         message: `Send the lines with Content-Type: ${NDJSON} (one JSON message a line)`,
-        code: 'unsupported_media_type',
+        code: 'unsupported_media_type' satisfies HttpErrorCode,
       });
     }
     const result = await this.importer.import(body, {

@@ -1,16 +1,25 @@
-import { Controller, Get, HttpCode, NotFoundException, Post, Query } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Optional,
+  Post,
+  Query,
+} from '@nestjs/common';
+import { AmqpInputOffError, DeadLetters } from '@ordinal/amqp';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { DeadLettersResponseDto, RedriveResponseDto } from './operations.response.js';
 import { intParam } from '../events/query-params.js';
-import { AmqpInputOffError, DeadLetters } from './dead-letters.service.js';
 
 /** The AMQP input's dead-letter queue: list (without removing) and re-drive to the input. */
 @ApiTags('operations')
 @Controller('api/dead-letters')
 export class DeadLettersController {
-  constructor(private readonly deadLetters: DeadLetters) {}
+  /** Absent when the server runs without AMQP (no AMQP_URL). */
+  constructor(@Optional() private readonly deadLetters?: DeadLetters) {}
 
   @Get()
   @Scoped('admin')
@@ -29,7 +38,7 @@ export class DeadLettersController {
   @ApiErrors(400, 404, 503)
   async list(@Query('limit') limitRaw?: string) {
     const limit = intParam('limit', limitRaw, 20, 0, 1000);
-    return this.offAs404(() => this.deadLetters.list(limit));
+    return this.offAs404((deadLetters) => deadLetters.list(limit));
   }
 
   @Post('redrive')
@@ -43,12 +52,13 @@ export class DeadLettersController {
   @ApiOkResponse({ type: RedriveResponseDto })
   @ApiErrors(404, 503)
   async redrive() {
-    return this.offAs404(() => this.deadLetters.redrive());
+    return this.offAs404((deadLetters) => deadLetters.redrive());
   }
 
-  private async offAs404<T>(run: () => Promise<T>): Promise<T> {
+  private async offAs404<T>(run: (deadLetters: DeadLetters) => Promise<T>): Promise<T> {
+    if (!this.deadLetters) throw new NotFoundException(new AmqpInputOffError().message);
     try {
-      return await run();
+      return await run(this.deadLetters);
     } catch (error) {
       if (error instanceof AmqpInputOffError) throw new NotFoundException(error.message);
       throw error;

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   ApiOkResponse,
   ApiOperation,
@@ -7,8 +7,7 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { LogReader, LogWatermark } from '@ordinal/log';
-import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
+import { LogReader } from '@ordinal/log';
 import {
   SubscriptionsService,
   WaitTimeoutError,
@@ -25,7 +24,6 @@ import {
   SubscriptionReportDto,
 } from './projections.response.js';
 import { intParam, singleParam } from '../events/query-params.js';
-import { watermarkStatus } from './watermark-status.js';
 
 const MAX_WAIT_MS = 60_000;
 
@@ -40,8 +38,6 @@ export class ProjectionsController {
   constructor(
     private readonly subscriptions: SubscriptionsService,
     private readonly reader: LogReader,
-    private readonly watermark: LogWatermark,
-    @Inject(LOG_MODULE_OPTIONS) private readonly logOptions: ResolvedLogOptions,
   ) {}
 
   @Get()
@@ -75,7 +71,7 @@ export class ProjectionsController {
     return {
       ...(reached === null ? {} : { reached }),
       projections,
-      watermark: await watermarkStatus(this.reader, this.watermark, this.logOptions),
+      watermark: await this.reader.watermarkStatus(),
     };
   }
 

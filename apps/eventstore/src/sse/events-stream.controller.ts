@@ -22,6 +22,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SSE_EVENT_NAMES } from '@ordinal/contract';
 import { LiveRouter } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { AcceptsTicket } from '../auth/scopes.decorator.js';
@@ -29,12 +30,7 @@ import { StreamTickets } from '../auth/stream-tickets.service.js';
 import type { AuthorisedRequest } from '../auth/auth.guard.js';
 import { StreamTicketResponseDto } from './dto/stream-ticket.response.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
-import {
-  ConnectedEventDto,
-  HeartbeatEventDto,
-  MessageEventDto,
-  StreamEndedEventDto,
-} from './dto/sse-events.js';
+import { SSE_EVENT_DTOS } from './dto/sse-events.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 import { SseSession } from './sse-session.js';
@@ -45,9 +41,14 @@ import { StreamRegistry } from './stream-registry.service.js';
 /** The reconnection delay a standard EventSource is told to use (SSE `retry:`). */
 const SSE_RETRY_MS = 2000;
 
+/** `x-sse-events`: each of the contract's events, in its order, with its data's schema. */
+const SSE_EVENTS_EXTENSION = Object.fromEntries(
+  SSE_EVENT_NAMES.map((name) => [name, { $ref: getSchemaPath(SSE_EVENT_DTOS[name]) }]),
+);
+
 /** The pull stream: Server-Sent Events from any index, history then live. */
 @ApiTags('reading')
-@ApiExtraModels(ConnectedEventDto, MessageEventDto, HeartbeatEventDto, StreamEndedEventDto)
+@ApiExtraModels(...new Set(Object.values(SSE_EVENT_DTOS)))
 @Controller('api/events')
 export class EventsStreamController {
   constructor(
@@ -143,13 +144,7 @@ export class EventsStreamController {
       'A resumed request (Last-Event-ID) at or past endIndex: nothing left, a standard EventSource stops',
   })
   @ApiErrors(400, 503)
-  @ApiExtension('x-sse-events', {
-    connected: { $ref: getSchemaPath(ConnectedEventDto) },
-    message: { $ref: getSchemaPath(MessageEventDto) },
-    'late-message': { $ref: getSchemaPath(MessageEventDto) },
-    heartbeat: { $ref: getSchemaPath(HeartbeatEventDto) },
-    'stream-ended': { $ref: getSchemaPath(StreamEndedEventDto) },
-  })
+  @ApiExtension('x-sse-events', SSE_EVENTS_EXTENSION)
   async stream(
     @Res() reply: FastifyReply,
     // Read from the request, not @Headers(): that would add a second, required header to the document.
@@ -181,7 +176,6 @@ export class EventsStreamController {
       toIndex: params.endIndex,
       types: params.types,
       shard: params.shard,
-      mailboxLimit: this.config.streamMailbox,
       rendered: true,
     });
     let headIndex: number;

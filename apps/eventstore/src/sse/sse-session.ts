@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
+import type { OrdinalMessage } from '@ordinal/contract';
 import { renderedJson, type LogFeed, type StoredMessage } from '@ordinal/log';
 import { toMessageResponse } from '../ingest/message-response.js';
+import { jsonText, type JsonText } from './json-text.js';
 import type { SseWriter } from './sse-writer.js';
 import type { StreamParams } from './sse-params.js';
 
@@ -8,15 +10,16 @@ import type { StreamParams } from './sse-params.js';
  * Live messages are the same objects in every stream's mailbox: each is serialised once for
  * all streams (catch-up rows come rendered by PostgreSQL).
  */
-const serialised = new WeakMap<StoredMessage, string>();
+const serialised = new WeakMap<StoredMessage, JsonText<OrdinalMessage>>();
 
 /** `data.message` of a message event as JSON text. */
-export function messageJson(message: StoredMessage): string {
+export function messageJson(message: StoredMessage): JsonText<OrdinalMessage> {
   const json = renderedJson(message);
-  if (json !== undefined) return json;
+  // Catch-up rows: PostgreSQL rendered the contract's message (SQL built from MESSAGE_FIELDS).
+  if (json !== undefined) return json as JsonText<OrdinalMessage>;
   let text = serialised.get(message);
   if (text === undefined)
-    serialised.set(message, (text = JSON.stringify(toMessageResponse(message))));
+    serialised.set(message, (text = jsonText<OrdinalMessage>(toMessageResponse(message))));
   return text;
 }
 
@@ -59,12 +62,12 @@ export class SseSession {
     let reported = headIndex;
     const heartbeat = setInterval(() => {
       reported = Math.max(reported, this.options.currentHead());
-      if (!this.writer.full) this.writer.send('heartbeat', { headIndex: reported });
+      if (!this.writer.full)
+        this.writer.send({ event: 'heartbeat', data: { headIndex: reported } });
     }, heartbeatMs);
     try {
       this.writer.send(
-        'connected',
-        { startIndex: params.startIndex, headIndex },
+        { event: 'connected', data: { startIndex: params.startIndex, headIndex } },
         undefined,
         this.options.retryMs,
       );
@@ -80,13 +83,14 @@ export class SseSession {
         if (this.writer.closed) break;
         if (!message.late) this.lastIndex = message.id;
       }
-      if (this.feed.completed && !this.writer.closed) {
+      // A feed completes only once it passed `toIndex`, so only with an `endIndex`.
+      const { endIndex } = params;
+      if (this.feed.completed && endIndex !== undefined && !this.writer.closed) {
         // `id: endIndex`: an EventSource that reconnects (as it always does) sends Last-Event-ID = endIndex and gets 204,
         // even when no message matched (it would otherwise have no id to send and start again).
         this.writer.send(
-          'stream-ended',
-          { endIndex: params.endIndex, lastIndex: this.lastIndex },
-          params.endIndex,
+          { event: 'stream-ended', data: { endIndex, lastIndex: this.lastIndex } },
+          endIndex,
         );
       }
     } catch (error) {

@@ -1,14 +1,33 @@
 import type { ServerResponse } from 'node:http';
+import type { OrdinalMessage, SseEvent } from '@ordinal/contract';
+import type { JsonText } from './json-text.js';
 
 /** Bytes a stream may have waiting in the socket's buffer before it waits for `drain`. */
 const BUFFER_LIMIT = 64 * 1024;
 /** Events are joined into one write of about this many characters (or at the end of the turn). */
 const CHUNK = 16 * 1024;
 
+/** The events whose data is `{ message }`: `sendMessage` writes them from JSON text. */
+export type SseMessageEvent = Extract<SseEvent, { data: { message: OrdinalMessage } }>;
+
+/** The other events: `send` serialises their data. */
+export type SseControlEvent = Exclude<SseEvent, SseMessageEvent>;
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
 /**
- * Server-Sent Events on a raw Node response. Events of one event-loop turn are joined into
- * few large writes; `send` reports when the buffer is full so the caller waits for `drained`
- * instead of buffering without bound.
+ * @internal `sendMessage` writes a message event's data as `{"message":<json>}`: this compiles
+ * only while that is the whole of the contract's data for those events.
+ */
+export const MESSAGE_DATA_IS_WRAPPED_MESSAGE: Same<
+  SseMessageEvent['data'],
+  { message: OrdinalMessage }
+> = true;
+
+/**
+ * Server-Sent Events on a raw Node response: the contract's `SseEvent`s, nothing else. Events
+ * of one event-loop turn are joined into few large writes; `send` reports when the buffer is
+ * full so the caller waits for `drained` instead of buffering without bound.
  */
 export class SseWriter {
   private pending = '';
@@ -45,10 +64,11 @@ export class SseWriter {
   }
 
   /**
-   * Writes one event; returns false when the caller should wait for `drained()`. `retryMs`
-   * adds SSE's `retry:` field (the reconnection delay an EventSource uses).
+   * Writes one event (its data serialised); returns false when the caller should wait for
+   * `drained()`. `retryMs` adds SSE's `retry:` field (the reconnection delay an EventSource
+   * uses).
    */
-  send(event: string, data: unknown, id?: number, retryMs?: number): boolean {
+  send({ event, data }: SseControlEvent, id?: number, retryMs?: number): boolean {
     if (this.closed) return false;
     const retry = retryMs === undefined ? '' : `retry: ${retryMs}\n`;
     this.pending +=
@@ -63,7 +83,11 @@ export class SseWriter {
    * `json` already JSON text (rendered by PostgreSQL, or once per live message): nothing is
    * parsed or serialised here. Returns false when the caller should wait for `drained()`.
    */
-  sendMessage(event: string, json: string, id?: number): boolean {
+  sendMessage(
+    event: SseMessageEvent['event'],
+    json: JsonText<OrdinalMessage>,
+    id?: number,
+  ): boolean {
     if (this.closed) return false;
     this.pending +=
       id === undefined

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors/error-body.js';
+import type { HttpErrorCode } from '@ordinal/contract';
 
 /**
  * A request whose body has not fully arrived `timeoutMs` after the request began is answered
@@ -23,7 +24,7 @@ export function registerBodyTimeout(fastify: FastifyInstance, timeoutMs: number)
       if (raw.complete || reply.raw.headersSent) return;
       const body = JSON.stringify(
         errorBody(408, `The request body did not arrive within ${timeoutMs} ms`, {
-          code: 'body_timeout',
+          code: 'body_timeout' satisfies HttpErrorCode,
         }),
       );
       reply.raw.writeHead(408, {

@@ -7,6 +7,7 @@ import {
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { compileCheck, type CompiledCheck } from './compiled-check.js';
 import { nestedDtoOf } from './nested-dto.decorator.js';
+import type { HttpErrorCode } from '@ordinal/contract';
 
 function flatten(errors: ValidationError[], prefix = ''): { field: string; problems: string[] }[] {
   return errors.flatMap((e) => {
@@ -67,7 +68,7 @@ export class DtoValidationPipe implements PipeTransform {
     if (unknown.length > 0) {
       throw new BadRequestException({
         message: `${unknown.join(', ')}: not ${unknown.length > 1 ? 'fields' : 'a field'} of this request`,
-        code: 'unknown_field',
+        code: 'unknown_field' satisfies HttpErrorCode,
         fields: unknown.map((field) => ({ field, problems: ['not a field of this request'] })),
       });
     }

@@ -1,9 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { inexactNumberIn } from '@ordinal/pg';
+import type { ErrorCode } from '@ordinal/contract';
 
 /** A 400 from the body parser, shaped as Fastify's own so the errors filter words it the same. */
-function badBody(message: string, code: string): Error {
+function badBody(message: string, code: ErrorCode): Error {
   return Object.assign(new Error(message), { statusCode: 400, code });
 }
 

@@ -27,6 +27,7 @@ import { LineRefused, ndjsonLines } from './ndjson-lines.js';
 import { sameMessage, type KeyedMessage } from './same-message.js';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
 import type { NewMessage } from '../message.js';
+import type { ImportResult } from '@ordinal/contract';
 
 /** A line's ids, with the same precedence as prepareMessage: its own, else the import's. */
 function messageLineage(
@@ -37,17 +38,6 @@ function messageLineage(
   const causationId =
     message.causationId ?? (message.correlationId ? message.correlationId : lineage.causationId);
   return { correlationId, causationId, traceparent: lineage.traceparent };
-}
-
-/** What one import did. `first..last` is its contiguous range (null when nothing was stored). */
-export interface ImportResult {
-  /** Non-blank lines read. */
-  lines: number;
-  imported: number;
-  /** Lines skipped because their idempotency key was already stored (or came earlier in the file) for the same message. */
-  repeats: number;
-  first: number | null;
-  last: number | null;
 }
 
 export interface ImportOptions {

@@ -8,6 +8,7 @@ import { LogModule } from '../log.module.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { RenderedMessage, renderedJson } from '../row-mapper.js';
+import { toOrdinalMessage } from '../ordinal-message.js';
 import type { StoredMessage } from '../message.js';
 import { LiveRouter } from './live-router.service.js';
 import type { LogFeed } from './log-feed.js';
@@ -129,6 +130,8 @@ describe('The read path (issue 15): rendered rows, shared catch-up reads, suspen
       expect(parsed).toEqual(expected);
       // and the lazily parsed fields agree with the plain read
       expect(apiView(m)).toEqual(expected);
+      // and the server's own wire shape of the plain read is the same JSON (bodies re-serialised alike)
+      expect(JSON.stringify(parsed)).toBe(JSON.stringify(toOrdinalMessage(plain.messages[i])));
     });
     expect(renderedJson(plain.messages[0])).toBeUndefined();
   });

@@ -1,4 +1,6 @@
+import { MESSAGE_FIELDS } from '@ordinal/contract';
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
+import { MESSAGE_SQL, messageJsonSql } from './message-json.sql.js';
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
 
@@ -43,27 +45,13 @@ function pageOf(
 
 /**
  * The message as the HTTP API shows it (`GET /api/events/:index`, `data.message` of the SSE
- * stream), rendered as JSON text by PostgreSQL: the fields in the API's order, `streamId` and
- * `streamVersion` only for stream messages, `schemaVersion` only when not 1, `idempotencyKey`,
- * `correlationId`, `causationId` and `traceparent` only when set, `createdAt` in JavaScript's
- * `toISOString()` form (UTC, milliseconds, `Z`).
- * Bodies and metadata are jsonb's own text (the same JSON value; jsonb writes `": "` and
- * `", "` between members). Node then neither parses nor re-serialises a body.
+ * stream), rendered as JSON text by PostgreSQL: the contract's fields in its order
+ * (`MESSAGE_FIELDS`), each as `MESSAGE_SQL` renders it, optional ones only when set; the same
+ * JSON as `toOrdinalMessage` gives. Bodies and metadata are jsonb's own text, so Node neither
+ * parses nor re-serialises a body. Built once at module load: the rendered reads' SQL text is a
+ * constant (named prepared statements depend on it).
  */
-export const RENDERED_MESSAGE_JSON = `'{"id":' || index
-  || ',"messageType":' || to_json(message_type)::text
-  || ',"userId":' || coalesce(to_json(user_id)::text, 'null')
-  || ',"body":' || body::text
-  || ',"metadata":' || coalesce(metadata::text, 'null')
-  || ',"contentHash":' || to_json(content_hash)::text
-  || ',"createdAt":"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'
-  || CASE WHEN stream_id IS NULL THEN '' ELSE ',"streamId":' || to_json(stream_id)::text || ',"streamVersion":' || stream_version END
-  || CASE WHEN schema_version = 1 THEN '' ELSE ',"schemaVersion":' || schema_version END
-  || CASE WHEN idempotency_key IS NULL THEN '' ELSE ',"idempotencyKey":' || to_json(idempotency_key)::text END
-  || CASE WHEN correlation_id IS NULL THEN '' ELSE ',"correlationId":' || to_json(correlation_id)::text END
-  || CASE WHEN causation_id IS NULL THEN '' ELSE ',"causationId":' || to_json(causation_id)::text END
-  || CASE WHEN trace_parent IS NULL THEN '' ELSE ',"traceparent":' || to_json(trace_parent)::text END
-  || '}'`;
+export const RENDERED_MESSAGE_JSON = messageJsonSql(MESSAGE_FIELDS, MESSAGE_SQL);
 
 /** The columns of a rendered read: what filters need, and the message as JSON text. */
 export const RENDERED_COLUMNS = `index, message_type, user_id, ${RENDERED_MESSAGE_JSON} AS json`;

@@ -1,4 +1,5 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { Ordering } from '../log-options.js';
 import {
   appendBatch,
@@ -9,10 +10,8 @@ import {
   lockLog,
   readWriteState,
 } from '../sql/index.js';
-import { executePrepared, type PgConnection } from '@ordinal/pg';
-import { execute } from '@ordinal/pg';
+import { executeOn, executePrepared, toPosition, type PgConnection } from '@ordinal/pg';
 import { toStoredMessage, type MessageRow } from '../row-mapper.js';
-import { toPosition } from '@ordinal/pg';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
@@ -29,6 +28,10 @@ export class QueryTimedOut extends Error {}
 export class ConnectFailed extends Error {
   readonly code = 'ECONNREFUSED';
 }
+
+const BEGIN = { text: 'BEGIN', values: [] };
+const COMMIT = { text: 'COMMIT', values: [] };
+const ROLLBACK = { text: 'ROLLBACK', values: [] };
 
 const needsChecks = (batch: PendingAppend[]) =>
   batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
@@ -128,15 +131,15 @@ export class FlushStrategies {
 
   /** Gapless with idempotency keys, `any` versions, or a stream not where the optimistic plan assumed: lock and read first, in a transaction. */
   private checked(batch: PendingAppend[]): Promise<FlushPlan> {
-    return this.inTransaction(async (runner) => {
-      const [{ head, now }] = await execute<{ head: string; now: Date }>(runner, lockLog());
+    return this.inTransaction(async (connection) => {
+      const [{ head, now }] = await executeOn<{ head: string; now: Date }>(connection, lockLog());
       const plan = planFlush(
         batch,
-        await this.readState(runner, batch, toPosition(head), now),
+        await this.readState(connection, batch, toPosition(head), now),
         this.window,
       );
       if (plan.created.length > 0)
-        await execute(runner, insertMessages(plan.rows, plan.streamHeads, plan.head));
+        await executeOn(connection, insertMessages(plan.rows, plan.streamHeads, plan.head));
       return plan;
     });
   }
@@ -149,18 +152,18 @@ export class FlushStrategies {
    */
   private concurrent(batch: PendingAppend[]): Promise<FlushPlan> {
     if (!needsChecks(batch)) return this.concurrentAtOnce(batch);
-    return this.inTransaction(async (runner) => {
-      const [{ now }] = await execute<{ now: Date }>(
-        runner,
+    return this.inTransaction(async (connection) => {
+      const [{ now }] = await executeOn<{ now: Date }>(
+        connection,
         lockCategories(categoryLockKeys(batch)),
       );
       const state = needsChecks(batch)
-        ? await this.readState(runner, batch, 0, now)
+        ? await this.readState(connection, batch, 0, now)
         : { head: 0, now: now.toISOString(), repeats: new Map(), streams: new Map() };
       const plan = planFlush(batch, state, this.window);
       if (plan.created.length === 0) return plan;
-      const [{ indices }] = await execute<{ indices: (string | number)[] }>(
-        runner,
+      const [{ indices }] = await executeOn<{ indices: (string | number)[] }>(
+        connection,
         insertConcurrent(plan.rows, plan.streamHeads),
       );
       const sorted = indices.map(toPosition).sort((a, b) => a - b);
@@ -211,55 +214,50 @@ export class FlushStrategies {
   }
 
   /**
-   * Runs `work` in a transaction; a connection lost or timed out while committing becomes
-   * CommitOutcomeUnknown. A timeout before COMMIT drops the connection (a ROLLBACK would queue
-   * behind the statement still running there), so that transaction can never commit.
+   * Runs `work` in a transaction on a leased connection; a connection lost or timed out while
+   * committing becomes CommitOutcomeUnknown. A timeout before COMMIT drops the connection (a
+   * ROLLBACK would queue behind the statement still running there), so that transaction can
+   * never commit: the lease hands it back broken and the pool destroys it.
    */
   private async inTransaction(
-    work: (runner: QueryRunner) => Promise<FlushPlan>,
+    work: (connection: PgConnection) => Promise<FlushPlan>,
   ): Promise<FlushPlan> {
-    const runner = await this.connect();
+    const lease = await this.lease();
+    const { connection } = lease;
+    let begun = false;
     let commitSent = false;
-    let broken: unknown;
     try {
-      await runner.startTransaction();
-      const plan = await work(runner);
+      await executeOn(connection, BEGIN);
+      begun = true;
+      const plan = await work(connection);
       commitSent = true;
-      await runner.commitTransaction();
+      await executeOn(connection, COMMIT);
       return plan;
     } catch (error) {
-      if (isQueryTimeout(error)) broken = error;
-      else if (runner.isTransactionActive && !commitSent)
-        await runner.rollbackTransaction().catch(() => undefined);
+      if (isQueryTimeout(error) || isConnectionError(error)) lease.broken ??= error;
+      else if (begun && !commitSent)
+        await executeOn(connection, ROLLBACK).catch((rollbackError: unknown) => {
+          lease.broken ??= rollbackError;
+        });
       if (commitSent && (isConnectionError(error) || isQueryTimeout(error)))
         throw new CommitOutcomeUnknown(driverError(error).message);
       if (isQueryTimeout(error))
         throw new QueryTimedOut(driverError(error).message, { cause: error });
       throw error;
     } finally {
-      const release =
-        broken === undefined
-          ? runner.release()
-          : (
-              runner as unknown as { releasePostgresConnection(err: unknown): Promise<void> }
-            ).releasePostgresConnection(broken);
-      await release.catch(() => undefined);
+      lease.release();
     }
   }
 
-  /**
-   * A pooled connection without a QueryRunner around it (the hot path: TypeORM's runner and
-   * entity manager cost more per flush than the pool itself). While leased, a connection
-   * error (the server went away between statements) is caught and remembered, never left
-   * unhandled; `release` then hands the connection back with it, so the pool destroys it.
-   */
   private async lease(): Promise<{ connection: PgConnection; broken: unknown; release(): void }> {
-    const driver = this.dataSource.driver as unknown as {
-      obtainMasterConnection(): Promise<[PgConnection, (error?: unknown) => void]>;
-    };
-    const [connection, giveBack] = await driver.obtainMasterConnection().catch((error: unknown) => {
-      throw new ConnectFailed(driverError(error).message, { cause: error });
-    });
+    const driver = this.dataSource.driver as PostgresDriver;
+    // The driver's public pool door: a pg client and the callback that returns it (with an
+    // error: destroyed).
+    const [connection, giveBack] = (await driver
+      .obtainMasterConnection()
+      .catch((error: unknown) => {
+        throw new ConnectFailed(driverError(error).message, { cause: error });
+      })) as [PgConnection, (error?: unknown) => void];
     const lease = {
       connection,
       broken: undefined as unknown,
@@ -275,16 +273,8 @@ export class FlushStrategies {
     return lease;
   }
 
-  private async connect(): Promise<QueryRunner> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect().catch((error: unknown) => {
-      throw new ConnectFailed(driverError(error).message, { cause: error });
-    });
-    return runner;
-  }
-
   private async readState(
-    runner: QueryRunner,
+    connection: PgConnection,
     batch: PendingAppend[],
     head: number,
     now: Date,
@@ -296,8 +286,8 @@ export class FlushStrategies {
       for (const p of pending.prepared)
         if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
     }
-    const [row] = await execute<{ repeats: MessageRow[]; streams: Record<string, string> }>(
-      runner,
+    const [row] = await executeOn<{ repeats: MessageRow[]; streams: Record<string, string> }>(
+      connection,
       readWriteState([...keys], [...streams]),
     );
     return {

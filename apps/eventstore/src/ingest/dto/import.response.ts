@@ -1,7 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { ImportResult } from '@ordinal/log';
 
-/** The answer to `POST /api/events/import`: what was stored, as one contiguous range. */
-export class ImportResponseDto {
+/**
+ * The answer to `POST /api/events/import`: what was stored, as one contiguous range. The
+ * contract's `ImportResult`; `openapi/client-contract.ts` checks that the keys are the same.
+ */
+export class ImportResponseDto implements ImportResult {
   @ApiProperty({ type: 'integer', minimum: 0, example: 1000, description: 'Non-blank lines read' })
   lines!: number;
 

@@ -1,8 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { OrdinalMessage } from '@ordinal/log';
 import { JSON_CONTAINER_SCHEMA } from '../../openapi/json-value.js';
 
-/** A stored message as every reader gives it: `id` is its global index. */
-export class MessageResponseDto {
+/**
+ * A stored message as every reader gives it: `id` is its global index. The contract's
+ * `OrdinalMessage`; `openapi/client-contract.ts` checks that the keys are the same both ways.
+ */
+export class MessageResponseDto implements OrdinalMessage {
   @ApiProperty({ type: 'integer', minimum: 1, example: 42, description: 'The global index' })
   id!: number;
 

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { SseEventData, SseEventName } from '@ordinal/contract';
 import { MessageResponseDto } from '../../ingest/dto/message.response.js';
 
 /** `event: connected` (once, first; carries `retry:`). */
@@ -30,3 +31,27 @@ export class StreamEndedEventDto {
   @ApiProperty({ type: 'integer', nullable: true, description: 'The last message sent, or null' })
   lastIndex!: number | null;
 }
+
+/** The schema of each event's data in the OpenAPI document (`x-sse-events`), by event name. */
+export const SSE_EVENT_DTOS = {
+  connected: ConnectedEventDto,
+  message: MessageEventDto,
+  'late-message': MessageEventDto,
+  heartbeat: HeartbeatEventDto,
+  'stream-ended': StreamEndedEventDto,
+} as const;
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** The map's names, then each event's DTO against the contract's data: all must hold. */
+type Checks =
+  | Same<keyof typeof SSE_EVENT_DTOS, SseEventName>
+  | {
+      [N in SseEventName]: Same<InstanceType<(typeof SSE_EVENT_DTOS)[N]>, SseEventData<N>>;
+    }[SseEventName];
+
+/**
+ * @internal Compiles only while `SSE_EVENT_DTOS` names exactly the contract's events and each
+ * DTO is the contract's data for its event (the fields, their types, which are required).
+ */
+export const SSE_EVENT_DTOS_MATCH_CONTRACT: [Checks] extends [true] ? true : never = true;

@@ -1,5 +1,5 @@
-import type { LogReader, LogWatermark } from '@ordinal/log';
-import type { ResolvedLogOptions } from '@ordinal/log/internal';
+import type { ResolvedLogOptions } from '../log-options.js';
+import type { LogWatermark } from './log-watermark.service.js';
 
 /** What the status endpoint shows of the low watermark (concurrent mode's safe head and the hole it holds). */
 export interface WatermarkStatus {
@@ -19,13 +19,12 @@ export interface WatermarkStatus {
   counters: LogWatermark['counters'];
 }
 
-/** Reads the watermark's figures (moving it first, as any reader would). */
-export async function watermarkStatus(
-  reader: LogReader,
+/** The watermark's figures at `position`, the safe head just read. */
+export function watermarkStatus(
+  position: number,
   watermark: LogWatermark,
   options: ResolvedLogOptions,
-): Promise<WatermarkStatus> {
-  const position = await reader.safeHead();
+): WatermarkStatus {
   const hole = watermark.heldHole;
   return {
     ordering: options.ordering,

@@ -1,8 +1,9 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { GetMessage } from 'amqplib';
-import { AmqpConnection, rejectedQueueOf } from '@ordinal/amqp';
-import { ORDINAL_CONFIG } from '../config/config.constants.js';
-import type { OrdinalConfig } from '../config/ordinal-config.js';
+import { rejectedQueueOf } from '../amqp.constants.js';
+import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
+import type { ResolvedAmqpOptions } from '../amqp-options.js';
+import { AmqpConnection } from '../connection/amqp-connection.service.js';
 
 /** One dead-lettered input message as the operations routes show it. */
 export interface DeadLetter {
@@ -26,19 +27,19 @@ const REDRIVE_CHUNK = 100;
 @Injectable()
 export class DeadLetters {
   constructor(
-    @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
-    @Optional() private readonly amqp?: AmqpConnection,
+    @Inject(AMQP_MODULE_OPTIONS) private readonly options: ResolvedAmqpOptions,
+    private readonly amqp: AmqpConnection,
   ) {}
 
-  /** The input queue, or null when the server runs without AMQP input. */
+  /** The input queue, or null when AMQP input is off (`inputQueue: false`). */
   get inputQueue(): string | null {
-    return this.amqp && this.config.amqp.inputQueue !== false ? this.config.amqp.inputQueue : null;
+    return this.options.inputQueue === false ? null : this.options.inputQueue;
   }
 
   /** The count and the first `limit` dead letters; they stay in the queue. */
   async list(limit: number): Promise<{ queue: string; count: number; messages: DeadLetter[] }> {
     const queue = rejectedQueueOf(this.requireInput());
-    const channel = await this.amqp!.connection.createChannel();
+    const channel = await this.amqp.connection.createChannel();
     try {
       const { messageCount } = await channel.checkQueue(queue);
       const messages: DeadLetter[] = [];
@@ -58,7 +59,7 @@ export class DeadLetters {
   async redrive(): Promise<{ from: string; to: string; moved: number }> {
     const input = this.requireInput();
     const queue = rejectedQueueOf(input);
-    const channel = await this.amqp!.connection.createConfirmChannel();
+    const channel = await this.amqp.connection.createConfirmChannel();
     let moved = 0;
     try {
       // Only what is there now: a message rejected again meanwhile waits for the next redrive.
@@ -106,11 +107,11 @@ export class DeadLetters {
   }
 }
 
-/** The server runs without AMQP input, so it has no dead letters. */
+/** AMQP input is off (`inputQueue: false`), so there are no dead letters. */
 export class AmqpInputOffError extends Error {
   constructor() {
     super(
-      'This server runs without AMQP input (AMQP_URL unset or ORDINAL_AMQP_INPUT_QUEUE=off), so it has no dead letters',
+      'AMQP input is off (AMQP_URL unset or ORDINAL_AMQP_INPUT_QUEUE=off), so there are no dead letters',
     );
   }
 }

@@ -1,0 +1,65 @@
+import type { HttpErrorCode, OrdinalErrorCode } from '@ordinal/contract';
+
+/**
+ * The HTTP status of every library error code, exhaustive: a code added to
+ * `ORDINAL_ERROR_CODES` does not compile until it has a status here (and a row in
+ * `docs/errors.md`, which a spec checks). Clients rely on these; change one only as a breaking
+ * change. 503s carry `Retry-After`; 500s are logged.
+ */
+export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
+  database_unavailable: 503,
+  writer_overloaded: 503,
+  writer_closed: 503,
+  invalid_message: 400,
+  idempotency_key_reused: 422,
+  version_conflict: 409,
+  snapshot_version_exceeds_stream: 409,
+  invalid_stream_id: 400,
+  invalid_version: 400,
+  aggregate_not_found: 404,
+  subscription_not_found: 404,
+  consumer_not_running: 409,
+  consumer_request_failed: 503,
+  // A replica reader (or a primary whose database turned out to be a standby): send the write elsewhere.
+  read_only_replica: 421,
+  amqp_unavailable: 503,
+  // The consumer has not reached the index yet, or its owner did not answer in time: the same
+  // request may succeed later, so a 503 to retry, not a 500 (nor a 504: no gateway timed out).
+  wait_timeout: 503,
+  // The lease moved to another process mid-request; a retry reaches the new owner.
+  ownership_lost: 503,
+  // A rebuild or another instance moved the checkpoint under the batch: a conflict with the
+  // consumer's current state, as a version conflict is; look at its state before retrying.
+  checkpoint_moved: 409,
+  // The service's own code or configuration is wrong (a handler threw, a class lacks its
+  // decorator, stored events no code can read, a malformed option, a queue declared otherwise
+  // on the broker, a failed migration): the client can do nothing about it and a retry gives
+  // the same answer until an operator acts, so a 500 that the filter logs.
+  handler_failed: 500,
+  invalid_aggregate: 500,
+  invalid_upcaster: 500,
+  invalid_projection: 500,
+  duplicate_subscription: 500,
+  unknown_event_type: 500,
+  missing_upcaster: 500,
+  invalid_configuration: 500,
+  interface_config: 500,
+  queue_mismatch: 500,
+  migration_failed: 500,
+  embedded_postgres_unavailable: 500,
+  // The database failed in a way none of the codes above describe: unexpected, so ours to look at.
+  append_failed: 500,
+  import_failed: 500,
+};
+
+/** The status of every code of the HTTP layer, exhaustive; the places that answer them read it here. */
+export const HTTP_STATUS_BY_CODE: Record<HttpErrorCode, number> = {
+  empty_body: 400,
+  invalid_utf8: 400,
+  invalid_json: 400,
+  unknown_field: 400,
+  repeated_parameter: 400,
+  method_not_allowed: 405,
+  body_timeout: 408,
+  unsupported_media_type: 415,
+};

@@ -1,0 +1,14 @@
+import { OrdinalHttpError } from './ordinal-http.error.js';
+
+describe('OrdinalHttpError', () => {
+  it("exposes the answer's stable code, and nothing when the body has none", () => {
+    // Given answers with and without a code
+    const conflict = new OrdinalHttpError(409, { statusCode: 409, code: 'version_conflict' }, 'x');
+    const bare = new OrdinalHttpError(502, 'Bad Gateway', 'y');
+    // Then the code is read from the JSON body only
+    expect(conflict.code).toBe('version_conflict');
+    expect(conflict.retryable).toBe(false);
+    expect(bare.code).toBeUndefined();
+    expect(bare.retryable).toBe(true);
+  });
+});

@@ -1,0 +1,73 @@
+import type { MessageFieldRule, OrdinalMessage } from '@ordinal/contract';
+import type { MessageRow } from '../row-mapper.js';
+
+type Field = keyof OrdinalMessage;
+
+/** Where the messages table holds one wire field, and that field's value as JSON text in SQL. */
+export interface FieldSql {
+  /** Its column: what a plain read selects, and NULL there means the field has no value. */
+  column: keyof MessageRow;
+  /** Its value as JSON text (for an optional field, only used when the field is on the wire). */
+  json: string;
+}
+
+/** Each wire field of the contract in the messages table (a missing or extra one won't compile). */
+export const MESSAGE_SQL: Record<Field, FieldSql> = {
+  id: { column: 'index', json: 'index' },
+  messageType: { column: 'message_type', json: 'to_json(message_type)::text' },
+  userId: { column: 'user_id', json: `coalesce(to_json(user_id)::text, 'null')` },
+  // jsonb's own text: the same JSON value (jsonb writes `": "` and `", "` between members).
+  body: { column: 'body', json: 'body::text' },
+  metadata: { column: 'metadata', json: `coalesce(metadata::text, 'null')` },
+  contentHash: { column: 'content_hash', json: 'to_json(content_hash)::text' },
+  // JavaScript's toISOString() form: UTC, milliseconds, `Z`.
+  createdAt: {
+    column: 'created_at',
+    json: `'"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
+  },
+  streamId: { column: 'stream_id', json: 'to_json(stream_id)::text' },
+  streamVersion: { column: 'stream_version', json: 'stream_version' },
+  schemaVersion: { column: 'schema_version', json: 'schema_version' },
+  idempotencyKey: { column: 'idempotency_key', json: 'to_json(idempotency_key)::text' },
+  correlationId: { column: 'correlation_id', json: 'to_json(correlation_id)::text' },
+  causationId: { column: 'causation_id', json: 'to_json(causation_id)::text' },
+  traceparent: { column: 'trace_parent', json: 'to_json(trace_parent)::text' },
+};
+
+/** A rule's default as an SQL literal (numbers and strings: what the contract's defaults are). */
+function literal(value: unknown): string {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
+  throw new TypeError(`No SQL literal for the default ${String(value)}`);
+}
+
+/**
+ * Builds the SQL expression rendering a message row as its wire JSON text: the fields in
+ * `fields`' order, each key written as a literal and each value by its `json` expression, an
+ * optional field left out when its column is NULL, equals its default, or (`presentWith`) when
+ * that field is left out. The same rules as `toOrdinalMessage`, so both give the same JSON.
+ */
+export function messageJsonSql(
+  fields: Readonly<Record<Field, MessageFieldRule>>,
+  sql: Record<Field, FieldSql>,
+): string {
+  const absent = (name: Field): string => {
+    const rule = fields[name];
+    if (!rule.optional) throw new TypeError(`${name} is always on the wire`);
+    if (rule.presentWith !== undefined) return absent(rule.presentWith);
+    const column = sql[name].column;
+    return rule.default === undefined
+      ? `${column} IS NULL`
+      : `${column} IS NULL OR ${column} = ${literal(rule.default)}`;
+  };
+  const names = Object.keys(fields) as Field[];
+  // The object's `{` goes with the first key, so that one must always be there.
+  if (names.length === 0 || fields[names[0]].optional)
+    throw new TypeError('The first wire field must not be optional');
+  const parts = names.map((name, i) => {
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(name)) throw new TypeError(`Bad wire field name ${name}`);
+    const value = `'${i === 0 ? '{' : ','}"${name}":' || (${sql[name].json})`;
+    return fields[name].optional ? `CASE WHEN ${absent(name)} THEN '' ELSE ${value} END` : value;
+  });
+  return [...parts, `'}'`].join('\n  || ');
+}
