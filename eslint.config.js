@@ -2,13 +2,18 @@
 // recommended rules on the TypeScript. Run by `npm run lint` (with `prettier --check .`), which
 // `npm test` runs first.
 import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
-  {
-    ignores: ['**/dist/', '**/node_modules/', 'coverage/', '.ordinal/', 'test/install/fixtures/'],
-  },
+export default defineConfig(
+  globalIgnores([
+    '**/dist/',
+    '**/node_modules/',
+    'coverage/',
+    '.ordinal/',
+    'test/install/fixtures/',
+  ]),
   js.configs.recommended,
   {
     files: ['**/*.js', '**/*.mjs'],
