@@ -23,7 +23,7 @@ describe('resolveLogOptions', () => {
         code: 'invalid_configuration',
         message: expect.stringContaining(
           `log.takeoverMs must be a number of milliseconds of at least 500, got ${takeoverMs}`,
-        ),
+        ) as unknown,
       });
     },
   );
@@ -44,6 +44,7 @@ describe('resolveLogOptions: every bounded option is checked where its default i
     // Given an option the log cannot run with, When the options are resolved
     // Then a typed error names the option, its bound and the server's variable
     expect(() => resolveLogOptions({ [option]: value })).toThrow(
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
       expect.objectContaining({
         code: 'invalid_configuration',
         message: expect.stringContaining(message) as string,

@@ -66,13 +66,13 @@ describe('Subscriptions: a row at a position drawn by hand arrives late, never l
     // When a row is inserted there after all
     await insertAt(drawn);
     // Then the subscription gets it, marked late, once, and the watermark counts it
-    await waitFor(async () => seen.find((s) => s.index === drawn), 10_000, 'the late arrival');
+    await waitFor(() => seen.find((s) => s.index === drawn), 10_000, 'the late arrival');
     expect(seen).toEqual([
       { index: above, isLate: false },
       { index: drawn, isLate: true },
     ]);
     await waitFor(
-      async () => app!.get(LogWatermark).counters.lateArrivals === 1,
+      () => app!.get(LogWatermark).counters.lateArrivals === 1,
       10_000,
       'the late-arrival counter',
     );
@@ -91,7 +91,7 @@ describe('Subscriptions: a row at a position drawn by hand arrives late, never l
     const after: Seen[] = [];
     await start(after);
     // Then it gets the row, marked late
-    await waitFor(async () => after.find((s) => s.index === drawn), 10_000, 'the late arrival');
+    await waitFor(() => after.find((s) => s.index === drawn), 10_000, 'the late arrival');
     expect(after).toEqual([{ index: drawn, isLate: true }]);
   });
 });

@@ -80,7 +80,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
         const r = response as Record<string, unknown>;
         const message = Array.isArray(r.message)
           ? r.message.join('; ')
-          : String(r.message ?? exception.message);
+          : // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrower's message of any kind, as text
+            String(r.message ?? exception.message);
         const { statusCode: _s, error: _e, message: _m, ...extra } = r;
         return { body: errorBody(status, message, extra), headers: {} };
       }

@@ -159,7 +159,7 @@ export class LogImporter {
     );
     try {
       for await (const chunk of lines) {
-        const prepared: PreparedMessage[] = new Array(chunk.length);
+        const prepared = new Array<PreparedMessage>(chunk.length);
         for (let i = 0; i < chunk.length; i++) {
           try {
             prepared[i] = parseImportLine(chunk[i].text);

@@ -43,7 +43,7 @@ const insertAt = (client: pg.Client | { query: pg.Client['query'] }, index: numb
     [index],
   );
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string) {
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline)
@@ -136,7 +136,7 @@ describe('Positions drawn outside an INSERT (concurrent mode): never lost', () =
     // Then the feed gets it, marked late, once, and the watermark counts it
     expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
     await waitFor(
-      async () => watermark.counters.lateArrivals === 1,
+      () => watermark.counters.lateArrivals === 1,
       5000,
       'the watermark to count the late arrival',
     );
@@ -164,7 +164,7 @@ describe('Positions drawn outside an INSERT (concurrent mode): never lost', () =
     // Then the feed gets it late, and the watermark counts it
     expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
     await waitFor(
-      async () => watermark.counters.lateArrivals === 1,
+      () => watermark.counters.lateArrivals === 1,
       5000,
       'the watermark to count the late arrival',
     );
@@ -181,7 +181,9 @@ describe('Positions drawn outside an INSERT (concurrent mode): never lost', () =
       for (let attempt = 1; ; attempt++) {
         await s.query('BEGIN');
         const drawn = await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}')::text AS p`);
-        const id = await s.query('SELECT pg_current_xact_id_if_assigned() AS xid');
+        const id = await s.query<{ xid: string | null }>(
+          'SELECT pg_current_xact_id_if_assigned() AS xid',
+        );
         if (id.rows[0].xid === null) return Number(drawn.rows[0].p);
         // That nextval wrote WAL (the first after a checkpoint) and took an id: draw again.
         await s.query('ROLLBACK');

@@ -34,9 +34,12 @@ import { contextFromTraceparent, ordinalTracer } from '../trace/tracer.js';
 /** Ends an append's span with its outcome. */
 function endSpan(span: Span, error?: unknown): void {
   if (error !== undefined) {
+    // A thrown value that is not an Error: its String() is the only description there is.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string
     span.recordException(error instanceof Error ? error : String(error));
     span.setStatus({
       code: SpanStatusCode.ERROR,
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as above
       message: error instanceof Error ? error.message : String(error),
     });
   }
