@@ -160,17 +160,28 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     const ordinal = readdirSync(join(modules, '@ordinal')).sort();
     expect(ordinal).toEqual([
       'client',
+      'contract',
       'event-sourcing',
       'log',
       'nestjs',
+      'ownership',
+      'pg',
       'projections',
       'subscriptions',
     ]);
-    // And the client depends on nothing (no Nest)
-    const client = JSON.parse(
-      readFileSync(join(modules, '@ordinal', 'client', 'package.json'), 'utf8'),
-    ) as Record<string, unknown>;
-    expect([client.dependencies, client.peerDependencies]).toEqual([undefined, undefined]);
+    // And the client depends on the wire contract only (no Nest), which depends on nothing
+    const manifest = (name: string) =>
+      JSON.parse(readFileSync(join(modules, '@ordinal', name, 'package.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+    const client = manifest('client');
+    expect([client.dependencies, client.peerDependencies]).toEqual([
+      { '@ordinal/contract': '0.1.0' },
+      undefined,
+    ]);
+    const contract = manifest('contract');
+    expect([contract.dependencies ?? {}, contract.peerDependencies ?? {}]).toEqual([{}, {}]);
     // And the packages hold their built dist/ only (no sources, no specs)
     const shipped = [...walk(join(modules, '@ordinal'))].map((path) =>
       relative(join(modules, '@ordinal'), path),
