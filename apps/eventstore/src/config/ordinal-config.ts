@@ -154,7 +154,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
   }
   return {
     env: mode,
-    host: env.HOST || '0.0.0.0',
+    // Development listens on the loopback interface only: it serves the development token.
+    host: env.HOST || (production ? '0.0.0.0' : '127.0.0.1'),
     port: int(env, 'PORT', 8083, 0),
     databaseUrl: env.DATABASE_URL || DEV_DATABASE_URL,
     // A replica reader's database comes from the primary; it never creates one.
