@@ -15,6 +15,11 @@ export const DEV_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 export interface OrdinalConfig {
   env: 'development' | 'production';
   host: string;
+  /**
+   * Put the host name and pid into the StartMarker (ORDINAL_START_MARKER_IDENTITY): every
+   * token with the read scope can read them. @default false
+   */
+  startMarkerIdentity: boolean;
   port: number;
   databaseUrl: string;
   /** Create the database when it does not exist (development only). */
@@ -196,6 +201,7 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     takeoverMs: optionalInt(env, 'ORDINAL_TAKEOVER_MS'),
     stuckAfterMs: optionalInt(env, 'ORDINAL_STUCK_AFTER_MS'),
     queryTimeoutMs: int(env, 'ORDINAL_QUERY_TIMEOUT_MS', 30_000, 100),
+    startMarkerIdentity: optionalBool(env, 'ORDINAL_START_MARKER_IDENTITY') ?? false,
   };
 }
 

@@ -1,6 +1,7 @@
 import { Controller, Get, Header, Redirect } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '../auth/scopes.decorator.js';
+import { PAGE_CONTENT_SECURITY_POLICY } from '../security/page-policy.js';
 import { CONSOLE_PAGE } from './console.page.js';
 import { CONSOLE_SCRIPT } from './console.script.js';
 
@@ -23,10 +24,7 @@ export class ConsoleController {
   @Header('content-type', 'text/html; charset=utf-8')
   @Header('cache-control', 'no-store')
   @Header('x-frame-options', 'DENY')
-  @Header(
-    'content-security-policy',
-    "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
-  )
+  @Header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)
   html(): string {
     return CONSOLE_PAGE;
   }
