@@ -1,5 +1,6 @@
 import { COMMANDS } from './commands/index.js';
-import { runCommand, type Command } from './command.js';
+import { DEFAULT_URL, runCommand, type Command } from './command.js';
+import { splitConnectionFlags, urlFlag } from './connection-flags.js';
 import { CliError, EXIT } from './cli-error.js';
 import { explainError } from './http-errors.js';
 import type { Terminal } from './terminal.js';
@@ -27,7 +28,9 @@ export async function cli(
   term: Terminal,
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  const [first, second] = args;
+  // Connection flags may come before the command's name too: `ordinal --url U status`.
+  const { words, flags } = splitConnectionFlags(args);
+  const [first, second] = words;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     term.out(overview(COMMANDS));
     return first === undefined ? EXIT.usage : EXIT.ok;
@@ -50,10 +53,8 @@ export async function cli(
     term.err(`Unknown command: ${first}\n\n${overview(COMMANDS)}`);
     return EXIT.usage;
   }
-  const rest = args.slice(command.name.split(' ').length);
-  let baseUrl = (env.ORDINAL_URL || 'http://localhost:8083').replace(/\/+$/, '');
-  const url = rest.findIndex((a) => a === '--url');
-  if (url >= 0 && rest[url + 1]) baseUrl = rest[url + 1].replace(/\/+$/, '');
+  const rest = [...words.slice(command.name.split(' ').length), ...flags];
+  const baseUrl = (urlFlag(flags) || env.ORDINAL_URL || DEFAULT_URL).replace(/\/+$/, '');
   try {
     return await runCommand(command, rest, term, env);
   } catch (error) {

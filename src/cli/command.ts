@@ -56,6 +56,25 @@ export function helpOf(command: Command): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * `--flag -5` for a flag that takes a value becomes `--flag=-5`: parseArgs would otherwise read
+ * the negative number as an option ("argument is ambiguous"). Nothing after `--` is touched.
+ */
+export function joinNegativeValues(args: string[], options: Options): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--') return [...joined, ...args.slice(i)];
+    const name = arg.startsWith('--') ? arg.slice(2) : null;
+    if (name && options[name]?.type === 'string' && /^-\d+$/.test(args[i + 1] ?? '')) {
+      joined.push(`${arg}=${args[++i]}`);
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
 /** Parses `args` for `command` and runs it; --help prints its help. */
 export async function runCommand(
   command: Command,
@@ -64,14 +83,15 @@ export async function runCommand(
   env: Record<string, string | undefined>,
 ): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
+  const options: Options = {
+    ...(command.options ?? {}),
+    ...(command.server === false ? {} : SERVER_OPTIONS),
+    help: { type: 'boolean', short: 'h' },
+  };
   try {
     parsed = parseArgs({
-      args,
-      options: {
-        ...(command.options ?? {}),
-        ...(command.server === false ? {} : SERVER_OPTIONS),
-        help: { type: 'boolean', short: 'h' },
-      },
+      args: joinNegativeValues(args, options),
+      options,
       allowPositionals: true,
       strict: true,
     });

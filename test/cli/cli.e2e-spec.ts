@@ -185,6 +185,120 @@ describe('the ordinal command, as a process against a real server', () => {
     expect(await head()).toBe(before + 3000);
   });
 
+  it('publish --file --batch checks every line with the server rules before the first write, and names the file line', async () => {
+    // Given a file of 2,000 messages with blank lines, and an unknown field on the 1,500th message
+    const dir = tempDir('ordinal-cli-checked-');
+    const file = join(dir, 'events.ndjson');
+    const lines = Array.from({ length: 2000 }, (_, i) =>
+      JSON.stringify({ messageType: 'Checked', content: { n: i } }),
+    );
+    lines[1499] = JSON.stringify({ messageType: 'Checked', content: { n: 1499 }, colour: 'red' });
+    const text = ['', ...lines.slice(0, 10), '', ...lines.slice(10)].join('\n') + '\n';
+    writeFileSync(file, text);
+    const before = await head();
+    // When it is published in batches of 100
+    const r = await runCli(['publish', '--file', file, '--batch', '100'], env);
+    // Then nothing is stored, and the line is named by its place in the file (line 1,502)
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${file}:1502 has the unknown field "colour"`);
+    expect(r.stderr).toContain('nothing was published');
+    expect(await head()).toBe(before);
+  });
+
+  it('publish --file --batch that stops on the server says which file lines are stored and prints the command that resumes without repeating one', async () => {
+    // Given 300 messages with blank lines between them, two of them so large that their batch
+    // is over the server's body limit (1 MiB) while each alone is under it
+    const dir = tempDir('ordinal-cli-resume-');
+    const file = join(dir, 'events.ndjson');
+    const pad = 'x'.repeat(600_000);
+    const text: string[] = [];
+    const lineOf: number[] = [];
+    for (let n = 0; n < 300; n++) {
+      if (n % 50 === 0) text.push('');
+      lineOf.push(text.length + 1);
+      text.push(
+        JSON.stringify({
+          messageType: 'Resumed',
+          content: n === 150 || n === 151 ? { n, pad } : { n },
+        }),
+      );
+    }
+    writeFileSync(file, text.join('\n') + '\n');
+    const stored = async () =>
+      (
+        await db.query<{ n: string }>(
+          "SELECT body->>'n' AS n FROM messages WHERE message_type = 'Resumed' ORDER BY index",
+        )
+      ).map((row) => Number(row.n));
+    // When it is published in batches of 100
+    const r = await runCli(['publish', '--file', file, '--batch', '100'], env);
+    // Then it stops at the second batch, named by file lines, with what was stored before it
+    expect(r.code).toBe(1);
+    const [from, to] = [lineOf[100], lineOf[199]];
+    expect(r.stderr).toContain(
+      `Stopped at ${file}:${from}: the batch of lines ${from}..${to} was not stored`,
+    );
+    expect(r.stderr).toContain(`100 messages from lines 1..${from - 1} are stored`);
+    expect(await stored()).toEqual(Array.from({ length: 100 }, (_, n) => n));
+    // And the command it prints resumes there (here in batches of 1, which the limit lets through)
+    const resume = /To resume: ordinal (.+)\n/.exec(r.stderr)?.[1];
+    expect(resume).toBe(`publish --file ${file} --batch 100 --from-line ${from}`);
+    const again = await runCli(
+      [...resume!.split(' ').slice(0, -3), '1', '--from-line', String(from)],
+      env,
+    );
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`Imported 200 messages from ${file} (from line ${from})`);
+    // Then every message is stored exactly once
+    expect(await stored()).toEqual(Array.from({ length: 300 }, (_, n) => n));
+  });
+
+  it('takes --url and --token before the command as well as after it', async () => {
+    const bare = { PATH: process.env.PATH ?? '' };
+    // When the connection flags come first, in either form
+    const [spaced, joined, grouped] = await Promise.all([
+      runCli(['--url', server.baseUrl, '--token', 'dev-ordinal-token', 'status', '--json'], bare),
+      runCli(
+        [`--url=${server.baseUrl}`, '--token=reader-secret', 'projections', 'list', '--json'],
+        bare,
+      ),
+      runCli(['projections', '--url', server.baseUrl, '--token', 'reader-secret', 'list'], bare),
+    ]);
+    // Then the command runs against that server with that token
+    expect([spaced.code, spaced.stderr]).toEqual([0, '']);
+    expect(JSON.parse(spaced.stdout)).toHaveProperty('head');
+    expect([joined.code, joined.stderr]).toEqual([0, '']);
+    expect([grouped.code, grouped.stderr]).toEqual([0, '']);
+  });
+
+  it('tail --from -N starts N messages before the next one (the last N), as --from -N or --from=-N', async () => {
+    // Given the last three messages of the log
+    for (const n of [1, 2, 3])
+      await http(server.baseUrl, 'PUT', '/api/events/message', {
+        messageType: 'Recent',
+        content: { n },
+      });
+    const last = await head();
+    // When tail starts three before the next message, in either form
+    const [spaced, joined, zero] = await Promise.all([
+      runCli(['tail', '--from', '-3', '--until', String(last), '--json'], env),
+      runCli(['tail', '--from=-3', '--until', String(last), '--json'], env),
+      runCli(['tail', '--from', '-0'], env),
+    ]);
+    // Then it prints exactly those three, and refuses -0
+    for (const r of [spaced, joined]) {
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(
+        r.stdout
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { id: number }).id),
+      ).toEqual([last - 2, last - 1, last]);
+    }
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain('--from');
+  });
+
   it('tail prints history and live messages, filtered by type, readable or as JSON, and stops at --until', async () => {
     const from = (await head()) + 1;
     // Given a tail started before the messages exist

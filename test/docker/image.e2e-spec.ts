@@ -130,6 +130,9 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     const ordinal = deploy.services.ordinal;
     expect(ordinal.environment.ORDINAL_ENV).toBe('production');
     expect(ordinal.environment.ORDINAL_TOKENS).toMatch(/^\$\{ORDINAL_TOKENS:\?/);
+    // A container listens on every interface, said where it runs (development defaults to 127.0.0.1)
+    expect(ordinal.environment.HOST).toBe('0.0.0.0');
+    expect(read('docker/Dockerfile')).toMatch(/^ENV .*\bHOST=0\.0\.0\.0\b/m);
     // Only Ordinal publishes a port in the deployment; the development services bind to this machine only
     expect(
       Object.entries<ComposeService>(deploy.services)

@@ -4,6 +4,7 @@ import { SubscriptionsService } from '@ordinal/subscriptions';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { RawWriter } from '../support/projections-app.js';
+import { DEV_TOKEN } from '../../apps/eventstore/src/config/ordinal-config.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
@@ -82,10 +83,13 @@ describe('the console at /console in a real headless Chromium', () => {
       userId: 'alice',
       content: { orderId: 'o-1' },
     });
-    // When the console is opened at / (development fills the token in)
-    const response = await page.goto(`${server.baseUrl}/`);
+    // When the console is opened at / with the token in the fragment, as the server prints it
+    const response = await page.goto(`${server.baseUrl}/#token=${DEV_TOKEN}`);
     expect(response?.status()).toBe(200);
-    expect(page.url()).toBe(`${server.baseUrl}/console`);
+    // Then the token leaves the address bar for the tab's sessionStorage
+    await page.waitForFunction(() => location.hash === '#tail', undefined, { timeout: 10_000 });
+    expect(page.url()).toBe(`${server.baseUrl}/console#tail`);
+    expect(await page.evaluate(() => sessionStorage.getItem('ordinal-token'))).toBe(DEV_TOKEN);
     await page.waitForFunction(
       () => document.getElementById('tail-status')?.textContent?.startsWith('connected'),
       undefined,
@@ -330,6 +334,21 @@ describe('the console at /console in a real headless Chromium', () => {
       await slow.end();
       await fast.end();
     }
+  });
+
+  it('never serves a token in a page: a new tab has none until it is given one', async () => {
+    // Given the console and the debug page fetched by anyone (another host on the network, say)
+    for (const path of ['/console', '/console/console.js', '/debug/events']) {
+      const body = await (await fetch(`${server.baseUrl}${path}`)).text();
+      // Then neither carries the development token
+      expect(body).not.toContain(DEV_TOKEN);
+    }
+    // And a fresh tab opened without a token asks for one and reads nothing
+    const fresh = await browser.newPage();
+    await fresh.goto(`${server.baseUrl}/console#tail`);
+    expect(await fresh.inputValue('#token')).toBe('');
+    expect(await fresh.textContent('#tail-status')).toBe('disconnected');
+    await fresh.close();
   });
 
   it('says why when the token is wrong; the old debug page still works', async () => {

@@ -59,7 +59,12 @@ describe('the server as a process (start:prod, production rules)', () => {
     await new Promise<void>((resolve) => blocker.listen(18587, '0.0.0.0', resolve));
     try {
       // When the server starts on it, it fails
-      const server = spawnServer({ DATABASE_URL: db.url, PORT: '18587' });
+      // (the StartMarker names the pid only when asked to)
+      const server = spawnServer({
+        DATABASE_URL: db.url,
+        PORT: '18587',
+        ORDINAL_START_MARKER_IDENTITY: 'true',
+      });
       expect(await server.exited).toBe(1);
       expect(server.output()).toMatch(/EADDRINUSE/);
       // Then it had migrated the log but wrote no StartMarker

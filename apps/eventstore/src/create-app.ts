@@ -7,6 +7,7 @@ import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
 import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
+import { registerSecurityHeaders } from './security/security-headers.hook.js';
 import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
 import { MetricsService } from './metrics/metrics.service.js';
@@ -42,6 +43,8 @@ export async function createApp(
     logger: false,
     routerOptions: { maxParamLength: 1000 },
   });
+  // First of all, so every answer carries it, the earliest refusals included.
+  registerSecurityHeaders(adapter.getInstance());
   // Before Nest adds the routes, so every one is recorded.
   registerMethodNotAllowed(adapter.getInstance());
   registerBodyTimeout(adapter.getInstance(), config.bodyTimeoutMs);

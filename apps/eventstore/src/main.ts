@@ -33,10 +33,14 @@ async function main(): Promise<void> {
   }
   await listen(app, config.port, config.host);
   const log = new Logger('Bootstrap');
+  const development = config.env === 'development';
+  // In development the printed link opens the console signed in: the token rides in the
+  // fragment, which the browser keeps to itself (the page never embeds a token).
+  const consoleUrl = `http://localhost:${config.port}/console${development ? `#token=${DEV_TOKEN}` : ''}`;
   log.log(
-    `Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: http://localhost:${config.port}/console`,
+    `Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: ${consoleUrl}`,
   );
-  if (config.env === 'development') {
+  if (development) {
     log.log(
       `Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`,
     );

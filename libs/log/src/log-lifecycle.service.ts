@@ -8,7 +8,6 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, HttpAdapterHost } from '@nestjs/core';
-import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from './log.module-definition.js';
 import type { ResolvedLogOptions } from './log-options.js';
@@ -168,9 +167,9 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
         {
           messageType: START_MARKER_TYPE,
           userId: SYSTEM_USER,
+          // Only when it started: every reader sees this message, and the host and pid are
+          // for an operator to add (startMarkerBody), not for each client to learn.
           body: {
-            host: hostname(),
-            pid: process.pid,
             startedAt: new Date().toISOString(),
             ...this.options.startMarkerBody,
           },

@@ -57,7 +57,10 @@ export interface LogModuleOptions {
    * a transaction with an id that could fill them runs. @default 60000
    */
   lateWatchMs?: number;
-  /** Extra fields of the StartMarker's body (e.g. the server's version). */
+  /**
+   * Extra fields of the StartMarker's body, beside `startedAt` (e.g. the server's version, or
+   * its host and pid: every reader of the log sees them).
+   */
   startMarkerBody?: Record<string, unknown>;
   /**
    * The live router's safety-net poll of the head, besides NOTIFY and own commits (ms). On a

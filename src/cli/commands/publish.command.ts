@@ -1,17 +1,18 @@
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { OrdinalHttpError } from '@ordinal/client';
-import type { PublishMessage, PublishResult } from '@ordinal/client';
+import type { PublishMessage } from '@ordinal/client';
 import type { Command, CommandContext } from '../command.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { ProgressBar } from '../progress-bar.js';
 import { index, json } from './args.js';
+import { publishBatches } from './publish-batches.js';
 
 export const publishCommand: Command = {
   name: 'publish',
   usage:
-    'publish <type> <json> [--user U] [--key K] [--metadata JSON] [--json]  |  publish --file events.ndjson [--batch N]',
+    'publish <type> <json> [--user U] [--key K] [--metadata JSON] [--json]  |  publish --file events.ndjson [--batch N [--from-line L]]',
   summary:
     'Publishes one message and prints its stored index, or imports a file of messages (one JSON object a line), with a progress bar on stderr.',
   details: [
@@ -24,7 +25,10 @@ export const publishCommand: Command = {
     '                   "correlationId"?, "causationId"?}, streamed to POST /api/events/import (admin scope):',
     '                   one transaction, one contiguous range, all or nothing; lines without a correlationId share a new one',
     '  --batch N        import through POST /api/events/messages instead, N (1-1000) a request, each batch atomic (write scope;',
-    '                   lines without a correlationId share a new one per batch)',
+    '                   lines without a correlationId share a new one per batch). Every line is checked first with the',
+    "                   server's rules: a bad line publishes nothing. A failed batch stops the import, names the file lines",
+    '                   stored and prints the command that resumes',
+    '  --from-line L    with --batch: publish the file from line L (blank lines counted, as an editor numbers them)',
     '',
     'Examples:',
     `  ordinal publish OrderPlaced '{"orderId":"o-1"}' --user customer-1`,
@@ -37,6 +41,7 @@ export const publishCommand: Command = {
     json: { type: 'boolean' },
     file: { type: 'string' },
     batch: { type: 'string' },
+    'from-line': { type: 'string' },
   },
   async run(context) {
     if (typeof context.values.file === 'string') return importFile(context, context.values.file);
@@ -67,86 +72,28 @@ export const publishCommand: Command = {
   },
 };
 
-/** Reads an NDJSON file into messages, naming the line of any bad one. */
-export function parseNdjson(text: string, path: string): PublishMessage[] {
-  const messages: PublishMessage[] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new CliError(
-        `${path}:${i + 1} is not valid JSON (${(error as Error).message}); nothing was imported`,
-      );
-    }
-    const m = value as Partial<PublishMessage> | null;
-    if (
-      !m ||
-      typeof m !== 'object' ||
-      typeof m.messageType !== 'string' ||
-      m.content === undefined
-    ) {
-      throw new CliError(
-        `${path}:${i + 1} needs {"messageType": "...", "content": {...}}; nothing was imported`,
-      );
-    }
-    messages.push(m as PublishMessage);
-  });
-  return messages;
-}
-
 async function importFile(context: CommandContext, path: string): Promise<number> {
   if (context.positionals.length > 0)
     throw new UsageError(
       'publish --file takes no type or body: each line of the file is a message',
     );
-  if (context.values.batch === undefined) return streamFile(context, path);
+  const fromLine =
+    context.values['from-line'] === undefined
+      ? 1
+      : index('--from-line', context.values['from-line'] as string, 1);
+  if (context.values.batch === undefined) {
+    if (fromLine > 1)
+      throw new UsageError(
+        '--from-line needs --batch: without it the import is all or nothing, so rerun the whole file',
+      );
+    return streamFile(context, path);
+  }
   const batch = index('--batch', context.values.batch as string, 1);
   if (batch > 1000)
     throw new UsageError(
       '--batch is at most 1000 (the server stores a batch atomically, up to 1,000)',
     );
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new CliError(`Cannot read ${path}: ${(error as Error).message}`);
-  }
-  const messages = parseNdjson(text, path);
-  const client = context.client();
-  const bar = new ProgressBar(context.term, 'Importing', messages.length);
-  const counts = { created: 0, repeat: 0, duplicate: 0, key_reused: 0 };
-  let first: number | null = null;
-  let last: number | null = null;
-  bar.update(0);
-  for (let offset = 0; offset < messages.length; offset += batch) {
-    let results: PublishResult[];
-    try {
-      results = await client.publishBatch(messages.slice(offset, offset + batch));
-    } catch (error) {
-      bar.done();
-      context.term.err(
-        `Stopped at line ${offset + 1}: ${offset} messages were imported before it (batches are atomic: rerun with the rest of the file)\n`,
-      );
-      throw error;
-    }
-    for (const r of results) {
-      counts[r.status]++;
-      if (r.status === 'created' || r.status === 'repeat') {
-        first ??= r.message.id;
-        last = r.message.id;
-      }
-    }
-    bar.update(Math.min(messages.length, offset + batch));
-  }
-  bar.done();
-  const range = first === null ? '' : `, indices ${first}..${last}`;
-  context.term.out(
-    `Imported ${messages.length} messages from ${path}: ${counts.created} stored, ${counts.repeat} idempotent repeats, ${counts.duplicate} duplicates${counts.key_reused > 0 ? `, ${counts.key_reused} refused (idempotency key reused with another message)` : ''}${range}\n`,
-  );
-  return 0;
+  return publishBatches(context, path, batch, fromLine);
 }
 
 /**

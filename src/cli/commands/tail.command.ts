@@ -13,6 +13,7 @@ export const tailCommand: Command = {
     'Flags:',
     '  --types A,B    only these message types',
     '  --from N       start at index N (default: the next message, live only)',
+    '  --from -N      start N messages before the next one: the last N, then live (also --from=-N)',
     '  --until N      stop after index N',
     '  --json         one JSON object per line (the stored message)',
   ].join('\n'),
@@ -32,11 +33,13 @@ export const tailCommand: Command = {
             .filter(Boolean)
         : undefined;
     const until = values.until === undefined ? undefined : index('--until', values.until as string);
-    let next =
-      values.from === undefined
-        ? (await client.head()) + 1
-        : index('--from', values.from as string, 1);
-    if (until !== undefined && until < next - 1 && values.from !== undefined)
+    const from = values.from as string | undefined;
+    let next: number;
+    if (from === undefined) next = (await client.head()) + 1;
+    else if (from.startsWith('-'))
+      next = Math.max(1, (await client.head()) + 1 - index('--from -N', from.slice(1), 1));
+    else next = index('--from', from, 1);
+    if (until !== undefined && until < next - 1 && from !== undefined && !from.startsWith('-'))
       throw new UsageError(`--until ${until} is before --from ${next}`);
     const abort = new AbortController();
     const stop = () => abort.abort(new Error('stopped'));

@@ -16,6 +16,20 @@ describe('loadConfig', () => {
     expect(resolveLogOptions(ordinalOptionsFrom(config).log).duplicateWindow).toBe(2000);
   });
 
+  it('listens on the loopback interface only in development unless HOST says otherwise', () => {
+    // Given no HOST, development listens where only this machine reaches it
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    // And HOST is taken as given
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    // And production keeps listening on every interface (a container's port is published)
+    const production = loadConfig({
+      ORDINAL_ENV: 'production',
+      DATABASE_URL: 'postgres://db/ordinal',
+      ORDINAL_TOKENS: 'ops:s3cret:read',
+    });
+    expect(production.host).toBe('0.0.0.0');
+  });
+
   it('parses ORDINAL_TOKENS with scopes', () => {
     const config = loadConfig({
       ORDINAL_TOKENS: 'billing:b-secret:read; ops:o-secret:read+write+admin',

@@ -15,6 +15,11 @@ export const DEV_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 export interface OrdinalConfig {
   env: 'development' | 'production';
   host: string;
+  /**
+   * Put the host name and pid into the StartMarker (ORDINAL_START_MARKER_IDENTITY): every
+   * token with the read scope can read them. @default false
+   */
+  startMarkerIdentity: boolean;
   port: number;
   databaseUrl: string;
   /** Create the database when it does not exist (development only). */
@@ -154,7 +159,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
   }
   return {
     env: mode,
-    host: env.HOST || '0.0.0.0',
+    // Development listens on the loopback interface only: it serves the development token.
+    host: env.HOST || (production ? '0.0.0.0' : '127.0.0.1'),
     port: int(env, 'PORT', 8083, 0),
     databaseUrl: env.DATABASE_URL || DEV_DATABASE_URL,
     // A replica reader's database comes from the primary; it never creates one.
@@ -195,6 +201,7 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     takeoverMs: optionalInt(env, 'ORDINAL_TAKEOVER_MS'),
     stuckAfterMs: optionalInt(env, 'ORDINAL_STUCK_AFTER_MS'),
     queryTimeoutMs: int(env, 'ORDINAL_QUERY_TIMEOUT_MS', 30_000, 100),
+    startMarkerIdentity: optionalBool(env, 'ORDINAL_START_MARKER_IDENTITY') ?? false,
   };
 }
 

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { OrdinalModuleOptions } from '@ordinal/nestjs';
 import type { OrdinalConfig } from './ordinal-config.js';
 
@@ -18,6 +19,10 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
     // The server's log says when it started; it is written once the HTTP server listens.
     startMarker: config.role === 'primary',
     log: {
+      // Where the server runs is for operators who ask for it: readers see the marker too.
+      startMarkerBody: config.startMarkerIdentity
+        ? { host: hostname(), pid: process.pid }
+        : undefined,
       ordering: config.ordering,
       role: config.role,
       duplicateWindow: config.duplicateWindow,

@@ -1,28 +1,19 @@
-import { Controller, Get, Header, Inject, Redirect } from '@nestjs/common';
+import { Controller, Get, Header, Redirect } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '../auth/scopes.decorator.js';
-import { ORDINAL_CONFIG } from '../config/config.constants.js';
-import { DEV_TOKEN, type OrdinalConfig } from '../config/ordinal-config.js';
+import { PAGE_CONTENT_SECURITY_POLICY } from '../security/page-policy.js';
 import { CONSOLE_PAGE } from './console.page.js';
 import { CONSOLE_SCRIPT } from './console.script.js';
 
 /**
  * The console (docs/console.md): a static page and its script; the data comes from the API
- * with the token typed into the page. In development the page comes with the development
- * token filled in (the server prints it anyway); in production with none.
+ * with the token typed into the page, or given in the address's fragment (`#token=…`, which
+ * the browser never sends). The page itself carries no token: anyone who can reach the port
+ * can fetch it.
  */
 @ApiExcludeController()
 @Controller()
 export class ConsoleController {
-  private readonly page: string;
-
-  constructor(@Inject(ORDINAL_CONFIG) config: OrdinalConfig) {
-    this.page = CONSOLE_PAGE.replace(
-      '%%DEV_TOKEN%%',
-      config.env === 'development' ? DEV_TOKEN : '',
-    );
-  }
-
   @Get()
   @Public()
   @Redirect('/console', 302)
@@ -33,12 +24,9 @@ export class ConsoleController {
   @Header('content-type', 'text/html; charset=utf-8')
   @Header('cache-control', 'no-store')
   @Header('x-frame-options', 'DENY')
-  @Header(
-    'content-security-policy',
-    "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
-  )
+  @Header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)
   html(): string {
-    return this.page;
+    return CONSOLE_PAGE;
   }
 
   @Get('console/console.js')

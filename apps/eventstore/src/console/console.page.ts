@@ -1,7 +1,6 @@
 /**
  * The console's page: plain HTML and CSS, no build step. The script is `/console/console.js`
  * (console.script.ts). Every value from the server is shown with textContent, never as HTML.
- * `%%DEV_TOKEN%%` is replaced by the development token in development, by '' otherwise.
  */
 export const CONSOLE_PAGE = `<!doctype html>
 <html lang="en">
@@ -63,7 +62,7 @@ export const CONSOLE_PAGE = `<!doctype html>
     <a href="#consumers" data-view="consumers">Projections &amp; interfaces</a>
   </nav>
   <div class="auth">
-    <input id="token" type="password" autocomplete="off" placeholder="Bearer token (read scope)" value="%%DEV_TOKEN%%">
+    <input id="token" type="password" autocomplete="off" placeholder="Bearer token (read scope)">
     <button id="save-token" type="button">Use token</button>
   </div>
 </header>

@@ -3,7 +3,7 @@ import { SSE_READER_SCRIPT } from './sse-reader.script.js';
 /**
  * The console's script, served at `/console/console.js`: hash-routed views (live tail,
  * message detail, stream browser, projections and interfaces) over the JSON API, with the
- * token from the header field (kept in sessionStorage). Plain browser JavaScript, no build.
+ * token from the header field or the address's `#token=` fragment (kept in sessionStorage). Plain browser JavaScript, no build.
  * Written with String.raw so the backslashes below reach the browser as written. The stream's
  * parser is the one both consoles share (sse-reader.script.ts).
  */
@@ -14,7 +14,15 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   const MAX_ROWS = 500;
   const state = { view: null, tail: { abort: null, wanted: false, retry: null, lastIndex: 0 }, refresh: null };
 
-  $('token').value = sessionStorage.getItem('ordinal-token') || $('token').value;
+  // A token given in the fragment (the link the server prints: /console#token=…) is kept in
+  // the tab's sessionStorage and taken out of the address bar and the history at once; the
+  // browser never sends a fragment to the server.
+  const given = /^#token=([^&]*)$/.exec(location.hash);
+  if (given) {
+    sessionStorage.setItem('ordinal-token', decodeURIComponent(given[1]).trim());
+    history.replaceState(null, '', location.pathname + location.search + '#tail');
+  }
+  $('token').value = sessionStorage.getItem('ordinal-token') || '';
   const token = () => $('token').value.trim();
 
   async function api(path) {
