@@ -12,13 +12,24 @@ import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { InvalidMessageError, WriterClosedError, WriterOverloadedError } from '../errors/index.js';
+import {
+  InvalidMessageError,
+  LogFullError,
+  WriterClosedError,
+  WriterOverloadedError,
+} from '../errors/index.js';
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
-import { driverError, isConnectionError, isDataError, isReadOnlyError } from '@ordinal/pg';
+import {
+  driverError,
+  isConnectionError,
+  isDataError,
+  isReadOnlyError,
+  isSequenceExhausted,
+} from '@ordinal/pg';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
 import { formatTraceparent } from '../trace/traceparent.js';
 import { ATTRIBUTES, SPANS } from '../trace/span-names.js';
@@ -353,6 +364,11 @@ export class LogWriter implements OnApplicationShutdown {
         `The database is read-only (a standby?): ${driverError(error).message}; nothing was stored, send writes to the primary`,
         { cause: error },
       );
+    }
+    if (isSequenceExhausted(error)) {
+      return new LogFullError('the sequence that gives positions has reached its maximum', {
+        cause: error,
+      });
     }
     if (isDataError(error)) {
       return new InvalidMessageError(
