@@ -1,3 +1,5 @@
+import { NestFactory } from '@nestjs/core';
+import { LogReader, OrdinalModule } from '@ordinal/nestjs';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, type TestServer } from '../support/test-server.js';
 
@@ -92,6 +94,25 @@ describe.each(['gapless', 'concurrent'] as const)(
       expect(page.body.messages.map((m: { id: number }) => m.id)).toEqual([MAX - 2, MAX - 1, MAX]);
       const message = await http(server.baseUrl, 'GET', `/api/events/${MAX}`, undefined, DEV_AUTH);
       expect([message.status, message.body.id]).toEqual([200, MAX]);
+    });
+
+    it('starts on a full log without its StartMarker, and serves reads', async () => {
+      // Given the full log of the test above, When the server restarts
+      await server.close();
+      server = await startServer(db.url, env);
+      // Then it serves reads
+      const head = await http(server.baseUrl, 'GET', '/api/events/head');
+      expect([head.status, head.body.head]).toEqual([200, MAX]);
+      // And an embedded application that writes a StartMarker starts too
+      const app = await NestFactory.createApplicationContext(
+        OrdinalModule.forRoot({ url: db.url, startMarker: true, log: { ordering } }),
+        { logger: false },
+      );
+      try {
+        expect(await app.get(LogReader).safeHead()).toBe(MAX);
+      } finally {
+        await app.close();
+      }
     });
   },
 );

@@ -119,7 +119,7 @@ export function planFlush(
       outcomes.push({
         ok: false,
         error: new LogFullError(
-          `the append needs ${staged.length} positions after the head, ${head}`,
+          `the append needs ${staged.length} position${staged.length === 1 ? '' : 's'} after the head, ${head}`,
         ),
       });
       continue;
