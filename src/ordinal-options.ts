@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
 import type { MigrationInterface } from 'typeorm';
 import type { LogModuleOptions } from '@ordinal/log';
@@ -18,7 +19,7 @@ export interface OrdinalModuleOptions {
   /** PostgreSQL connection URL of the DataSource OrdinalModule creates, e.g. `postgres://user@host:5432/db`. Ignored with `useExistingDataSource`. */
   url?: string;
   /** Entities of your read models, added to the DataSource OrdinalModule creates. @default [] */
-  entities?: Function[];
+  entities?: Type[];
   /** More TypeORM options for the DataSource OrdinalModule creates (pool size in `extra.max`, ssl, `autoLoadEntities`, …). */
   typeorm?: OrdinalTypeOrmOptions;
   /**
@@ -83,17 +84,17 @@ export function resolveOrdinalOptions(
     useExistingDataSource,
     typeorm: useExistingDataSource
       ? null
-      : ({
+      : {
           ...options.typeorm,
           type: 'postgres',
           url: options.url ?? options.typeorm?.url,
           entities: [
             ...(options.entities ?? []),
-            ...((options.typeorm?.entities as Function[] | undefined) ?? []),
+            ...((options.typeorm?.entities as Type[] | undefined) ?? []),
           ],
           synchronize: false,
           migrationsRun: false,
-        } as ResolvedOrdinalOptions['typeorm']),
+        },
     // One migration run for everything: the log's, then aggregates', subscriptions' and yours.
     log: {
       ...options.log,

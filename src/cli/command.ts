@@ -14,7 +14,7 @@ export interface CommandContext {
   /** The server the flags or ORDINAL_URL name (http://localhost:8083 when neither). */
   baseUrl: string;
   /** An HTTP client for the server, with the token of `--token` or ORDINAL_TOKEN. */
-  client(): OrdinalClient;
+  client: () => OrdinalClient;
 }
 
 /** One subcommand: its flags, help text and body. */

@@ -1,7 +1,7 @@
 /** Where a command writes: results to stdout, progress and errors to stderr. */
 export interface Terminal {
-  out(text: string): void;
-  err(text: string): void;
+  out: (text: string) => void;
+  err: (text: string) => void;
   /** stderr is a terminal: progress redraws one line; otherwise it prints a line now and then. */
   interactive: boolean;
 }

@@ -1,7 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { AggregateClass, AggregateOptions, AggregateRoot } from '@ordinal/event-sourcing';
+import type {
+  AggregateClass,
+  AggregateOptions,
+  AggregateRoot,
+  EventClass,
+} from '@ordinal/event-sourcing';
 import {
   AGGREGATE_METADATA,
+  eventClassOf,
   markPersisted,
   requireEventMetadata,
   toEventData,
@@ -18,7 +24,7 @@ type Outcome<T> =
 export type SpecResult<R> = R extends PromiseLike<unknown> ? Promise<void> : void;
 
 /** An error class, as `expectError` takes it. */
-export type ErrorClass = abstract new (...args: any[]) => Error;
+export type ErrorClass = abstract new (...args: never[]) => Error;
 
 /**
  * Given / when / then for an aggregate, in memory (no database, no Nest): milliseconds a case,
@@ -84,9 +90,9 @@ export class AggregateSpec<T extends AggregateRoot> {
     const options = Reflect.getMetadata(AGGREGATE_METADATA, this.aggregate) as AggregateOptions;
     const aggregate = new this.aggregate(this.streamId);
     for (const event of this.history) {
-      const type = Object.getPrototypeOf(event)?.constructor as Function;
+      const type = eventClassOf(event) as EventClass;
       const { eventType } = requireEventMetadata(type);
-      if (!options.events.includes(type as never)) {
+      if (!options.events.includes(type)) {
         throw new AggregateSpecFailure(
           `given: ${this.aggregate.name}'s @Aggregate({ events }) does not list ${type.name} ('${eventType}')`,
         );
@@ -204,7 +210,7 @@ function failOnError(outcome: Outcome<AggregateRoot>, what: string): void {
 }
 
 function describeEvent(event: object): { type: string; data: unknown } {
-  const type = Object.getPrototypeOf(event)?.constructor as Function;
+  const type = eventClassOf(event) as EventClass;
   // Stored data is JSON: compare what would be stored (Dates as strings, undefined fields dropped).
   return {
     type: requireEventMetadata(type).eventType,

@@ -16,8 +16,8 @@ import {
   type ObjectLiteral,
   type Repository,
 } from 'typeorm';
-import { StreamStore } from '@ordinal/event-sourcing';
-import { requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
+import { StreamStore, type EventClass } from '@ordinal/event-sourcing';
+import { eventClassOf, requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
 import { LogReader, LogWriter, type NewMessage } from '@ordinal/log';
 import { OrdinalError } from '@ordinal/pg';
 import { ProjectionsService } from '@ordinal/projections';
@@ -40,7 +40,7 @@ export interface ProjectionSpecOptions {
    */
   embedded?: boolean;
   /** The read model's entities. @default [] */
-  entities?: Function[];
+  entities?: Type[];
   /** The read model's migrations (they run with Ordinal's at start). @default [] */
   migrations?: (new () => MigrationInterface)[];
   /** What the projection injects besides Ordinal's services. @default [] */
@@ -137,9 +137,7 @@ export class ProjectionSpec<P> {
   async given(streamId: string, ...events: object[]): Promise<this> {
     if (events.length === 0) return this;
     const encoded = events.map((event) => {
-      const { eventType, schemaVersion } = requireEventMetadata(
-        Object.getPrototypeOf(event).constructor as Function,
-      );
+      const { eventType, schemaVersion } = requireEventMetadata(eventClassOf(event) as EventClass);
       return { eventType, schemaVersion, data: toEventData(event) };
     });
     await this.app.get(StreamStore).append(streamId, 'any', encoded);

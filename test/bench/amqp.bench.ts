@@ -43,7 +43,7 @@ async function publishConfirmed(
   const started = performance.now();
   let outstanding = 0;
   let wake: (() => void) | null = null;
-  let failed: unknown = null;
+  let failed = null as Error | null; // set by the confirm callbacks
   for (let n = 1; n <= count; n++) {
     while (outstanding >= WINDOW) await new Promise<void>((r) => (wake = r));
     if (failed) throw failed;
@@ -57,7 +57,7 @@ async function publishConfirmed(
         messageId: String(n),
         headers: headers(n),
       },
-      (error: unknown) => {
+      (error: Error | null) => {
         if (error) failed = error;
         outstanding--;
         const w = wake;
@@ -135,7 +135,8 @@ async function logHead(url: string): Promise<number> {
   await client.connect();
   try {
     return Number(
-      (await client.query('SELECT position FROM log_head WHERE id = 1')).rows[0].position,
+      (await client.query<{ position: string }>('SELECT position FROM log_head WHERE id = 1'))
+        .rows[0].position,
     );
   } finally {
     await client.end();
@@ -221,7 +222,7 @@ async function main(): Promise<void> {
       (batch) => {
         const entries = batch.map((m) => ({
           index: Number(m.properties.headers!.index),
-          serverCorrelationUuid: m.properties.headers!.serverCorrelationUuid,
+          serverCorrelationUuid: m.properties.headers!.serverCorrelationUuid as string,
         }));
         acks.sendToQueue(`${iface}.ack`, Buffer.from(JSON.stringify(entries)));
       },

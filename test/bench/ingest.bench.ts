@@ -301,14 +301,14 @@ async function batches(databases: BenchDatabase[], baselineDb: BenchDatabase): P
       measured.map((m) => [`${m.name}OverPg`, []]),
     );
     for (let round = 0; round < ROUNDS; round++) {
-      const steps: (() => Promise<void>)[] = [
+      const steps: (() => void | Promise<void>)[] = [
         ...measured.map(
           (m) => async () =>
             void m.runs.push(
               await measured1(m, () => phase(m.server.baseUrl, BATCH_CLIENTS, MAX_SECONDS, BATCH)),
             ),
         ),
-        async () => void baseline.push(pgInsertPhase(baselineDb.url)),
+        () => void baseline.push(pgInsertPhase(baselineDb.url)),
       ];
       for (const step of rotate(steps, round)) await step();
       for (const m of measured)

@@ -81,8 +81,8 @@ function spawnWorker(url: string): Promise<Worker> {
       output += chunk.toString();
       if (output.includes('worker ready')) resolve({ child, pid: child.pid! });
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
   });
 }

@@ -123,6 +123,20 @@ function compare(empty: Figures[], large: Figures[]) {
   );
 }
 
+/** A node of PostgreSQL's EXPLAIN (FORMAT JSON) plan, as far as the report reads it. */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** One EXPLAIN (ANALYZE, FORMAT JSON) document. */
+interface ExplainDocument {
+  Plan: PlanNode;
+  'Execution Time': number;
+}
+
 async function explain(
   url: string,
 ): Promise<Record<string, { ms: number; seqScan: boolean; plan: string }>> {
@@ -156,20 +170,18 @@ async function explain(
   const out: Record<string, { ms: number; seqScan: boolean; plan: string }> = {};
   try {
     for (const [name, q] of Object.entries(statements)) {
-      const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`, q.values);
+      const { rows } = await client.query<{ 'QUERY PLAN': ExplainDocument[] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${q.text}`,
+        q.values,
+      );
       const doc = rows[0]['QUERY PLAN'][0];
       const text = JSON.stringify(doc.Plan);
       const nodes: string[] = [];
-      const walk = (p: {
-        'Node Type': string;
-        'Relation Name'?: string;
-        'Index Name'?: string;
-        Plans?: unknown[];
-      }) => {
+      const walk = (p: PlanNode) => {
         nodes.push(
           `${p['Node Type']}${p['Index Name'] ? ` ${p['Index Name']}` : p['Relation Name'] ? ` ${p['Relation Name']}` : ''}`,
         );
-        for (const c of (p.Plans ?? []) as (typeof p)[]) walk(c);
+        for (const c of p.Plans ?? []) walk(c);
       };
       walk(doc.Plan);
       out[name] = {

@@ -14,7 +14,7 @@
  * (one INSERT per event in the batch's transaction, checkpoint once per batch).
  */
 import 'reflect-metadata';
-import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
+import { Injectable, Module, type INestApplicationContext, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { LogWatermark } from '@ordinal/log';
@@ -39,7 +39,7 @@ const PROJECTION_EVENTS = Number(process.env.BENCH_PROJECTION_EVENTS ?? 20_000);
 async function startApp(
   url: string,
   log: OrdinalModuleOptions['log'],
-  providers: Function[] = [],
+  providers: Type[] = [],
 ): Promise<INestApplicationContext> {
   @Module({
     imports: [

@@ -14,6 +14,13 @@ const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
+/** What the compose specs read of a service. */
+interface ComposeService {
+  healthcheck?: { test?: unknown };
+  volumes?: string[];
+  ports?: string[];
+}
+
 /** One Dockerfile instruction, continuation lines joined. */
 interface Instruction {
   op: string;
@@ -104,9 +111,9 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     const dev = parse(read('docker/compose.yml'));
     const deploy = parse(read('docker/compose.deploy.yml'));
     for (const file of [dev, deploy]) {
-      for (const [name, service] of Object.entries<any>(file.services)) {
+      for (const [name, service] of Object.entries<ComposeService>(file.services)) {
         expect([name, Boolean(service.healthcheck?.test)]).toEqual([name, true]);
-        for (const volume of (service.volumes ?? []) as string[]) {
+        for (const volume of service.volumes ?? []) {
           const source = volume.split(':')[0];
           if (!source.startsWith('.')) expect(Object.keys(file.volumes)).toContain(source);
         }
@@ -125,12 +132,12 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     expect(ordinal.environment.ORDINAL_TOKENS).toMatch(/^\$\{ORDINAL_TOKENS:\?/);
     // Only Ordinal publishes a port in the deployment; the development services bind to this machine only
     expect(
-      Object.entries<any>(deploy.services)
+      Object.entries<ComposeService>(deploy.services)
         .filter(([, s]) => s.ports)
         .map(([n]) => n),
     ).toEqual(['ordinal']);
-    for (const service of Object.values<any>(dev.services))
-      for (const port of service.ports as string[]) expect(port).toMatch(/^127\.0\.0\.1:/);
+    for (const service of Object.values<ComposeService>(dev.services))
+      for (const port of service.ports!) expect(port).toMatch(/^127\.0\.0\.1:/);
     // The mounted interfaces file is the one ORDINAL_INTERFACES names, and it loads
     const [mount] = ordinal.volumes as string[];
     const [hostPath, containerPath] = mount.split(':');

@@ -97,15 +97,15 @@ describe('broker outage (P4, G1)', () => {
         );
       }
     })();
-    await waitFor(async () => received.size >= 50, 15_000, '50 deliveries before the outage');
+    await waitFor(() => received.size >= 50, 15_000, '50 deliveries before the outage');
     const realtimeBefore = realtime.messages.length;
 
     // When the broker closes the server's connection (twice, while messages flow)
     expect(await closeConnectionsNamed(connectionName)).toBe(1);
     await waitFor(async () => (await interfaces()).broker === 'up', 15_000, 'the reconnection');
-    await waitFor(async () => received.size >= 150, 20_000, 'deliveries after the first outage');
+    await waitFor(() => received.size >= 150, 20_000, 'deliveries after the first outage');
     expect(await closeConnectionsNamed(connectionName)).toBe(1);
-    await waitFor(async () => published >= 300, 20_000, '300 published');
+    await waitFor(() => published >= 300, 20_000, '300 published');
     flowing = false;
     await producer;
 
@@ -119,7 +119,7 @@ describe('broker outage (P4, G1)', () => {
     // And the replayable consumer has every index of the log, without a server restart
     const last = await head();
     await waitFor(
-      async () => received.size >= last,
+      () => received.size >= last,
       20_000,
       `every index up to ${last} at the billing consumer`,
     );
@@ -146,8 +146,7 @@ describe('broker outage (P4, G1)', () => {
       content: { after: 'outage' },
     });
     await waitFor(
-      async () =>
-        realtime.messages.some((m) => JSON.parse(m.content.toString()).after === 'outage'),
+      () => realtime.messages.some((m) => JSON.parse(m.content.toString()).after === 'outage'),
       10_000,
       'a realtime delivery after the outage',
     );

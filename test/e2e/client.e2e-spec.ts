@@ -154,15 +154,11 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
         void seen.push({ index: context.index, caughtUp: context.caughtUp }),
       onConnected: ({ headIndex }) => (connectedHead = headIndex),
     });
-    await waitFor(
-      async () => connectedHead >= 0 && seen.length === connectedHead,
-      5000,
-      'the history',
-    );
+    await waitFor(() => connectedHead >= 0 && seen.length === connectedHead, 5000, 'the history');
     // When a message is published after it connected
     const live = await client.publish({ messageType: 'Live', content: {} });
     const liveIndex = live.status === 'duplicate' ? -1 : live.message.id;
-    await waitFor(async () => seen.some((s) => s.index === liveIndex), 5000, 'the live message');
+    await waitFor(() => seen.some((s) => s.index === liveIndex), 5000, 'the live message');
     await consumer.stop();
     // Then history came with caughtUp false and the live message with caughtUp true
     expect(seen.filter((s) => s.index <= connectedHead).every((s) => !s.caughtUp)).toBe(true);
@@ -196,7 +192,7 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
       },
     });
     await waitFor(
-      async () => processed.size === blockAt - 1,
+      () => processed.size === blockAt - 1,
       10_000,
       'the consumer to reach the blocking message',
     );
@@ -206,12 +202,12 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
     await publishBatch(orders(100, 'AfterRestart'));
     release();
     let head = await client.head();
-    await waitFor(async () => bookmark === head, 15_000, `the bookmark to reach ${head}`);
+    await waitFor(() => bookmark === head, 15_000, `the bookmark to reach ${head}`);
     // And the connection is dropped under it, and more arrives
     server.app.getHttpServer().closeAllConnections();
     await publishBatch(orders(50, 'AfterDrop'));
     head = await client.head();
-    await waitFor(async () => bookmark === head, 15_000, `the bookmark to reach ${head}`);
+    await waitFor(() => bookmark === head, 15_000, `the bookmark to reach ${head}`);
     await consumer.stop();
     // Then every index was handled at least once, the bookmark never ran ahead, and it reconnected twice
     for (let i = 1; i <= head; i++) expect(processed.has(i)).toBe(true);

@@ -275,7 +275,7 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       app.get(SubscriptionsService).subscribe({
         name: 'c10-late-audit',
         stream: '$all',
-        handle: async (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }),
+        handle: (_m, ctx) => void applied.push({ index: ctx.index, isLate: ctx.isLate }),
       });
       const created = await http(server.baseUrl, 'POST', '/api/streams/order-c2/events', {
         expectedVersion: 0,
@@ -493,7 +493,7 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
         'the write to wait for the log lock',
       );
       // (the lock is held until the server answers, or for 8 s past the query timeout at most)
-      await waitFor(async () => answer !== null, 10_000, 'an answer while the lock is held').catch(
+      await waitFor(() => answer !== null, 10_000, 'an answer while the lock is held').catch(
         () => undefined,
       );
       const answeredWhileHeld = answer !== null;

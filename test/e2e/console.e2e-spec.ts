@@ -270,8 +270,8 @@ describe('the console at /console in a real headless Chromium', () => {
       String(order.id),
       String(payment.id),
     ]);
-    expect(rows[2].cells[0]!.indexOf(String(charged.id))).toBeGreaterThan(
-      rows[1].cells[0]!.indexOf(String(payment.id)),
+    expect(rows[2].cells[0].indexOf(String(charged.id))).toBeGreaterThan(
+      rows[1].cells[0].indexOf(String(payment.id)),
     );
     expect(await page.textContent('#chain-note')).toContain('3 messages');
     // And the order's own page shows its trace parent

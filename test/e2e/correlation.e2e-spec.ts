@@ -162,7 +162,7 @@ describe('correlation and causation through REST, a projection, an aggregate and
 
     // And the interface delivery carries them as the AMQP correlation_id and headers
     const delivered = await waitFor(
-      async () => sink.messages.find((m) => m.properties.headers?.index === payment.id),
+      () => sink.messages.find((m) => m.properties.headers?.index === payment.id),
       20_000,
       'the interface delivery',
     );
@@ -177,7 +177,7 @@ describe('correlation and causation through REST, a projection, an aggregate and
 
     // And the projections' contexts saw the same chain
     const audit = await waitFor(
-      async () => chain.probe.seen.find((s) => s.projection === 'audit' && s.index === payment.id),
+      () => chain.probe.seen.find((s) => s.projection === 'audit' && s.index === payment.id),
       20_000,
       'the audit projection',
     );

@@ -42,11 +42,7 @@ describe('database outage (G1, I3)', () => {
     // When the server's database connections are killed three times while it writes
     for (let round = 0; round < 3; round++) {
       const target = acknowledged.length + 100;
-      await waitFor(
-        async () => acknowledged.length >= target,
-        20_000,
-        `${target} acknowledged messages`,
-      );
+      await waitFor(() => acknowledged.length >= target, 20_000, `${target} acknowledged messages`);
       await killServerBackends();
     }
     await load;

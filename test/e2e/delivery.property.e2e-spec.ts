@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, waitFor } from '../support/test-server.js';
+import { DEV_AUTH, waitFor, type HttpResponse } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import {
   api,
@@ -318,7 +318,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
       const settleMs = latePossible ? SETTLE_LATE_MS : SETTLE_MS;
       let server: OrdinalProcess;
 
-      const note = (res: { status: number; body: any }) => {
+      const note = (res: Pick<HttpResponse, 'status' | 'body'>) => {
         if (res.status !== 201) return;
         if (Array.isArray(res.body?.messages))
           for (const m of res.body.messages) acknowledged.push(m.id);
@@ -490,7 +490,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             });
             drawnHeld.add(position);
             hold(tx, actor.holdMs, actor.commit);
-            pending.at(-1)!.finally(() => drawnHeld.delete(position));
+            pending.push(pending.pop()!.finally(() => drawnHeld.delete(position)));
             break;
           }
           case 'lockLog': {
@@ -573,11 +573,9 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
             );
             return committed.every((i) => i < rec.start || got.has(i));
           });
-        await waitFor(
-          async () => complete(),
-          settleMs,
-          'every open reader to have everything',
-        ).catch(() => undefined);
+        await waitFor(() => complete(), settleMs, 'every open reader to have everything').catch(
+          () => undefined,
+        );
         const iface = scenario.after === null ? scenario.iface.before : scenario.iface.after;
         if (iface && live.collector) {
           const all = (
@@ -587,7 +585,7 @@ function propertySuite(mode: Mode, numRuns: number, budgetMs: number) {
           ).map((r) => Number(r.index));
           const lastUuid = () => deliveries.at(-1)?.uuid;
           await waitFor(
-            async () => {
+            () => {
               const got = new Set(
                 deliveries.filter((d) => d.uuid === lastUuid()).map((d) => d.index),
               );

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OrdinalClient, type StreamEvent } from '@ordinal/client';
+import { OrdinalClient } from '@ordinal/client';
 import { startEmbeddedPostgres } from '@ordinal/nestjs';
 import { SubscriptionsService } from '@ordinal/subscriptions';
 import { createApp, listen } from '../../apps/eventstore/src/create-app.js';
@@ -58,7 +58,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
         startIndex: 1,
         endIndex: 6,
         signal: abort.signal,
-      }) as AsyncGenerator<StreamEvent>) {
+      })) {
         if (event.event === 'message') {
           seen.push(event.message.id);
           if (event.message.id === 5)

@@ -1,7 +1,13 @@
 import { OrdinalClient } from '@ordinal/client';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { assertConforms } from '../support/conformance.js';
-import { DEV_AUTH, http, startServer, type TestServer } from '../support/test-server.js';
+import {
+  DEV_AUTH,
+  http,
+  startServer,
+  type HttpResponse,
+  type TestServer,
+} from '../support/test-server.js';
 
 /** A header value as its UTF-8 bytes, one character per byte (what `fetch` puts on the wire). */
 const utf8Bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
@@ -30,15 +36,19 @@ describe('text headers are UTF-8: a value means the same in a header and in the 
    * PUT /api/events/message through `fetch`, which writes each header character as one byte
    * (Node's http.request would encode the headers as UTF-8 when they share a write with the body).
    */
-  const put = async (body: unknown, headers: Record<string, string>) => {
+  const put = async (body: unknown, headers: Record<string, string>): Promise<HttpResponse> => {
     const response = await fetch(`${server.baseUrl}/api/events/message`, {
       method: 'PUT',
       headers: { ...DEV_AUTH, 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
     });
-    const res = { status: response.status, headers: response.headers, body: await response.json() };
+    const res: HttpResponse = {
+      status: response.status,
+      headers: response.headers,
+      body: await response.json(),
+    };
     await assertConforms(server.baseUrl, 'PUT', '/api/events/message', res);
-    return res as { status: number; body: any };
+    return res;
   };
   const count = async () =>
     Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM messages'))[0].n);

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { DEV_AUTH, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { assertConforms, checkedHttp } from '../support/conformance.js';
 import { JSON_LIMITS } from '@ordinal/pg';
 

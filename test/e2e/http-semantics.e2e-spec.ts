@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { DEV_AUTH, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { checkedHttp } from '../support/conformance.js';
 
 describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends, slow bodies', () => {
@@ -265,7 +265,7 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
     );
     const started = Date.now();
     // Then within about the timeout the server answers 408 and closes the connection
-    await waitFor(async () => closed, 5000, 'the server to close the slow request');
+    await waitFor(() => closed, 5000, 'the server to close the slow request');
     expect(Date.now() - started).toBeLessThan(3000);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toMatch(/"code":"body_timeout"/);

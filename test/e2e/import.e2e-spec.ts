@@ -1,6 +1,12 @@
 import { SubscriptionsService } from '@ordinal/subscriptions';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, http, startServer, type TestServer } from '../support/test-server.js';
+import {
+  DEV_AUTH,
+  http,
+  startServer,
+  type HttpResponse,
+  type TestServer,
+} from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 
 const NDJSON = { ...DEV_AUTH, 'content-type': 'application/x-ndjson' };
@@ -10,7 +16,7 @@ async function importLines(
   baseUrl: string,
   lines: string[],
   headers: Record<string, string> = NDJSON,
-): Promise<{ status: number; body: any }> {
+): Promise<Pick<HttpResponse, 'status' | 'body'>> {
   const text = lines.join('\n') + '\n';
   const bytes = Buffer.from(text);
   const body = new ReadableStream<Uint8Array>({

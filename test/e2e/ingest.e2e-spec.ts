@@ -1,5 +1,11 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, http, startServer, type TestServer } from '../support/test-server.js';
+import {
+  DEV_AUTH,
+  http,
+  startServer,
+  type HttpResponse,
+  type TestServer,
+} from '../support/test-server.js';
 
 describe('REST ingestion (I1-I3, I5, L6-L8)', () => {
   let db: TestDatabase;
@@ -106,12 +112,7 @@ describe('REST ingestion (I1-I3, I5, L6-L8)', () => {
   });
 
   describe('bad input gets a JSON error naming the problem', () => {
-    const cases: [
-      string,
-      () => Promise<{ status: number; body: any; headers: Headers }>,
-      number,
-      RegExp,
-    ][] = [
+    const cases: [string, () => Promise<HttpResponse>, number, RegExp][] = [
       [
         'malformed JSON',
         () => http(server.baseUrl, 'PUT', '/api/events/message', '{"messageType":'),

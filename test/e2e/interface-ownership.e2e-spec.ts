@@ -108,7 +108,7 @@ describe('two servers with the same interfaces publish each message once per int
     const head = Math.max(...ids);
     const indices = (c: Collector) => c.messages.map((m) => Number(m.properties.headers!.index));
     await waitFor(
-      async () => new Set(indices(billingSink)).has(head) && new Set(indices(notifySink)).has(head),
+      () => new Set(indices(billingSink)).has(head) && new Set(indices(notifySink)).has(head),
       30_000,
       'both sinks to reach the head',
     );
@@ -183,7 +183,7 @@ describe('two servers with the same interfaces publish each message once per int
     const head = Math.max(...ids);
     const billingSink = collectors[0];
     await waitFor(
-      async () =>
+      () =>
         new Set(billingSink.messages.map((m) => Number(m.properties.headers!.index))).has(head) ||
         null,
       30_000,

@@ -191,13 +191,13 @@ function callsFor(schemas: DocumentSchemas, path: string, op: Operation): fc.Arb
           (concrete = concrete.replace(`{${p.name}}`, encodeURIComponent(pathValues[i] || 'x'))),
       );
       const q: [string, string][] = queryParams.flatMap((p, i) =>
-        validQuery[i] === undefined ? [] : [[p.name, validQuery[i]!] as [string, string]],
+        validQuery[i] === undefined ? [] : [[p.name, validQuery[i]] as [string, string]],
       );
       if (mutateQuery) q.push(...query);
       const h: Record<string, string> = {};
       if (authorization) h.authorization = authorization;
       headerParams.forEach((p, i) => {
-        if (headers[i] !== undefined && /^[\x20-\x7e]*$/.test(headers[i]!)) h[p.name] = headers[i]!;
+        if (headers[i] !== undefined && /^[\x20-\x7e]*$/.test(headers[i])) h[p.name] = headers[i]!;
       });
       if (body !== undefined) h['content-type'] = 'application/json';
       return { path: concrete, query: q, headers: h, body };

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { http, startServer, type TestServer } from '../support/test-server.js';
+import { http, startServer } from '../support/test-server.js';
 
 /** Checks G4 on the table itself: indices are exactly 1..N. */
 async function expectGapFree(db: TestDatabase): Promise<number> {

@@ -17,7 +17,7 @@ describe('one owner per projection across processes (kill -9, SIGSTOP)', () => {
   let db: TestDatabase;
   let writerApp: INestApplicationContext;
   const workers: WorkerProcess[] = [];
-  let written: number[] = [];
+  const written: number[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();

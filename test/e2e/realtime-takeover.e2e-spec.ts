@@ -159,7 +159,7 @@ describe('realtime interface takeover across servers', () => {
       const owner = await ownerOf();
       const other = servers.find((s) => s !== owner)!;
       const writer = writeAlong(other.port);
-      await waitFor(async () => indices().length > 0 || null, 10_000, 'the first publishes');
+      await waitFor(() => indices().length > 0 || null, 10_000, 'the first publishes');
       // When the owner is stopped (gracefully, or killed) while messages keep committing
       await owner.server.stop(signal);
       servers.splice(servers.indexOf(owner), 1);
@@ -172,17 +172,13 @@ describe('realtime interface takeover across servers', () => {
       );
       const before = indices().length;
       await waitFor(
-        async () => indices().length > before + 20 || null,
+        () => indices().length > before + 20 || null,
         15_000,
         'publishes after the takeover',
       );
       const ids = await writer.stop();
       const last = Math.max(...ids);
-      await waitFor(
-        async () => indices().includes(last) || null,
-        15_000,
-        'the last message published',
-      );
+      await waitFor(() => indices().includes(last) || null, 15_000, 'the last message published');
       const published = new Set(indices());
       expect(ids.filter((id) => !published.has(id))).toEqual([]);
       // (a replacement joins as the standby for the next case)

@@ -3,9 +3,15 @@ import { OrdinalClient } from '@ordinal/client';
 import { request } from 'node:http';
 import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import {
+  DEV_AUTH,
+  startServer,
+  waitFor,
+  type HttpResponse,
+  type TestServer,
+} from '../support/test-server.js';
 import { checkedHttp } from '../support/conformance.js';
-import { SseConnection } from '../support/sse-connection.js';
+import { SseConnection, type SseEvent } from '../support/sse-connection.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -245,7 +251,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
       Buffer.from([0xc3, 0x28, 0xff]),
       Buffer.from('"}}'),
     ]);
-    const res = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const res = await new Promise<Pick<HttpResponse, 'status' | 'body'>>((resolve, reject) => {
       const url = new URL('/api/events/message', server.baseUrl);
       const req = request(
         {
@@ -336,7 +342,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
         'the replay',
       );
       const page = await send('GET', `/api/events?fromIndex=${head + 1}&limit=1000`);
-      const text = (events: { event: string; data: any }[]) =>
+      const text = (events: SseEvent[]) =>
         new Map(
           events
             .filter((e) => e.event === 'message')
@@ -349,7 +355,7 @@ describe('stored as sent (H2): every reader gives a message back exactly as it w
       );
       // And a push interface delivers each body as those readers give it
       await waitFor(
-        async () => sink.messages.some((m) => m.properties.messageId === String(last)),
+        () => sink.messages.some((m) => m.properties.messageId === String(last)),
         10_000,
         'the interface deliveries',
       );

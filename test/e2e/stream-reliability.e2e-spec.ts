@@ -124,6 +124,6 @@ describe('SSE streams across processes, under slow readers and at shutdown (L5, 
     expect(Date.now() - started).toBeLessThan(3000);
     await a.waitFor(() => a.ended, 2000, 'the first stream to end');
     await b.waitFor(() => b.ended, 2000, 'the second stream to end');
-    await waitFor(async () => server.app.get(LiveRouter).stats().feeds === 0, 2000, 'no feeds');
+    await waitFor(() => server.app.get(LiveRouter).stats().feeds === 0, 2000, 'no feeds');
   });
 });

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { http, startServer, waitFor, type TestServer } from '../support/test-server.js';
+import { startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { checkedHttp } from '../support/conformance.js';
 import { SseConnection } from '../support/sse-connection.js';
 
@@ -99,7 +99,7 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
         .status,
     ).toBe(401);
     // An expired one (its expiry is a clock deadline: wait for the clock, not for an event)
-    await waitFor(async () => Date.now() > Date.parse(expiresAt) + 5, 2000, 'the ticket to expire');
+    await waitFor(() => Date.now() > Date.parse(expiresAt) + 5, 2000, 'the ticket to expire');
     expect(
       (await checkedHttp(server.baseUrl, 'GET', `/api/events/stream?ticket=${t}`, undefined, {}))
         .status,

@@ -110,13 +110,12 @@ describe('OpenTelemetry spans with an SDK registered', () => {
       'the payment',
     );
     await waitFor(
-      async () =>
-        chain.probe.seen.some((s) => s.projection === 'audit' && s.index === paymentRead.id),
+      () => chain.probe.seen.some((s) => s.projection === 'audit' && s.index === paymentRead.id),
       20_000,
       'the audit projection',
     );
     await waitFor(
-      async () =>
+      () =>
         sink.messages.some((m) => m.properties.headers?.index === paymentRead.id) &&
         named('ordinal.interface.publish').some((s) => linksToTrace(s, paymentRead.traceparent)),
       20_000,
@@ -195,7 +194,7 @@ describe('OpenTelemetry spans with an SDK registered', () => {
     // And the audit projection's batch links to that append (its span ends after its commit,
     // a moment after the handler the probe saw ran)
     await waitFor(
-      async () =>
+      () =>
         named('ordinal.projection.batch').some(
           (s) => s.attributes['ordinal.consumer.name'] === 'audit' && linksTo(s, aggregateAppend!),
         ),
@@ -235,7 +234,7 @@ describe('OpenTelemetry spans with an SDK registered', () => {
       causationId: 'cmd-1',
     });
     const append = await waitFor(
-      async () => named('ordinal.append').find((s) => s.parentSpanContext?.spanId === CALLER_SPAN),
+      () => named('ordinal.append').find((s) => s.parentSpanContext?.spanId === CALLER_SPAN),
       10_000,
       'the append span',
     );

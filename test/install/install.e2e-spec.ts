@@ -80,8 +80,8 @@ function node(cwd: string, args: string[], env: Record<string, string>): Promise
   });
 }
 
-const lastJson = (out: string): Record<string, any> =>
-  JSON.parse(out.trim().split('\n').pop()!) as Record<string, any>;
+const lastJson = (out: string): Record<string, unknown> =>
+  JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 
 describe('installing @ordinal/nestjs from the tarballs into a service outside the repository', () => {
   let dir: string;

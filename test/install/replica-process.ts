@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 
 /** What a replica answered: its result, or the error it threw (name, code, and a conflict's fields). */
 export type ReplicaAnswer =
-  | { ok: true; result: any }
+  | { ok: true; result: unknown }
   | {
       ok: false;
       error: { name: string; code: string | null; message: string; [field: string]: unknown };
@@ -18,7 +18,7 @@ export interface Replica {
   /** Sends a command; resolves with the answer (an error is an answer too). */
   ask(cmd: string, args?: Record<string, unknown>): Promise<ReplicaAnswer>;
   /** As `ask`, rejecting when the command failed. */
-  call(cmd: string, args?: Record<string, unknown>): Promise<any>;
+  call(cmd: string, args?: Record<string, unknown>): Promise<unknown>;
   /** Resolves with the exit code or signal, once its output is read to the end. */
   exited: Promise<number | string | null>;
   output(): string;
@@ -36,7 +36,7 @@ export async function startReplica(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let text = '';
-  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
   // 'close', not 'exit': by then its stdout is read to the end (no mail line still in the pipe)
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('close', (code, signal) => resolve(code ?? signal)),
@@ -53,7 +53,7 @@ export async function startReplica(
       clearTimeout(timer);
       reject(new Error(`replica exited with ${code} before it was up:\n${text}`));
     });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       text += `${line}\n`;
       if (!line.startsWith('{')) return;
       const message = JSON.parse(line) as {
@@ -80,7 +80,7 @@ export async function startReplica(
           new Error(`replica ${child.pid} exited with ${code} before answering ${cmd}:\n${text}`),
         ),
       );
-      child.stdin!.write(`${JSON.stringify({ id, cmd, ...args })}\n`);
+      child.stdin.write(`${JSON.stringify({ id, cmd, ...args })}\n`);
     });
   await ready;
   return {

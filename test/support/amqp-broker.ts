@@ -71,7 +71,7 @@ export async function connectTestBroker(): Promise<TestBroker> {
         ? body
         : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
       return new Promise((resolve, reject) => {
-        confirm.sendToQueue(queue, content, { persistent: true, headers }, (error: unknown) =>
+        confirm.sendToQueue(queue, content, { persistent: true, headers }, (error: Error | null) =>
           error ? reject(error) : resolve(),
         );
       });

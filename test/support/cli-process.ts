@@ -56,8 +56,8 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): CliP
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   return {
     child,
     stdout: () => out,

@@ -63,6 +63,7 @@ export async function startPgBouncer(): Promise<PgBouncer> {
   } catch (error) {
     throw new Error(
       `PgBouncer could not be started (${PGBOUNCER_BIN}): ${(error as Error).message}; install it (apt-get install pgbouncer) or set PGBOUNCER_BIN`,
+      { cause: error },
     );
   }
   let text = '';
@@ -95,6 +96,7 @@ export async function startPgBouncer(): Promise<PgBouncer> {
         if (Date.now() > deadline)
           throw new Error(
             `PgBouncer did not accept connections on port ${port} within 15 s: ${(error as Error).message}\n${text}`,
+            { cause: error },
           );
       } finally {
         await client.end().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { Module, type INestApplicationContext, type Provider } from '@nestjs/common';
+import { Module, type INestApplicationContext, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { OrdinalModule, type OrdinalModuleOptions } from '@ordinal/nestjs';
 import pg from 'pg';
@@ -10,7 +10,7 @@ export interface ProjectionsAppOptions {
   providers?: Provider[];
   eventSourcing?: OrdinalModuleOptions['eventSourcing'];
   /** TypeORM entities of the read models. */
-  entities?: Function[];
+  entities?: Type[];
 }
 
 /**
@@ -64,12 +64,12 @@ export class RawWriter {
   /** Inserts `count` messages of `type` into stream `<category>-1`; returns their positions. */
   async insert(category: string, count = 1, type = 'T'): Promise<number[]> {
     await this.client.query(`SELECT pg_advisory_xact_lock(hashtext('raw:' || $1))`, [category]);
-    const { rows } = await this.client.query(
+    const { rows } = await this.client.query<{ index: number }>(
       `INSERT INTO messages (index, message_type, category, stream_id, body, content_hash)
        SELECT nextval('messages_index_seq'), $3, $1, $1 || '-1', jsonb_build_object('n', g), 'h' FROM generate_series(1, $2) g RETURNING index::int AS index`,
       [category, count, type],
     );
-    return rows.map((r) => r.index as number).sort((a, b) => a - b);
+    return rows.map((r) => r.index).sort((a, b) => a - b);
   }
 
   commit = async (): Promise<void> => void (await this.client.query('COMMIT'));

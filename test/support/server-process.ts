@@ -40,8 +40,8 @@ export function spawnScript(
     text += chunk.toString();
     for (const w of waiters) w();
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exited = new Promise<number | string | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal)),
   );

@@ -4,6 +4,7 @@ import http from 'node:http';
 export interface SseEvent {
   event: string;
   id?: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire data, probed by the e2e specs with expect (see eslint.config.js)
   data: any;
 }
 
@@ -60,10 +61,13 @@ export class SseConnection {
 
   /** Indices of the `message` events received so far. */
   indices(): number[] {
-    return this.events.filter((e) => e.event === 'message').map((e) => e.data.message.id);
+    return this.events
+      .filter((e) => e.event === 'message')
+      .map((e) => (e.data as { message: { id: number } }).message.id);
   }
 
   /** The raw body of a non-stream answer (an error), parsed as JSON. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire data, as SseEvent.data
   async json(): Promise<any> {
     await this.waitFor(() => this.ended, 5000, 'the end of the body');
     return JSON.parse(this.buffer);
@@ -123,7 +127,7 @@ export class SseConnection {
         else if (line.startsWith('id: ')) event.id = line.slice(4);
         else if (line.startsWith('data: ')) data.push(line.slice(6));
       }
-      event.data = data.length > 0 ? JSON.parse(data.join('\n')) : undefined;
+      event.data = data.length > 0 ? (JSON.parse(data.join('\n')) as unknown) : undefined;
       this.events.push(event);
     }
     this.notify();

@@ -40,17 +40,19 @@ export async function createTestDatabase(prefix = 'ordinal_test'): Promise<TestD
   return {
     name,
     url: url.toString(),
-    async query(text, values) {
+    async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]) {
       const client = new pg.Client({ connectionString: url.toString() });
       await client.connect();
       try {
-        return (await client.query(text, values)).rows;
+        return (await client.query<R>(text, values)).rows;
       } finally {
         await client.end();
       }
     },
     async admin(text, values) {
-      return onMaintenance(async (c) => (await c.query(text, values)).rows);
+      return onMaintenance(
+        async (c) => (await c.query<Record<string, unknown>>(text, values)).rows,
+      );
     },
     async drop() {
       // A process of the suite's that is still reconnecting can slip in between FORCE's

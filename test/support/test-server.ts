@@ -43,6 +43,7 @@ export async function startServer(
 const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 30_000 });
 
 /** What a test request answers. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire data, checked against the OpenAPI document and probed with expect (see eslint.config.js)
 export type HttpResponse = { status: number; body: any; headers: Headers };
 
 /**
@@ -121,7 +122,7 @@ export function rawHttp(
 
 /** Polls until `check` returns a value, or fails after the deadline. */
 export async function waitFor<T>(
-  check: () => Promise<T | undefined | null | false>,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   timeoutMs = 10_000,
   what = 'condition',
 ): Promise<T> {

@@ -58,9 +58,10 @@ export function memoryBookmark(start = 0): Bookmark & { readonly value: number }
     get value() {
       return value;
     },
-    load: async () => value,
-    save: async (index) => {
+    load: () => Promise.resolve(value),
+    save: (index) => {
       value = index;
+      return Promise.resolve();
     },
   };
 }

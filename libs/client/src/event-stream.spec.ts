@@ -3,7 +3,7 @@ import { openEventStream } from './event-stream.js';
 
 /** A fetch answering 200 with `chunks` as the event stream's body. */
 function streaming(chunks: string[]): typeof fetch {
-  return (async () => {
+  return () => {
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -11,8 +11,8 @@ function streaming(chunks: string[]): typeof fetch {
         controller.close();
       },
     });
-    return new Response(body, { status: 200 });
-  }) as typeof fetch;
+    return Promise.resolve(new Response(body, { status: 200 }));
+  };
 }
 
 const message = { id: 2, messageType: 'A', userId: null, body: {}, metadata: null };

@@ -39,14 +39,14 @@ export class OrdinalClient {
 
   /** Publishes one message. */
   async publish(message: PublishMessage, options: PublishOptions = {}): Promise<PublishResult> {
-    const { status, body } = await this.request(
+    const { status, body } = await this.request<OrdinalMessage>(
       'PUT',
       '/api/events/message',
       message,
       traceHeaders(options),
     );
     if (status === 202) return { status: 'duplicate', contentHash: body.contentHash };
-    return { status: status === 200 ? 'repeat' : 'created', message: body as OrdinalMessage };
+    return { status: status === 200 ? 'repeat' : 'created', message: body };
   }
 
   /** Publishes up to 1,000 messages atomically, with contiguous indices. */
@@ -54,13 +54,13 @@ export class OrdinalClient {
     messages: PublishMessage[],
     options: PublishOptions = {},
   ): Promise<PublishResult[]> {
-    const { body } = await this.request(
+    const { body } = await this.request<{ messages: Array<Record<string, unknown>> }>(
       'POST',
       '/api/events/messages',
       { messages },
       traceHeaders(options),
     );
-    return (body.messages as Array<Record<string, unknown>>).map((entry) => {
+    return body.messages.map((entry) => {
       const { status, ...rest } = entry;
       if (status === 'duplicate')
         return { status: 'duplicate', contentHash: rest.contentHash as string };
@@ -84,7 +84,7 @@ export class OrdinalClient {
       duplex: 'half',
     } as RequestInit);
     const text = await response.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
@@ -94,7 +94,7 @@ export class OrdinalClient {
       throw new OrdinalHttpError(
         response.status,
         parsed,
-        `POST /api/events/import failed (${response.status}): ${parsed?.message ?? response.statusText}`,
+        `POST /api/events/import failed (${response.status}): ${messageOf(parsed) ?? response.statusText}`,
       );
     return parsed as ImportResult;
   }
@@ -111,13 +111,13 @@ export class OrdinalClient {
       params.set('shardCount', String(options.shard.count));
       params.set('shardIndex', String(options.shard.index));
     }
-    return (await this.request('GET', `/api/events?${params}`)).body as LogPage;
+    return (await this.request<LogPage>('GET', `/api/events?${params}`)).body;
   }
 
   /** One message by index, or null when none has it. */
   async get(index: number): Promise<OrdinalMessage | null> {
     try {
-      return (await this.request('GET', `/api/events/${index}`)).body as OrdinalMessage;
+      return (await this.request<OrdinalMessage>('GET', `/api/events/${index}`)).body;
     } catch (error) {
       if (error instanceof OrdinalHttpError && error.status === 404) return null;
       throw error;
@@ -126,7 +126,7 @@ export class OrdinalClient {
 
   /** The highest index a reader may see now. */
   async head(): Promise<number> {
-    return (await this.request('GET', '/api/events/head')).body.head as number;
+    return (await this.request<{ head: number }>('GET', '/api/events/head')).body.head;
   }
 
   /** One stream connection's events (no reconnection; see `consume` for that). */
@@ -147,13 +147,14 @@ export class OrdinalClient {
   /**
    * One authenticated JSON request to any route (operations use it: projections, interfaces,
    * dead letters). Throws OrdinalHttpError for an error status; network errors as fetch throws them.
+   * `T` is the body the route answers (not checked here).
    */
-  async request(
+  async request<T = unknown>(
     method: string,
     path: string,
     body?: unknown,
     extraHeaders: Record<string, string> = {},
-  ): Promise<{ status: number; body: any }> {
+  ): Promise<{ status: number; body: T }> {
     const response = await this.fetchImpl(this.baseUrl + path, {
       method,
       headers:
@@ -163,7 +164,7 @@ export class OrdinalClient {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
@@ -173,10 +174,10 @@ export class OrdinalClient {
       throw new OrdinalHttpError(
         response.status,
         parsed,
-        `${method} ${path} failed (${response.status}): ${parsed?.message ?? response.statusText}`,
+        `${method} ${path} failed (${response.status}): ${messageOf(parsed) ?? response.statusText}`,
       );
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed as T };
   }
 }
 
@@ -189,6 +190,12 @@ function utf8Header(text: string): string {
   let bytes = '';
   for (const byte of new TextEncoder().encode(text)) bytes += String.fromCharCode(byte);
   return bytes;
+}
+
+/** The `message` of an error body, when it has one. */
+function messageOf(body: unknown): string | undefined {
+  const message = (body as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' ? message : undefined;
 }
 
 function traceHeaders(options: PublishOptions): Record<string, string> {

@@ -69,5 +69,5 @@ export class SseParser {
 export function decodeSseEvent({ event, data }: RawSseEvent): SseEvent | null {
   if (!isSseEventName(event)) return null;
   // The server's writer accepts only the contract's events, so the name says the data's shape.
-  return { event, data: JSON.parse(data) } as SseEvent;
+  return { event, data: JSON.parse(data) as unknown } as SseEvent;
 }

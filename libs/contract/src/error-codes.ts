@@ -6,6 +6,7 @@
 export const ORDINAL_ERROR_CODES = [
   // @ordinal/pg
   'database_unavailable',
+  'storage_full',
   'read_only_replica',
   'migration_failed',
   // @ordinal/log

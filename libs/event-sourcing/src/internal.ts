@@ -8,5 +8,5 @@ export {
 export { assertExpectedVersion, assertVersion } from './streams/versions.js';
 export { EVENT_SOURCING_MIGRATIONS } from './migrations/index.js';
 export { AGGREGATE_METADATA } from './event-sourcing.constants.js';
-export { requireEventMetadata, toEventData } from './events/event-codec.js';
+export { eventClassOf, requireEventMetadata, toEventData } from './events/event-codec.js';
 export { markPersisted } from './aggregates/aggregate-root.js';

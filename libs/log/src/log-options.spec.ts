@@ -23,7 +23,7 @@ describe('resolveLogOptions', () => {
         code: 'invalid_configuration',
         message: expect.stringContaining(
           `log.takeoverMs must be a number of milliseconds of at least 500, got ${takeoverMs}`,
-        ),
+        ) as unknown,
       });
     },
   );
@@ -38,11 +38,13 @@ describe('resolveLogOptions: every bounded option is checked where its default i
     ['mailboxLimit', 0, 'log.mailboxLimit must be a whole number of at least 1, got 0'],
     ['livePollMs', 5, 'log.livePollMs must be a number of milliseconds of at least 10, got 5'],
     ['lateRescanMs', 1.5, 'log.lateRescanMs must be a number of milliseconds of at least 10'],
+    ['lateWatchMs', -1, 'log.lateWatchMs must be a number of milliseconds of at least 0, got -1'],
     ['duplicateWindow', -1, 'log.duplicateWindow must be a whole number of at least 0, got -1'],
   ] as const)('refuses %s %p', (option, value, message) => {
     // Given an option the log cannot run with, When the options are resolved
     // Then a typed error names the option, its bound and the server's variable
     expect(() => resolveLogOptions({ [option]: value })).toThrow(
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
       expect.objectContaining({
         code: 'invalid_configuration',
         message: expect.stringContaining(message) as string,

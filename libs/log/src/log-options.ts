@@ -50,6 +50,13 @@ export interface LogModuleOptions {
   exactRelease?: boolean;
   /** Concurrent mode: how often abandoned holes are re-scanned for late arrivals (ms). @default 2000 */
   lateRescanMs?: number;
+  /**
+   * Concurrent mode: how long readers keep watching a position the watermark passed without a
+   * row, exact releases included (ms). A row inserted there within this bound is delivered
+   * late to every reader that passed it; abandoned positions are also watched for as long as
+   * a transaction with an id that could fill them runs. @default 60000
+   */
+  lateWatchMs?: number;
   /** Extra fields of the StartMarker's body (e.g. the server's version). */
   startMarkerBody?: Record<string, unknown>;
   /**
@@ -104,6 +111,13 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
       env: 'ORDINAL_LATE_RESCAN_MS',
       fallback: 2000,
       min: 10,
+      unit: 'ms',
+    }),
+    lateWatchMs: numberOption(options.lateWatchMs, {
+      option: 'log.lateWatchMs',
+      env: 'ORDINAL_LATE_WATCH_MS',
+      fallback: 60_000,
+      min: 0,
       unit: 'ms',
     }),
     // A standby forwards no NOTIFY: a replica reader sees new messages only by polling.

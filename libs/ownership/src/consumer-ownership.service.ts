@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { execute, ReadOnlyReplicaError } from '@ordinal/pg';
 import { OWNERSHIP_OPTIONS, type OwnershipOptions } from './ownership-options.js';
 import { Lease } from './lease.js';
@@ -143,13 +143,15 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
     const max = (this.dataSource.options as { extra?: { max?: number } }).extra?.max;
     if (max !== undefined && max <= 1) return this.dataSource.manager;
     this.own ??= (async () => {
-      const options = this.dataSource.options as DataSourceOptions & {
-        extra?: Record<string, unknown>;
-      };
+      const options = this.dataSource.options;
+      // TypeORM types `extra` (the driver's pool settings) as any.
+      const poolSettings =
+        (options as { extra?: { application_name?: string; [setting: string]: unknown } }).extra ??
+        {};
       const extra = {
-        ...(options.extra ?? {}),
+        ...poolSettings,
         max: 1,
-        application_name: `${String(options.extra?.application_name ?? 'ordinal')}-ownership`,
+        application_name: `${poolSettings.application_name ?? 'ordinal'}-ownership`,
       };
       const own = new DataSource({
         ...options,
@@ -160,7 +162,7 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
         migrationsRun: false,
         synchronize: false,
         logging: false,
-      } as DataSourceOptions);
+      });
       return own.initialize();
     })();
     const own = this.own;

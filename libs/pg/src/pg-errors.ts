@@ -1,3 +1,5 @@
+import { DatabaseUnavailableError, StorageFullError, type OrdinalError } from './errors/index.js';
+
 /** SQLSTATE classes and socket codes that mean "the database is not there right now". */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -74,4 +76,36 @@ export function isSequenceExhausted(error: unknown): boolean {
 export function isReadOnlyError(error: unknown): boolean {
   const { code, message } = driverError(error);
   return code === '25006' || message.includes('during recovery');
+}
+
+/**
+ * Whether PostgreSQL could not store something for want of disk space: SQLSTATE 53100
+ * disk_full (PostgreSQL reports ENOSPC on any of its files with it), or a bare ENOSPC.
+ */
+export function isStorageFull(error: unknown): boolean {
+  const { code, message } = driverError(error);
+  return code === '53100' || code === 'ENOSPC' || message.includes('No space left on device');
+}
+
+/**
+ * The library error for a database that lacks a resource (SQLSTATE class 53, insufficient
+ * resources), or null for any other error. Out of disk (53100) is `StorageFullError`; out of
+ * memory or shared memory (53000, 53200, 53400) is `DatabaseUnavailableError`: both are 503s
+ * worth retrying later, nothing was stored. 53300 too_many_connections is a connection error.
+ * `what` says what failed ("The append", "The import").
+ */
+export function insufficientResources(error: unknown, what: string): OrdinalError | null {
+  const { code, message } = driverError(error);
+  if (isStorageFull(error))
+    return new StorageFullError(
+      `${what} failed: the database's disk is full (${message}); nothing was stored. Free space on the database's disk and retry`,
+      { cause: error },
+    );
+  if (typeof code === 'string' && code.startsWith('53') && code !== '53300')
+    return new DatabaseUnavailableError(
+      `${what} failed: the database lacks resources (${code}: ${message}); nothing was stored, retry later`,
+      false,
+      { cause: error },
+    );
+  return null;
 }

@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import type { StoredMessage } from '@ordinal/log';
 import type { ErrorPolicy, SubscriptionStream } from '@ordinal/subscriptions';
 
@@ -10,7 +11,7 @@ export interface ProjectionOptions {
    * Entity classes of the read model: a rebuild deletes their rows (in the rebuild's
    * transaction) before replaying. A `reset(manager)` method on the projection runs too.
    */
-  readModels?: Function[];
+  readModels?: Type[];
   /**
    * What the projection reads. By default the types its handlers name, across categories
    * (through the low watermark in concurrent mode); `{ category: 'order' }` reads one

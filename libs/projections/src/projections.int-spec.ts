@@ -187,7 +187,7 @@ describe('Projections (S7-S9) on a real database', () => {
     probe.gate = new Promise((resolve) => (release = resolve));
     probe.blockOn = 'o25';
     const ids = await append(orders);
-    await waitFor(async () => probe.blockedPid, 10_000, 'the handler to block');
+    await waitFor(() => probe.blockedPid, 10_000, 'the handler to block');
     // When its connection is killed before the commit, and the handler then carries on
     await db.query('SELECT pg_terminate_backend($1)', [probe.blockedPid]);
     release();

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type Type } from '@nestjs/common';
 import {
   SubscriptionsService,
   type ParkedMessage,
@@ -10,7 +10,7 @@ import { PROJECTION_METADATA } from './projections.constants.js';
 import type { ProjectionMetadata } from './projection-options.js';
 
 /** A projection by name or by its `@Projection` class. */
-export type ProjectionRef = string | Function;
+export type ProjectionRef = string | Type;
 
 /** Domain-code access to projections: read-your-own-writes, status, rebuild. */
 @Injectable()

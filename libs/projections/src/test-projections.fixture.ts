@@ -45,9 +45,9 @@ export class OrderSummaryProjection {
   async onPlaced(event: OrderPlaced, ctx: ProjectionContext): Promise<void> {
     this.probe.seen.push({ index: ctx.index, isReplay: ctx.isReplay, isLate: ctx.isLate, event });
     if (this.probe.blockOn === event.orderId && this.probe.gate) {
-      const [{ pid }] = (await ctx.manager.query('SELECT pg_backend_pid() AS pid')) as {
-        pid: number;
-      }[];
+      const [{ pid }] = await ctx.manager.query<{ pid: number }[]>(
+        'SELECT pg_backend_pid() AS pid',
+      );
       this.probe.blockedPid = pid;
       const gate = this.probe.gate;
       this.probe.gate = null;

@@ -85,8 +85,7 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
     const { a, pa, pb } = await holeBelowCommit();
     // Then, while the watermark holds A's position, the subscription stays below it
     await waitFor(
-      async () =>
-        watermark.heldHole?.from === pa && watermark.heldHole.heldMs >= 300 ? true : null,
+      () => (watermark.heldHole?.from === pa && watermark.heldHole.heldMs >= 300 ? true : null),
       10_000,
       'the hole held 300 ms',
     );
@@ -108,7 +107,7 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
       await start({ gapTimeoutMs: 30_000 });
       const seen = collect('all', '$all');
       const { a, pa, pb } = await holeBelowCommit();
-      await waitFor(async () => watermark.heldHole?.from === pa, 10_000, 'the hole');
+      await waitFor(() => watermark.heldHole?.from === pa, 10_000, 'the hole');
       // When A rolls back
       const rolledBack = Date.now();
       await a.rollback();
@@ -150,7 +149,7 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
     await subscriptions.waitFor('invoices', pb, 5000);
     expect(invoices.map((s) => s.index)).toEqual([pb]);
     // (the watermark sees the hole on its own next scan, which may come after B's delivery)
-    await waitFor(async () => watermark.heldHole?.from === pa, 5000, 'the watermark to hold at A');
+    await waitFor(() => watermark.heldHole?.from === pa, 5000, 'the watermark to hold at A');
     expect(all).toEqual([]);
     await a.commit();
     await subscriptions.waitFor('all', pb, 5000);
@@ -170,7 +169,7 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
     // And A finally commits
     await a.commit();
     // Then the subscription gets A, marked late, and its checkpoint stays where it was
-    await waitFor(async () => seen.find((s) => s.index === pa), 10_000, 'the late arrival');
+    await waitFor(() => seen.find((s) => s.index === pa), 10_000, 'the late arrival');
     expect(seen).toEqual([
       { index: pb, isLate: false, isReplay: false },
       { index: pa, isLate: true, isReplay: false },
@@ -186,11 +185,7 @@ describe('Subscriptions in concurrent mode (S1-S5, real concurrent transactions)
     );
     expect(status.position).toBeGreaterThanOrEqual(pb);
     expect(status.pendingLate).toEqual([]);
-    await waitFor(
-      async () => watermark.counters.lateArrivals >= 1,
-      10_000,
-      'the late-arrival counter',
-    );
+    await waitFor(() => watermark.counters.lateArrivals >= 1, 10_000, 'the late-arrival counter');
     const [row] = await db.query<{ position: string }>(
       `SELECT position FROM checkpoints WHERE name = 'all'`,
     );

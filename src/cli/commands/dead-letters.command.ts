@@ -1,5 +1,6 @@
 import type { Command } from '../command.js';
 import { table } from '../format.js';
+import type { DeadLettersBody, RedriveBody } from '../server-bodies.js';
 import { index } from './args.js';
 
 export const deadLettersListCommand: Command = {
@@ -15,10 +16,13 @@ export const deadLettersListCommand: Command = {
   options: { limit: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, term, client }) {
     const limit = values.limit === undefined ? 20 : index('--limit', values.limit as string);
-    const { body } = await client().request('GET', `/api/dead-letters?limit=${limit}`);
+    const { body } = await client().request<DeadLettersBody>(
+      'GET',
+      `/api/dead-letters?limit=${limit}`,
+    );
     if (values.json) return void term.out(JSON.stringify(body) + '\n');
     term.out(`${body.count} dead letter(s) in ${body.queue}\n`);
-    const rows = (body.messages as Array<Record<string, any>>).map((m) => [
+    const rows = body.messages.map((m) => [
       m.messageType,
       m.userId,
       m.death?.reason,
@@ -36,7 +40,7 @@ export const deadLettersRedriveCommand: Command = {
   summary:
     "Moves every message now in the input's rejected queue back to the input queue (confirmed publish, then removed) and prints how many. A message still malformed is rejected again. Needs an admin token.",
   async run({ term, client }) {
-    const { body } = await client().request('POST', '/api/dead-letters/redrive');
+    const { body } = await client().request<RedriveBody>('POST', '/api/dead-letters/redrive');
     term.out(`Redrove ${body.moved} message(s) from ${body.from} to ${body.to}\n`);
   },
 };

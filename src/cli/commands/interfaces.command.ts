@@ -1,6 +1,7 @@
 import type { Command } from '../command.js';
 import { UsageError } from '../cli-error.js';
 import { table } from '../format.js';
+import type { InterfacesBody, RewindBody } from '../server-bodies.js';
 import { index } from './args.js';
 
 export const interfacesListCommand: Command = {
@@ -9,9 +10,9 @@ export const interfacesListCommand: Command = {
   summary: 'Every push interface: type, bookmark, lag, state.',
   options: { json: { type: 'boolean' } },
   async run({ values, term, client }) {
-    const { body } = await client().request('GET', '/api/interfaces');
+    const { body } = await client().request<InterfacesBody>('GET', '/api/interfaces');
     if (values.json) return void term.out(JSON.stringify(body) + '\n');
-    const rows = (body.interfaces as Array<Record<string, any>>).map((i) => [
+    const rows = body.interfaces.map((i) => [
       i.name,
       i.type,
       i.bookmark,
@@ -42,7 +43,7 @@ export const interfacesRewindCommand: Command = {
       );
     if (values.to === undefined) throw new UsageError('interfaces rewind needs --to <index>');
     const to = index('--to', values.to as string);
-    const { body } = await client().request(
+    const { body } = await client().request<RewindBody>(
       'POST',
       `/api/interfaces/${encodeURIComponent(name)}/rewind`,
       { to },

@@ -24,9 +24,11 @@ async function userMigrations(path: string): Promise<MigrationClass[]> {
     throw new CliError(`Cannot load --migrations ${path}: ${(error as Error).message}`);
   }
   const found = Object.values(module)
-    .flatMap((v) => (Array.isArray(v) ? v : [v]))
+    .flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [v]))
     .filter(
-      (v): v is MigrationClass => typeof v === 'function' && typeof v.prototype?.up === 'function',
+      (v): v is MigrationClass =>
+        typeof v === 'function' &&
+        typeof (v.prototype as { up?: unknown } | undefined)?.up === 'function',
     );
   if (found.length === 0)
     throw new CliError(

@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { table } from '../format.js';
 import { ProgressBar } from '../progress-bar.js';
+import type { ProjectionBody, ProjectionsBody, RebuildBody } from '../server-bodies.js';
 import { index } from './args.js';
 
 export const projectionsListCommand: Command = {
@@ -10,9 +11,9 @@ export const projectionsListCommand: Command = {
   summary: 'Every projection and subscription: position, lag, state.',
   options: { json: { type: 'boolean' } },
   async run({ values, term, client }) {
-    const { body } = await client().request('GET', '/api/projections');
+    const { body } = await client().request<ProjectionsBody>('GET', '/api/projections');
     if (values.json) return void term.out(JSON.stringify(body.projections) + '\n');
-    const rows = (body.projections as Array<Record<string, any>>).map((p) => [
+    const rows = body.projections.map((p) => [
       p.name,
       p.kind,
       p.position,
@@ -49,15 +50,18 @@ export const projectionsRebuildCommand: Command = {
       (values.timeout === undefined ? 600 : index('--timeout', values.timeout as string, 1)) * 1000;
     const client = clientOf();
     const path = `/api/projections/${encodeURIComponent(name)}`;
-    const { body: started } = await client.request('POST', `${path}/rebuild`);
-    const target = started.head as number;
+    const { body: started } = await client.request<RebuildBody>('POST', `${path}/rebuild`);
+    const target = started.head;
     term.err(`Rebuilding ${name} up to index ${target}\n`);
     if (values['no-wait']) return;
     const bar = new ProgressBar(term, name, target);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       // The server waits (up to 2 s) for the projection to reach the target, so this polls without sleeping.
-      const { body } = await client.request('GET', `${path}?atLeast=${target}&timeoutMs=2000`);
+      const { body } = await client.request<ProjectionBody>(
+        'GET',
+        `${path}?atLeast=${target}&timeoutMs=2000`,
+      );
       bar.update(Math.min(body.position, target), body.state === 'failed' ? '(failed)' : '');
       if (body.state === 'failed') {
         bar.done();

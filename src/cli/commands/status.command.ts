@@ -1,32 +1,13 @@
 import type { Command } from '../command.js';
 import { table } from '../format.js';
-
-interface ProjectionsBody {
-  projections: Array<Record<string, any>>;
-  watermark: {
-    ordering: string;
-    position: number;
-    heldHole: {
-      from: number;
-      to: number;
-      heldMs: number;
-      writers: number;
-      oldestWriter: { pid: number; applicationName: string } | null;
-    } | null;
-  };
-}
-interface InterfacesBody {
-  amqp: boolean;
-  broker: string | null;
-  interfaces: Array<Record<string, any>>;
-}
+import type { InterfacesBody, ProjectionsBody } from '../server-bodies.js';
 
 /** Everything a server runs, in one view. */
 export async function readStatus(client: ReturnType<Parameters<Command['run']>[0]['client']>) {
   const [head, projections, interfaces] = await Promise.all([
     client.head(),
-    client.request('GET', '/api/projections').then((r) => r.body as ProjectionsBody),
-    client.request('GET', '/api/interfaces').then((r) => r.body as InterfacesBody),
+    client.request<ProjectionsBody>('GET', '/api/projections').then((r) => r.body),
+    client.request<InterfacesBody>('GET', '/api/interfaces').then((r) => r.body),
   ]);
   return {
     head,
@@ -100,7 +81,7 @@ export const statusCommand: Command = {
 /** A consumer's owner as `pid@host (heartbeat age)`, or null when no process owns it. */
 function ownerText(owner: unknown): string | null {
   if (owner === null || owner === undefined) return null;
-  if (typeof owner !== 'object') return String(owner);
+  if (typeof owner !== 'object') return `${owner as string | number | boolean}`; // a JSON primitive
   const o = owner as {
     id?: string;
     pid?: number | null;

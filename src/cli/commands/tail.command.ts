@@ -1,4 +1,3 @@
-import type { StreamEvent } from '@ordinal/client';
 import { isRetryable } from '@ordinal/client';
 import type { Command } from '../command.js';
 import { UsageError } from '../cli-error.js';
@@ -52,7 +51,7 @@ export const tailCommand: Command = {
             endIndex: until,
             types,
             signal: abort.signal,
-          }) as AsyncGenerator<StreamEvent>) {
+          })) {
             connectedOnce = true;
             if (event.event === 'message' || event.event === 'late-message') {
               term.out(

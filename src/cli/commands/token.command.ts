@@ -19,18 +19,16 @@ export const tokenCommand: Command = {
   ].join('\n'),
   server: false,
   options: { name: { type: 'string' }, scopes: { type: 'string' } },
+  // eslint-disable-next-line @typescript-eslint/require-await -- Command.run is async; this one's work is synchronous
   async run({ values, term }) {
     const name = (values.name as string | undefined) ?? 'service';
     if (!/^[A-Za-z0-9._-]{1,100}$/.test(name))
       throw new UsageError(`--name must be 1-100 characters of [A-Za-z0-9._-], got '${name}'`);
-    const scopes = ((values.scopes as string | undefined) ?? 'read+write')
-      .split('+')
-      .map((s) => s.trim());
+    const scopesFlag = (values.scopes as string | undefined) ?? 'read+write';
+    const scopes = scopesFlag.split('+').map((s) => s.trim());
     const unknown = scopes.filter((s) => !SCOPES.includes(s));
     if (unknown.length > 0 || scopes.length === 0)
-      throw new UsageError(
-        `--scopes takes ${SCOPES.join(', ')} joined by +, got '${values.scopes}'`,
-      );
+      throw new UsageError(`--scopes takes ${SCOPES.join(', ')} joined by +, got '${scopesFlag}'`);
     term.out(
       `${name}:${randomBytes(32).toString('base64url')}:${[...new Set(scopes)].join('+')}\n`,
     );

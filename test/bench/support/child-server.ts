@@ -25,8 +25,8 @@ export async function startChild(
       output += chunk.toString();
       if (ready.test(output)) resolve();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output}`)));
   });
   return {

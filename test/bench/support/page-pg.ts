@@ -13,7 +13,7 @@ export async function pagePg(
     let rows = 0;
     for (let from = 1; from <= head;) {
       // The reader's page query (libs/log/src/sql/read-page.sql.ts), unfiltered.
-      const result = await client.query(
+      const result = await client.query<{ index: string }>(
         `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`,
         [from, head, 1000],
       );

@@ -29,7 +29,7 @@ app.put('/api/events/message', async (request, reply) => {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query(
+      const { rows } = await client.query<{ next: string }>(
         'SELECT coalesce(max(index), 0) + 1 AS next FROM messages',
       );
       const next = Number(rows[0].next);

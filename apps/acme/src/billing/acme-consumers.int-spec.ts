@@ -87,17 +87,13 @@ describe('ACME billing (replayable) and notifications (realtime) samples (docs/a
     });
     await waitFor(async () => (await charges()).length === 3, 10_000, 'three charges');
     // And notifications told Wile once
-    await waitFor(async () => notices.length === 1, 5000, 'one notice');
+    await waitFor(() => notices.length === 1, 5000, 'one notice');
     expect(notices[0]).toMatchObject({ customer: 'wile', order: { orderId: 'o-1' } });
 
     // When Ordinal restarts before a whole batch (1000) of acks moved the bookmark, so it resends
     await context!.close();
     context = await start();
-    await waitFor(
-      async () => billing.duplicates === 3,
-      10_000,
-      'the three resent orders recognised',
-    );
+    await waitFor(() => billing.duplicates === 3, 10_000, 'the three resent orders recognised');
 
     // Then nobody was charged twice, and the realtime notifications did not replay history
     expect((await charges()).map((c) => [c.customer, Number(c.amount)])).toEqual([
@@ -105,10 +101,10 @@ describe('ACME billing (replayable) and notifications (realtime) samples (docs/a
       ['wile', 10],
       ['road-runner', 5],
     ]);
-    await context!.writer.append({
+    await context.writer.append({
       messages: [{ messageType: 'OrderShipped', userId: 'road-runner', body: { orderId: 'o-3' } }],
     });
-    await waitFor(async () => notices.length === 2, 5000, 'the second notice');
+    await waitFor(() => notices.length === 2, 5000, 'the second notice');
     expect(notices.map((n) => n.customer)).toEqual(['wile', 'road-runner']);
   });
 });

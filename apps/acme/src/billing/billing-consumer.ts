@@ -42,7 +42,7 @@ export class BillingConsumer {
   }
 
   private async handle(channel: Channel, msg: ConsumeMessage): Promise<void> {
-    const headers = msg.properties.headers ?? {};
+    const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
     const index = Number(headers.index);
     const order = JSON.parse(msg.content.toString()) as { total?: number };
     const charged = await this.options.dataSource.transaction(async (manager) => {

@@ -42,8 +42,9 @@ describe('ACME dashboard projection (docs/projections.md walkthrough)', () => {
     await orders.place('order-7', 'bob', 'bob@example.com');
     await orders.addItem('order-7', 'GADGET-7', 2, 10);
     const shipped = await orders.ship('order-7');
-    const head = (await app.get(DataSource).query('SELECT max(index)::int AS m FROM messages'))[0]
-      .m as number;
+    const [{ m: head }] = await app
+      .get(DataSource)
+      .query<{ m: number }[]>('SELECT max(index)::int AS m FROM messages');
     // Then the dashboard shows it once the projection has reached the last event
     const projections = app.get(ProjectionsService);
     await projections.waitFor(OrderDashboardProjection, head, 10_000);

@@ -39,7 +39,7 @@ describe('ACME orders sample (the docs/aggregates.md walkthrough)', () => {
     expect(order!.lines.map((l) => l.sku)).toEqual(['GADGET-7', 'WIDGET-1']);
     // And the ordinary cqrs handler received the shipment
     const handler = app.get(OrderShippedHandler);
-    await waitFor(async () => handler.shipped.length === 1, 5000, 'OrderShipped on the EventBus');
+    await waitFor(() => handler.shipped.length === 1, 5000, 'OrderShipped on the EventBus');
     const [row] = await db.query<{ category: string; message_type: string }>(
       'SELECT category, message_type FROM messages WHERE stream_id = $1 AND stream_version = 4',
       ['order-1001'],

@@ -35,7 +35,7 @@ const consumer = client.consume({
     console.log(`connected from ${startIndex}, server is at ${headIndex}`),
   onError: (error) =>
     console.log(`stream: ${(error as Error).message}; reconnecting from the bookmark`),
-  handler: async (message, { caughtUp, headIndex }) => {
+  handler: (message, { caughtUp, headIndex }) => {
     apply(message);
     if (caughtUp) sendEmail(message);
     else

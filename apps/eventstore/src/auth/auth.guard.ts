@@ -14,6 +14,10 @@ import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 import type { ApiToken, Scope } from './api-token.js';
 
+/** A route's handler and its controller, as Nest's ExecutionContext gives them. */
+type RouteHandler = ReturnType<ExecutionContext['getHandler']>;
+type RouteController = ReturnType<ExecutionContext['getClass']>;
+
 /** What a route's decorators ask of a request; read once per route, not per request. */
 interface RouteAccess {
   isPublic: boolean;
@@ -35,7 +39,7 @@ export interface AuthorisedRequest {
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly matcher: TokenMatcher;
-  private readonly routes = new WeakMap<Function, WeakMap<Function, RouteAccess>>();
+  private readonly routes = new WeakMap<RouteController, WeakMap<RouteHandler, RouteAccess>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -78,7 +82,7 @@ export class AuthGuard implements CanActivate {
     return token;
   }
 
-  private accessOf(handler: Function, controller: Function): RouteAccess {
+  private accessOf(handler: RouteHandler, controller: RouteController): RouteAccess {
     let byHandler = this.routes.get(controller);
     if (!byHandler) this.routes.set(controller, (byHandler = new WeakMap()));
     let access = byHandler.get(handler);

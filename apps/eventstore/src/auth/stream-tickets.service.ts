@@ -62,7 +62,7 @@ export class StreamTickets {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     let claims: { t?: unknown; e?: unknown; n?: unknown };
     try {
-      claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as typeof claims;
     } catch {
       return null;
     }

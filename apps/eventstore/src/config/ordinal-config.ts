@@ -56,6 +56,8 @@ export interface OrdinalConfig {
   exactRelease?: boolean;
   /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS; the log's default 2000). */
   lateRescanMs?: number;
+  /** Concurrent mode: how long readers watch a passed position for a row written there later (ms, ORDINAL_LATE_WATCH_MS; the log's default 60000). */
+  lateWatchMs?: number;
   /** Consumers (interfaces, projections, subscriptions) of a dead process run elsewhere within this bound (ms, ORDINAL_TAKEOVER_MS; the log's default 5000, at least 500). */
   takeoverMs?: number;
   /** A projection behind the head with no progress for this long shows as stuck in /health (ms, ORDINAL_STUCK_AFTER_MS; the subscriptions' default 60000). */
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     gapTimeoutMs: optionalInt(env, 'ORDINAL_GAP_TIMEOUT_MS'),
     exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),
     lateRescanMs: optionalInt(env, 'ORDINAL_LATE_RESCAN_MS'),
+    lateWatchMs: optionalInt(env, 'ORDINAL_LATE_WATCH_MS'),
     takeoverMs: optionalInt(env, 'ORDINAL_TAKEOVER_MS'),
     stuckAfterMs: optionalInt(env, 'ORDINAL_STUCK_AFTER_MS'),
     queryTimeoutMs: int(env, 'ORDINAL_QUERY_TIMEOUT_MS', 30_000, 100),

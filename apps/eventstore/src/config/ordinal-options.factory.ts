@@ -28,6 +28,7 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       gapTimeoutMs: config.gapTimeoutMs,
       exactRelease: config.exactRelease,
       lateRescanMs: config.lateRescanMs,
+      lateWatchMs: config.lateWatchMs,
       // A dead process's consumers (interfaces, projections, subscriptions) run elsewhere within this bound.
       takeoverMs: config.takeoverMs,
     },

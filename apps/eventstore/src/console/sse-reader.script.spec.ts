@@ -38,7 +38,7 @@ describe('the consoles’ SSE reader', () => {
       for (const c of text) reader.push(c);
       JSON.stringify(out);`;
     // When it reads the stream a character at a time
-    const out = JSON.parse(runInNewContext(run, { text: STREAM }) as string);
+    const out: unknown = JSON.parse(runInNewContext(run, { text: STREAM }) as string);
     // Then it reads it like the module does
     expect(out).toEqual(EXPECTED);
   });

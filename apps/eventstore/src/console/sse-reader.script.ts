@@ -39,7 +39,7 @@ export function createSseReader(
           else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
         }
         if (data.length > 0 && names.includes(event))
-          onEvent({ event, data: JSON.parse(data.join('\n')) } as SseEvent);
+          onEvent({ event, data: JSON.parse(data.join('\n')) as unknown } as SseEvent);
       }
     },
   };

@@ -8,9 +8,9 @@ import { resolveDevelopmentServices } from './embedded-default.js';
 /** A probe that answers for the given ports only, recording what it was asked. */
 function probeAnswering(...ports: number[]) {
   const asked: number[] = [];
-  const probe = async (_host: string, port: number) => {
+  const probe = (_host: string, port: number) => {
     asked.push(port);
-    return ports.includes(port);
+    return Promise.resolve(ports.includes(port));
   };
   return { probe, asked };
 }
@@ -36,7 +36,8 @@ describe('development defaults: the embedded database and AMQP when nothing answ
       ]);
       const client = new pg.Client({ connectionString: services.config.databaseUrl });
       await client.connect();
-      expect((await client.query('SELECT version() AS v')).rows[0].v).toMatch(/PGlite/);
+      const { rows } = await client.query<{ v: string }>('SELECT version() AS v');
+      expect(rows[0].v).toMatch(/PGlite/);
       await client.end();
     } finally {
       await services.embedded?.stop();

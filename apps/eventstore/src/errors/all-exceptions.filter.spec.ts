@@ -23,7 +23,7 @@ describe('AllExceptionsFilter.toResponse', () => {
       statusCode: 503,
       error: 'Service Unavailable',
       code: 'wait_timeout',
-      message: expect.stringContaining("'orders' did not reach index 42"),
+      message: expect.stringContaining("'orders' did not reach index 42") as unknown,
     });
     expect(headers).toEqual({ 'retry-after': '2' });
     expect(logged).toEqual([]);

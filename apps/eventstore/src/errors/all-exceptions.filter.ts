@@ -7,7 +7,12 @@ import {
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ImportLineError, VersionConflictError } from '@ordinal/log';
-import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
+import {
+  DatabaseUnavailableError,
+  insufficientResources,
+  OrdinalError,
+  ReadOnlyReplicaError,
+} from '@ordinal/pg';
 import { SnapshotVersionExceedsStreamError } from '@ordinal/event-sourcing';
 import type { OrdinalErrorCode } from '@ordinal/contract';
 import { errorBody, type ErrorBody } from './error-body.js';
@@ -75,7 +80,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
         const r = response as Record<string, unknown>;
         const message = Array.isArray(r.message)
           ? r.message.join('; ')
-          : String(r.message ?? exception.message);
+          : // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrower's message of any kind, as text
+            String(r.message ?? exception.message);
         const { statusCode: _s, error: _e, message: _m, ...extra } = r;
         return { body: errorBody(status, message, extra), headers: {} };
       }
@@ -96,6 +102,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
       return { body: errorBody(421, error.message, { code: error.code }), headers: {} };
     }
+    // A raw driver error out of disk or memory (a read's sort spilling to a full disk): a 503 too.
+    const lacking = insufficientResources(exception, 'The request');
+    if (lacking) return this.toResponse(lacking);
     if (isDatabaseOutage(exception)) {
       return {
         body: errorBody(503, 'The database is unavailable; retry later', {

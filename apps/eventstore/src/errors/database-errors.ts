@@ -25,8 +25,11 @@ export function isDatabaseOutage(error: unknown): boolean {
   if (code && REFUSAL_CODES.has(code)) return true;
   if (isConnectionError(error)) return true;
   // A hot standby cancelled the read to replay the primary's WAL (a replica reader): retry it.
+  // (Only a phrase is looked for in the message: a non-text one simply does not match.)
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   if (String((error as { message?: unknown })?.message ?? '').includes('conflict with recovery'))
     return true;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as above
   return String((error as { message?: unknown })?.message ?? '').includes('Query read timeout');
 }
 

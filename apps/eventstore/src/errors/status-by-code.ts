@@ -8,6 +8,8 @@ import type { HttpErrorCode, OrdinalErrorCode } from '@ordinal/contract';
  */
 export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   database_unavailable: 503,
+  // Out of disk: retry once space is freed (Retry-After); /health says so meanwhile.
+  storage_full: 503,
   writer_overloaded: 503,
   writer_closed: 503,
   invalid_message: 400,

@@ -3,7 +3,8 @@ import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagg
 import { HealthResponseDto } from './health.response.js';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
-import { LogLifecycle } from '@ordinal/log';
+import { LogLifecycle, LogWriter } from '@ordinal/log';
+import { driverError, isStorageFull } from '@ordinal/pg';
 import { AmqpConnection } from '@ordinal/amqp';
 import { ConsumersHealthIndicator } from '@ordinal/subscriptions';
 import { Public } from '../auth/scopes.decorator.js';
@@ -11,7 +12,9 @@ import { Public } from '../auth/scopes.decorator.js';
 /**
  * Liveness and readiness: 200 when the database answers and the StartMarker is written. With
  * AMQP on, `broker` reports the connection; a broker that is down makes the status
- * `degraded` (REST still works, AMQP recovers by itself) without failing the check.
+ * `degraded` (REST still works, AMQP recovers by itself) without failing the check. A database
+ * out of disk (the last append failed for want of space, or the check itself did) is
+ * `storage: 'full'` with what the database said, and `degraded`: a restart would not help.
  */
 @ApiTags('operations')
 @Controller('health')
@@ -19,6 +22,7 @@ export class HealthController {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: LogLifecycle,
+    private readonly writer: LogWriter,
     @Optional() private readonly amqp?: AmqpConnection,
     @Optional() private readonly consumers?: ConsumersHealthIndicator,
   ) {}
@@ -34,11 +38,16 @@ export class HealthController {
     headers: { 'Retry-After': { schema: { type: 'integer' } } },
   })
   async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthResponseDto> {
+    let storageError = this.writer.storageFull?.error;
     const database = await this.dataSource
       .query('SELECT 1')
       .then(() => 'up' as const)
-      .catch(() => 'down' as const);
-    const ok = database === 'up';
+      .catch((error: unknown) => {
+        if (isStorageFull(error)) storageError ??= driverError(error).message;
+        return 'down' as const;
+      });
+    const storage = storageError === undefined ? ('ok' as const) : ('full' as const);
+    const ok = database === 'up' || storage === 'full';
     if (!ok) reply.status(503).header('retry-after', '2');
     const broker = this.amqp ? (this.amqp.state === 'up' ? 'up' : 'down') : undefined;
     // A stuck projection (behind, no progress for ORDINAL_STUCK_AFTER_MS) degrades the status; the server still serves.
@@ -51,12 +60,14 @@ export class HealthController {
         : undefined;
     const status = !ok
       ? 'error'
-      : broker === 'down' || projections?.status === 'down'
+      : storage === 'full' || broker === 'down' || projections?.status === 'down'
         ? 'degraded'
         : 'ok';
     return {
       status,
       database,
+      storage,
+      ...(storageError !== undefined ? { storageError } : {}),
       ...(broker ? { broker } : {}),
       ...(projections ? { projections } : {}),
       startMarker: this.lifecycle.startMarker?.id ?? null,

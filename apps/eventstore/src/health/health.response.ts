@@ -8,6 +8,19 @@ export class HealthResponseDto {
   @ApiProperty({ enum: ['up', 'down'] })
   database!: 'up' | 'down';
 
+  @ApiProperty({
+    enum: ['ok', 'full'],
+    description:
+      "`full`: the database's disk is full (writes answer 503 storage_full until space is freed)",
+  })
+  storage!: 'ok' | 'full';
+
+  @ApiPropertyOptional({
+    description:
+      'With `storage: full`: what the database said (it names the file that could not grow)',
+  })
+  storageError?: string;
+
   @ApiPropertyOptional({ enum: ['up', 'down'], description: 'Only with AMQP on' })
   broker?: 'up' | 'down';
 

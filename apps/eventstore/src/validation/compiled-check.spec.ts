@@ -62,7 +62,7 @@ function bodiesOf(valid: Record<string, unknown>, properties: string[]) {
 }
 
 const asInstance = (dto: Dto, body: object) =>
-  Object.assign(Object.create(dto.prototype) as object, body) as Record<string, unknown>;
+  Object.assign(Object.create(dto.prototype as object) as object, body) as Record<string, unknown>;
 const classValidatorSays = (instance: object) =>
   validateSync(instance, { forbidUnknownValues: false }).length === 0;
 
@@ -135,10 +135,8 @@ describe('compileCheck', () => {
   const nestedBody = (outer: Dto, inner: Dto, field: string, body: Record<string, unknown>) => {
     const value = body[field];
     const elements = Array.isArray(value)
-      ? value.map((e) =>
-          e !== null && typeof e === 'object' && !Array.isArray(e)
-            ? asInstance(inner, e as object)
-            : e,
+      ? (value as unknown[]).map((e) =>
+          e !== null && typeof e === 'object' && !Array.isArray(e) ? asInstance(inner, e) : e,
         )
       : value;
     return asInstance(outer, { ...body, [field]: elements });

@@ -1,5 +1,5 @@
 import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
-import { nestedDtoOf } from './nested-dto.decorator.js';
+import { nestedDtoOf, type DtoClass } from './nested-dto.decorator.js';
 
 /** Says `true` only when class-validator would find no error in the instance; `false` means "ask class-validator". */
 export type CompiledCheck = (instance: Record<string, unknown>) => boolean;
@@ -33,7 +33,7 @@ const SUPPORTED = new Set<string>([
  * class-validator, which then writes the error message. A DTO with any such rule gets no
  * compiled check at all (`null`).
  */
-export function compileCheck(metatype: Function): CompiledCheck | null {
+export function compileCheck(metatype: DtoClass): CompiledCheck | null {
   const storage = getMetadataStorage();
   // As ValidationExecutor asks for them with the pipe's options: no groups, always off.
   const metadatas = storage.getTargetValidationMetadatas(metatype, '', false, false, undefined);
@@ -109,7 +109,7 @@ export function compileCheck(metatype: Function): CompiledCheck | null {
  * DTO the compiler cannot model — is left to class-validator. Null when not modelled.
  */
 function nestedRule(
-  metatype: Function,
+  metatype: DtoClass,
   property: string,
   each: boolean,
   always: boolean | undefined,

@@ -45,7 +45,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  */
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {
-  private readonly shapes = new Map<Function, DtoShape>();
+  private readonly shapes = new Map<Metatype, DtoShape>();
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const metatype = metadata.metatype as Metatype | undefined;
@@ -97,7 +97,7 @@ export class DtoValidationPipe implements PipeTransform {
     notObjects: string[],
   ): object {
     const shape = this.shapeOf(metatype);
-    const instance = Object.create(metatype.prototype) as Record<string, unknown>;
+    const instance = Object.create(metatype.prototype as object) as Record<string, unknown>;
     for (const key of Object.keys(value)) {
       if (!shape.fields.has(key)) {
         unknown.push(path + key);
@@ -107,7 +107,7 @@ export class DtoValidationPipe implements PipeTransform {
       const nested = shape.nested.get(key);
       instance[key] =
         nested && Array.isArray(field)
-          ? field.map((item, i) => {
+          ? (field as unknown[]).map((item, i) => {
               if (Array.isArray(item)) notObjects.push(`${path}${key}.${i}`);
               return isPlainObject(item)
                 ? this.instantiate(nested, item, `${path}${key}.${i}.`, unknown, notObjects)

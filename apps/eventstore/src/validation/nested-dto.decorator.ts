@@ -2,12 +2,15 @@ import { ValidateNested } from 'class-validator';
 
 const NESTED_DTO = Symbol('ordinal:nested-dto');
 
+/** A DTO class. */
+export type DtoClass = new (...args: never[]) => object;
+
 /**
  * An array of nested DTOs (`messages`, `events`): validated element by element, each element
  * given the DTO's prototype by DtoValidationPipe. Replaces class-transformer's `@Type`, whose
  * copy of the body walked into content and failed on a `constructor` key there.
  */
-export function NestedDtos(type: () => Function): PropertyDecorator {
+export function NestedDtos(type: () => DtoClass): PropertyDecorator {
   return (target: object, property: string | symbol) => {
     ValidateNested({ each: true })(target, property);
     Reflect.defineMetadata(NESTED_DTO, type, target, property);
@@ -15,8 +18,8 @@ export function NestedDtos(type: () => Function): PropertyDecorator {
 }
 
 /** The DTO class of a property marked `@NestedDtos`, or undefined. */
-export function nestedDtoOf(metatype: Function, property: string): Function | undefined {
+export function nestedDtoOf(metatype: DtoClass, property: string): DtoClass | undefined {
   const type = Reflect.getMetadata(NESTED_DTO, metatype.prototype as object, property) as
-    (() => Function) | undefined;
+    (() => DtoClass) | undefined;
   return type?.();
 }

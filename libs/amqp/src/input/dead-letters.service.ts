@@ -79,12 +79,12 @@ export class DeadLetters {
             'x-last-death-queue': _lq,
             'x-last-death-reason': _lr,
             ...headers
-          } = msg.properties.headers ?? {};
+          } = (msg.properties.headers ?? {}) as Record<string, unknown>;
           channel.sendToQueue(input, msg.content, {
             headers,
             persistent: true,
-            contentType: msg.properties.contentType,
-            messageId: msg.properties.messageId,
+            contentType: msg.properties.contentType as string | undefined,
+            messageId: msg.properties.messageId as string | undefined,
           });
           last = msg;
           inChunk++;
@@ -118,6 +118,7 @@ export class AmqpInputOffError extends Error {
 
 function header(headers: Record<string, unknown>, name: string): string | null {
   const value = headers[name];
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- AMQP header values are strings, numbers or Buffers: String() gives their text
   return value === undefined || value === null ? null : String(value);
 }
 

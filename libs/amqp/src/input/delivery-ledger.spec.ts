@@ -34,7 +34,8 @@ describe('DeliveryLedger', () => {
           for (const [tag, how] of events) {
             if (finished.has(tag)) continue;
             finished.set(tag, how);
-            how === 'done' ? ledger.done(tag) : ledger.settled(tag);
+            if (how === 'done') ledger.done(tag);
+            else ledger.settled(tag);
             // When the ackable run is taken
             const upTo = ledger.takeAckable();
             if (upTo === null) continue;

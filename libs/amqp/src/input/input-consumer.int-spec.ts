@@ -111,13 +111,13 @@ describe('AMQP input queue (I4, G1, G6)', () => {
     for (let seq = 1; seq <= 20; seq++)
       await broker.publish(queue, { seq }, { messageType: 'DuringOutage' });
     await waitFor(
-      async () => context!.input.stats().requeued - before.requeued >= 40,
+      () => context!.input.stats().requeued - before.requeued >= 40,
       15_000,
       'two rounds of requeues',
     );
     const outageStarted = Date.now();
     await waitFor(
-      async () => context!.input.stats().requeued - before.requeued >= 60,
+      () => context!.input.stats().requeued - before.requeued >= 60,
       15_000,
       'a third round of requeues',
     );
@@ -155,7 +155,7 @@ describe('AMQP input queue (I4, G1, G6)', () => {
       });
       // Then it says what is wrong and how to fix it, without crashing
       await waitFor(
-        async () =>
+        () =>
           other!.logs.matching(
             /AMQP input is off: Queue '.*' exists with other arguments .* delete it/,
             'error',

@@ -293,6 +293,6 @@ export class InputConsumer implements BeforeApplicationShutdown {
 }
 
 function describeMessage(msg: ConsumeMessage): string {
-  const id = msg.properties.messageId;
+  const id = msg.properties.messageId as string | undefined;
   return id ? ` (message id ${String(id)})` : '';
 }

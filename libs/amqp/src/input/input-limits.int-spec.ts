@@ -160,11 +160,7 @@ describe('AMQP input: the same limits and JSON rules as REST (H1, H2, I4)', () =
     // Given a body stored once
     const before = input();
     await broker.publish(queue, { order: 'dup-1' }, { messageType: 'Dup' });
-    await waitFor(
-      async () => input().stored === before.stored + 1,
-      10_000,
-      'the first copy stored',
-    );
+    await waitFor(() => input().stored === before.stored + 1, 10_000, 'the first copy stored');
     // When the same body comes again, and a message repeats an idempotency key
     await broker.publish(queue, { order: 'dup-1' }, { messageType: 'Dup' });
     await broker.publish(
@@ -179,8 +175,7 @@ describe('AMQP input: the same limits and JSON rules as REST (H1, H2, I4)', () =
     );
     // Then the copies are acknowledged, counted as duplicates and repeats, not as stored
     await waitFor(
-      async () =>
-        input().duplicates === before.duplicates + 1 && input().repeats === before.repeats + 1,
+      () => input().duplicates === before.duplicates + 1 && input().repeats === before.repeats + 1,
       10_000,
       'the duplicate and the repeat',
     );

@@ -42,7 +42,7 @@ export class ConfirmWindow {
     this.outstanding++;
     if (!this.span?.open) this.span = new PublishWindowSpan(this.interfaceName, queue, this.size);
     const span = this.span;
-    span.add(options.headers);
+    span.add(options.headers as Record<string, unknown> | undefined);
     const written = this.channel.sendToQueue(queue, content, options, (error: unknown) => {
       this.outstanding--;
       if (error)

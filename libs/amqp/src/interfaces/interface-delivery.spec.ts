@@ -23,7 +23,9 @@ describe('deliveryProperties: the correlation of a pushed message', () => {
   it('sets the AMQP correlation_id and the header', () => {
     const properties = deliveryProperties(message('order-1'), null);
     expect(properties.correlationId).toBe('order-1');
-    expect(properties.headers?.[HEADERS.correlationId]).toBe('order-1');
+    expect(
+      (properties.headers as Record<string, unknown> | undefined)?.[HEADERS.correlationId],
+    ).toBe('order-1');
   });
 
   it('keeps an id longer than an AMQP short string (255 bytes) in the header only, so the frame stays valid', () => {
@@ -31,7 +33,9 @@ describe('deliveryProperties: the correlation of a pushed message', () => {
     const id = '€'.repeat(100);
     const properties = deliveryProperties(message(id), null);
     expect(properties.correlationId).toBeUndefined();
-    expect(properties.headers?.[HEADERS.correlationId]).toBe(id);
+    expect(
+      (properties.headers as Record<string, unknown> | undefined)?.[HEADERS.correlationId],
+    ).toBe(id);
     // 255 bytes still fit
     expect(deliveryProperties(message('a'.repeat(200)), null).correlationId).toBe('a'.repeat(200));
   });

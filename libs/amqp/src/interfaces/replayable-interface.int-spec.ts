@@ -80,7 +80,7 @@ describe('replayable interface (P2)', () => {
   it('catches a new interface up from index 1 with the documented headers and log line, then continues live', async () => {
     // When the interfaces start on that log
     const sink = await consume(all);
-    await waitFor(async () => sink.messages.length === 12, 10_000, '12 deliveries');
+    await waitFor(() => sink.messages.length === 12, 10_000, '12 deliveries');
 
     // Then every index arrives in order, persistent, with its headers
     expect(sink.messages.map(indexOf)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
@@ -92,13 +92,13 @@ describe('replayable interface (P2)', () => {
       messageType: 'Order',
       userId: 'customer-1',
       metadata: '{"n":1}',
-      serverCorrelationUuid: expect.any(String),
+      serverCorrelationUuid: expect.any(String) as unknown,
     });
     expect(first.properties.headers!.contentHash).toMatch(/^[0-9a-f]{16,}$/);
     expect(JSON.parse(first.content.toString())).toEqual({ i: 1 });
     // And the catch-up is logged in the seed's words
     await waitFor(
-      async () =>
+      () =>
         context!.logs.matching(
           new RegExp(
             `Interface ${all} catch-up completed: processed 12 messages, skipped 0 messages, reached message ID 12`,
@@ -108,7 +108,7 @@ describe('replayable interface (P2)', () => {
       'the catch-up line',
     );
     await waitFor(
-      async () =>
+      () =>
         context!.logs.matching(
           new RegExp(
             `Interface ${batched} catch-up completed: processed 9 messages, skipped 3 messages, reached message ID 12`,
@@ -128,7 +128,7 @@ describe('replayable interface (P2)', () => {
     // When 7 arrives before 6, followed by a 6 from another run
     await ack(all, 7, firstUuid);
     await ack(all, 6, 'a-previous-run');
-    await waitFor(async () => status(all).staleAcks === 1, 5000, 'the stale ack counted');
+    await waitFor(() => status(all).staleAcks === 1, 5000, 'the stale ack counted');
 
     // Then the bookmark stays at 5
     expect(await bookmark(all)).toBe(5);
@@ -142,7 +142,7 @@ describe('replayable interface (P2)', () => {
   it("moves in whole batches, counting the messages acknowledged on the consumer's behalf", async () => {
     // Given the batched interface (batch 4, only Order: 4, 8 and 12 are skipped for it)
     const sink = await consume(batched);
-    await waitFor(async () => sink.messages.length === 9, 5000, '9 Order deliveries');
+    await waitFor(() => sink.messages.length === 9, 5000, '9 Order deliveries');
     expect(sink.messages.map(indexOf)).toEqual([1, 2, 3, 5, 6, 7, 9, 10, 11]);
     const uuid = uuidOf(sink.messages[0]);
 
@@ -151,20 +151,16 @@ describe('replayable interface (P2)', () => {
     await waitFor(async () => (await bookmark(batched)) === 4, 5000, 'bookmark 4');
     // And 5, 6: not a whole batch yet
     for (const i of [5, 6]) await ack(batched, i, uuid);
-    await waitFor(async () => status(batched).acknowledged === 6, 5000, 'acknowledged 6');
+    await waitFor(() => status(batched).acknowledged === 6, 5000, 'acknowledged 6');
     expect(await bookmark(batched)).toBe(4);
     // And 7 completes 5..8 (8 skipped); 10 and 11 wait for 9
     for (const i of [7, 10, 11]) await ack(batched, i, uuid);
     await waitFor(async () => (await bookmark(batched)) === 8, 5000, 'bookmark 8');
-    await waitFor(async () => status(batched).acknowledged === 8, 5000, 'acknowledged 8');
+    await waitFor(() => status(batched).acknowledged === 8, 5000, 'acknowledged 8');
 
     // Then a message committed now is published live
     await context!.writer.append({ messages: [{ messageType: 'Order', body: { i: 13 } }] });
-    await waitFor(
-      async () => sink.messages.some((m) => indexOf(m) === 13),
-      5000,
-      'live delivery of 13',
-    );
+    await waitFor(() => sink.messages.some((m) => indexOf(m) === 13), 5000, 'live delivery of 13');
   });
 
   it('after a restart resends exactly what the bookmarks imply, with a new correlation uuid', async () => {
@@ -185,14 +181,14 @@ describe('replayable interface (P2)', () => {
     // Then each interface resends exactly the indices after its bookmark
     for (const name of [all, batched]) {
       await waitFor(
-        async () =>
+        () =>
           context!.logs.matching(new RegExp(`Interface ${name} catch-up completed`)).length === 1,
         10_000,
         `${name} catch-up`,
       );
       const fresh = () =>
         sinks[name].messages.filter((m) => uuidOf(m) === status(name).correlationUuid);
-      await waitFor(async () => fresh().length === expected[name].length, 5000, `${name} resent`);
+      await waitFor(() => fresh().length === expected[name].length, 5000, `${name} resent`);
       expect(fresh().map(indexOf)).toEqual(expected[name]);
       expect(status(name).correlationUuid).not.toBe(firstUuid);
     }
@@ -205,7 +201,7 @@ describe('replayable interface (P2)', () => {
     ).toHaveLength(1);
     // And an acknowledgement with the previous run's uuid is dropped
     await ack(all, 8, firstUuid);
-    await waitFor(async () => status(all).staleAcks === 1, 5000, 'the stale ack dropped');
+    await waitFor(() => status(all).staleAcks === 1, 5000, 'the stale ack dropped');
     expect(status(all).acknowledged).toBe(7);
   });
 });

@@ -287,6 +287,7 @@ describe('AggregateRepository on the log (A1, A2)', () => {
     await expect(tallies.load('tally-none')).rejects.toMatchObject({ code: 'aggregate_not_found' });
     await expect(tallies.find('tally-none')).resolves.toBeNull();
     expect(() => tallies.create('bad id')).toThrow(
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
       expect.objectContaining({ code: 'invalid_stream_id' }),
     );
   });

@@ -15,6 +15,7 @@ import {
   UnknownEventTypeError,
 } from '../errors/index.js';
 import {
+  eventClassOf,
   fromEventData,
   requireEventMetadata,
   toEventData,
@@ -162,9 +163,14 @@ export class AggregateRepository<T extends AggregateRoot> {
    */
   private publish(events: object[], stored: StoredMessage[]): void {
     const bus = this.eventBus!;
-    if (stored.length !== events.length) return bus.publishAll(events);
+    if (stored.length !== events.length) {
+      bus.publishAll(events);
+      return;
+    }
     events.forEach((event, i) =>
-      runWithCorrelation(correlationOf(stored[i]), () => bus.publish(event)),
+      runWithCorrelation(correlationOf(stored[i]), () => {
+        bus.publish(event);
+      }),
     );
   }
 
@@ -205,7 +211,7 @@ export class AggregateRepository<T extends AggregateRoot> {
   }
 
   private encode(event: object, metadata: Record<string, unknown> | undefined) {
-    const type = Object.getPrototypeOf(event)?.constructor as EventClass;
+    const type = eventClassOf(event) as EventClass;
     const { eventType, schemaVersion } = requireEventMetadata(type);
     if (this.events.get(eventType)?.type !== type) {
       throw new InvalidAggregateError(

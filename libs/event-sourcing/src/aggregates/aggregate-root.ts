@@ -1,5 +1,5 @@
 import { AggregateRoot as CqrsAggregateRoot, type IEvent } from '@nestjs/cqrs';
-import { eventMetadataOf } from '../events/event-codec.js';
+import { eventClassOf, eventMetadataOf } from '../events/event-codec.js';
 
 /** Where the repository keeps the persisted version (a symbol: never part of a snapshot). */
 export const PERSISTED_VERSION = Symbol('ordinal:persistedVersion');
@@ -39,7 +39,7 @@ export abstract class AggregateRoot<
   }
 
   protected override getEventName(event: object): string {
-    const type = Object.getPrototypeOf(event)?.constructor as Function | undefined;
+    const type = eventClassOf(event);
     return (type && eventMetadataOf(type)?.eventType) ?? super.getEventName(event);
   }
 }

@@ -8,6 +8,7 @@ describe('retryOnConflict', () => {
     // Given a command that conflicts twice
     let calls = 0;
     const result = await retryOnConflict(
+      // eslint-disable-next-line @typescript-eslint/require-await -- the command must be async; this one is not
       async (attempt) => {
         calls += 1;
         if (attempt < 3) throw conflict();
@@ -24,6 +25,7 @@ describe('retryOnConflict', () => {
     let calls = 0;
     await expect(
       retryOnConflict(
+        // eslint-disable-next-line @typescript-eslint/require-await -- the command must be async; this one is not
         async () => {
           calls += 1;
           throw conflict();
@@ -37,6 +39,7 @@ describe('retryOnConflict', () => {
   it('does not retry other errors', async () => {
     let calls = 0;
     await expect(
+      // eslint-disable-next-line @typescript-eslint/require-await -- the command must be async; this one is not
       retryOnConflict(async () => {
         calls += 1;
         throw new Error('rule broken');

@@ -1,7 +1,10 @@
 import { DatabaseUnavailableError } from '@ordinal/pg';
-import { isConnectionError } from '@ordinal/pg';
+import { insufficientResources, isConnectionError } from '@ordinal/pg';
 
-/** Runs a read; a lost or refused connection becomes `DatabaseUnavailableError` (never a raw pg error). */
+/**
+ * Runs an operation; a lost or refused connection becomes `DatabaseUnavailableError`, a database
+ * out of disk or memory `StorageFullError` or `DatabaseUnavailableError` (never a raw pg error).
+ */
 export async function guardDatabase<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
@@ -13,6 +16,6 @@ export async function guardDatabase<T>(operation: () => Promise<T>): Promise<T> 
         { cause: error },
       );
     }
-    throw error;
+    throw insufficientResources(error, 'The operation') ?? error;
   }
 }

@@ -18,6 +18,7 @@ describe('stream ids and versions', () => {
       expect(() => assertExpectedVersion(ok)).not.toThrow();
     for (const bad of [-1, 1.5, Number.NaN, 2 ** 53])
       expect(() => assertExpectedVersion(bad)).toThrow(
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
         expect.objectContaining({ code: 'invalid_version' }),
       );
   });
@@ -26,6 +27,7 @@ describe('stream ids and versions', () => {
     expect(() => assertVersion('v', 1)).not.toThrow();
     for (const bad of [0, -3, 2.5])
       expect(() => assertVersion('v', bad)).toThrow(
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
         expect.objectContaining({ code: 'invalid_version' }),
       );
   });

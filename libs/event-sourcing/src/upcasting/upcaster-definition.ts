@@ -5,10 +5,10 @@
 export interface UpcasterDefinition {
   eventType: string;
   fromVersion: number;
-  upcast(data: any, metadata: Record<string, unknown> | null): unknown;
+  upcast(data: unknown, metadata: Record<string, unknown> | null): unknown;
 }
 
 /** What a class decorated with `@Upcaster` implements. */
 export interface EventUpcaster {
-  upcast(data: any, metadata: Record<string, unknown> | null): unknown;
+  upcast(data: unknown, metadata: Record<string, unknown> | null): unknown;
 }

@@ -4,12 +4,12 @@ describe('UpcasterRegistry', () => {
   const v1 = {
     eventType: 'Placed',
     fromVersion: 1,
-    upcast: (d: any) => ({ ...d, step: [...(d.step ?? []), 'v2'] }),
+    upcast: (d: { step?: string[] }) => ({ ...d, step: [...(d.step ?? []), 'v2'] }),
   };
   const v2 = {
     eventType: 'Placed',
     fromVersion: 2,
-    upcast: (d: any) => ({ ...d, step: [...d.step, 'v3'] }),
+    upcast: (d: { step: string[] }) => ({ ...d, step: [...d.step, 'v3'] }),
   };
 
   it('chains upcasters from the stored version and stops where the chain ends', () => {
@@ -52,6 +52,7 @@ describe('UpcasterRegistry', () => {
     registry.register(other);
     expect(registry.upcast('Placed', 1, {}, null).data).toEqual({ step: ['v2'] });
     expect(() => registry.register({ ...v1, fromVersion: 0 })).toThrow(
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
       expect.objectContaining({ code: 'invalid_upcaster' }),
     );
   });

@@ -19,7 +19,8 @@ export class UpcasterExplorer implements OnModuleInit {
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
-      const { metatype, instance } = wrapper;
+      const { metatype } = wrapper;
+      const instance: unknown = wrapper.instance;
       if (!metatype || typeof metatype !== 'function') continue;
       const metadata = Reflect.getMetadata(UPCASTER_METADATA, metatype) as
         UpcasterMetadata | undefined;

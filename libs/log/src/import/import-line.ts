@@ -74,10 +74,10 @@ export function parseImportLine(text: string): ImportedMessage {
   if (inexact) throw new InvalidMessageError(`${inexact.path} ${inexact.reason}`);
   return prepareImported({
     messageType,
-    userId: (userId as string | null | undefined) ?? null,
+    userId: userId ?? null,
     body: content,
-    metadata: (metadata as Record<string, unknown> | null | undefined) ?? null,
-    idempotencyKey: (idempotencyKey as string | null | undefined) ?? null,
+    metadata: metadata ?? null,
+    idempotencyKey: idempotencyKey ?? null,
     // Checked by prepareImported with every entry path's id rules (1-200 characters of text).
     correlationId: correlationId as string | null | undefined,
     causationId: causationId as string | null | undefined,

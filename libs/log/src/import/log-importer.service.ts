@@ -20,7 +20,12 @@ import { execute } from '@ordinal/pg';
 import { toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { MAX_POSITION, toPosition } from '@ordinal/pg';
 import { listenerClientConfig } from '../router/listener-config.js';
-import { driverError, isConnectionError, isReadOnlyError } from '@ordinal/pg';
+import {
+  driverError,
+  insufficientResources,
+  isConnectionError,
+  isReadOnlyError,
+} from '@ordinal/pg';
 import type { ImportedMessage as PreparedMessage } from '../writer/pending-append.js';
 import { parseImportLine } from './import-line.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';
@@ -154,7 +159,7 @@ export class LogImporter {
     );
     try {
       for await (const chunk of lines) {
-        const prepared: PreparedMessage[] = new Array(chunk.length);
+        const prepared = new Array<PreparedMessage>(chunk.length);
         for (let i = 0; i < chunk.length; i++) {
           try {
             prepared[i] = parseImportLine(chunk[i].text);
@@ -304,6 +309,8 @@ export class LogImporter {
         { cause: error },
       );
     }
+    const lacking = insufficientResources(error, 'The import');
+    if (lacking) return lacking;
     const code = (error as { code?: string }).code;
     if (typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'))) {
       return new InvalidMessageError(

@@ -5,10 +5,13 @@ import { readArrivals, type ArrivalRow } from '../sql/index.js';
 import { execute, type SqlRunner } from '@ordinal/pg';
 
 /**
- * Positions a reader passed inside abandoned holes, each with the snapshot xmax of when it was
- * passed. A position whose row has since committed is a late arrival (delivered to that
- * reader, marked late); one whose writers have all ended without a row is a rolled-back hole
- * and is forgotten. A subscription keeps one; the live router keeps one for all its feeds.
+ * Positions a reader passed without a row that are watched for a late one (abandoned holes,
+ * and exact releases while `watch_until` has not passed), each with the snapshot xmax of when
+ * it was passed. A position whose row has since committed is a late arrival (delivered to that
+ * reader, marked late). One is forgotten once its watch is over *and* every transaction with
+ * an id that could have written it has ended: the xid test alone misses a session that drew
+ * the position by hand (`nextval` assigns no id) or inserts at a chosen index. A subscription
+ * keeps one; the live router keeps one for all its feeds.
  */
 export class LateTracker {
   private readonly pending = new Map<number, bigint>();
@@ -43,8 +46,8 @@ export class LateTracker {
       const position = toPosition(row.pending);
       if (row.index !== null && row.index !== undefined) {
         arrived.push(toStoredMessage(row as MessageRow));
-      } else if (BigInt(row.xmin) >= (this.pending.get(position) ?? 0n)) {
-        // Every transaction that could still write it has ended: the hole is final.
+      } else if (!row.watching && BigInt(row.xmin) >= (this.pending.get(position) ?? 0n)) {
+        // Its watch is over and every transaction that could still write it has ended.
         this.pending.delete(position);
       }
     }

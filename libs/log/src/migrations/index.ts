@@ -3,7 +3,8 @@ import { CreateConcurrentOrdering1764460800001 } from './1764460800001-create-co
 import { DurableWatermark1764460800002 } from './1764460800002-durable-watermark.js';
 import { SkippedArrivalsIndex1764460800150 } from './1764460800150-skipped-arrivals-index.js';
 import { CorrelationColumns1764460800016 } from './1764460800016-correlation-columns.js';
-import { SequenceMaxPosition1764460800151 } from './1764460800151-sequence-max-position.js';
+import { LateWatch1764460800210 } from './1764460800210-late-watch.js';
+import { SequenceMaxPosition1764460800211 } from './1764460800211-sequence-max-position.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -12,5 +13,6 @@ export const LOG_MIGRATIONS = [
   DurableWatermark1764460800002,
   CorrelationColumns1764460800016,
   SkippedArrivalsIndex1764460800150,
-  SequenceMaxPosition1764460800151,
+  LateWatch1764460800210,
+  SequenceMaxPosition1764460800211,
 ];

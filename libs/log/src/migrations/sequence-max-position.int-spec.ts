@@ -3,9 +3,9 @@ import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/tes
 import { MAX_POSITION, runMigrations } from '@ordinal/pg';
 import { LOG_MIGRATIONS } from './index.js';
 
-const BEFORE = LOG_MIGRATIONS.filter((m) => m.name !== 'SequenceMaxPosition1764460800151');
+const BEFORE = LOG_MIGRATIONS.filter((m) => m.name !== 'SequenceMaxPosition1764460800211');
 
-describe('SequenceMaxPosition1764460800151: the sequence stops at the last exact index', () => {
+describe('SequenceMaxPosition1764460800211: the sequence stops at the last exact index', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
   const seqmax = async () =>

@@ -27,16 +27,16 @@ import { isConnectionError, isQueryTimeout, driverError } from '@ordinal/pg';
 
 /**
  * One read of the log after a position: the rows, the position the read covers, and (in
- * concurrent mode) the abandoned positions it passed without a row. A reader moves its
+ * concurrent mode) the watched positions it passed without a row. A reader moves its
  * position to `to`, never further: what it did not read it has not passed.
  */
 export interface CoveredRead {
   messages: StoredMessage[];
   /** Every matching message in (after, to] is in `messages`. */
   to: number;
-  /** Abandoned positions in (after, to] with no row in `messages`: watch them for late arrivals. */
+  /** Positions in (after, to] the watermark passed without a row, still watched (abandoned, or released exactly within `lateWatchMs`), with no row in `messages`: watch them for late arrivals. */
   skipped: number[];
-  /** Snapshot xmax when `skipped` was read: every transaction that could still fill them is below it. */
+  /** Snapshot xmax when `skipped` was read: every transaction with an id that could still fill them is below it. */
   xmax: string;
 }
 

@@ -55,12 +55,12 @@ async function heldWriter(url: string): Promise<{
   await client.connect();
   await client.query('BEGIN');
   await client.query('SELECT pg_current_xact_id()');
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ index: number }>(
     `INSERT INTO messages (index, message_type, user_id, body, content_hash)
      VALUES (nextval('messages_index_seq'), 'Held', 'u-held', '{"held":true}'::jsonb, 'h') RETURNING index::int AS index`,
   );
   return {
-    position: rows[0].index as number,
+    position: rows[0].index,
     commit: () => client.query('COMMIT'),
     rollback: () => client.query('ROLLBACK'),
     end: () => client.end(),

@@ -33,7 +33,7 @@ async function startLog(url: string, livePollMs: number): Promise<INestApplicati
 
 /** Polls until `check` holds, failing after the deadline. */
 async function waitFor(
-  check: () => Promise<boolean>,
+  check: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
 ): Promise<void> {
@@ -94,13 +94,13 @@ describe('LiveRouter (L5, R2, R3)', () => {
 
   it('delivers its own commits without reading the database', async () => {
     // Given a live feed at the head, and LISTEN established (its reconnection triggers a read)
-    await waitFor(async () => router.stats().listening, 5000, 'LISTEN');
+    await waitFor(() => router.stats().listening, 5000, 'LISTEN');
     const feed = openFeed({ fromIndex: 1 });
     await feed.headAtOpen;
     await append(3);
     expect((await take(feed, 3)).map((m) => m.id)).toEqual([1, 2, 3]);
     // (the read that LISTEN's establishment asked for may still be running: let it finish)
-    await waitFor(async () => !router.stats().busy, 5000, 'the router to be idle');
+    await waitFor(() => !router.stats().busy, 5000, 'the router to be idle');
     const readsBefore = router.stats().databaseReads;
     // When this process appends three more batches
     await append(2);

@@ -45,7 +45,7 @@ export interface LiveRouterStats {
   sharedPagesKept: number;
   /** Feeds suspended by their consumer (an SSE stream whose socket was full): they left live and caught up from the database. */
   suspensions: number;
-  /** Positions passed inside abandoned holes that some open feed watches for a late arrival. */
+  /** Passed positions without a row (abandoned or released exactly) that some open feed watches for a late arrival. */
   lateWatched: number;
   /** Late arrivals handed to feeds (one per feed that had passed the position). */
   lateDeliveries: number;
@@ -81,7 +81,8 @@ const IDLE_READ_MS = 50;
  * head: nothing below it can appear): never merely the highest index heard of. A feed that
  * registers takes it as the start of its mailbox, so a position above the safe head there
  * would be a position nobody reads. In concurrent mode the router also keeps the one late
- * watch of all its feeds: positions they passed inside abandoned holes, looked up every
+ * watch of all its feeds: positions they passed without a row (abandoned holes, exact
+ * releases while watched), looked up every
  * `lateRescanMs` (and when the watermark reports an arrival); an arrival goes to each feed
  * that passed it, marked late.
  */

@@ -13,9 +13,10 @@ export interface FeedOptions {
   /** Most live messages buffered for this feed before it detaches to database catch-up (R3). */
   mailboxLimit?: number;
   /**
-   * Also watch the abandoned positions below `fromIndex` (a consumer resuming from a bookmark
-   * it moved past them): those not arrived yet, and those that arrived since `arrivedSince`
-   * (when the consumer last saved its bookmark). Absent: watch none.
+   * Also watch the passed positions below `fromIndex` (a consumer resuming from a bookmark it
+   * moved past them; abandoned ones, and exact releases still watched): those not arrived yet,
+   * and those that arrived since `arrivedSince` (when the consumer last saved its bookmark).
+   * Absent: watch none.
    */
   watchAbandonedBelow?: { arrivedSince?: Date | null };
   /**

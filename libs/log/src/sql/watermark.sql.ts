@@ -65,16 +65,19 @@ export function readPositionsBetween(from: number, to: number): SqlQuery {
 
 /**
  * The transactions that could still fill a hole seen now: those holding the messages table
- * in RowExclusiveLock (every writer draws its positions inside the INSERT, after that lock),
+ * in RowExclusiveLock (every INSERT, Ordinal's own draws its positions inside it) or the
+ * position sequence in RowExclusiveLock (every `nextval`, `setval`, also one written by hand
+ * outside an INSERT: PostgreSQL keeps that lock until the transaction ends, whoever the role),
  * with what identifies each (pid and transaction start) — and the snapshot's xmax, for the
- * fallback when this view of other sessions is not available.
+ * fallback when this view of other sessions is not available. A session holding both is one
+ * writer.
  */
 export function readLogWriters(): SqlQuery {
   return {
-    text: `SELECT a.pid, a.xact_start::text AS xact_start, a.application_name, a.backend_xid::text AS xid,
+    text: `SELECT DISTINCT a.pid, a.xact_start::text AS xact_start, a.application_name, a.backend_xid::text AS xid,
                   pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
            FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-           WHERE l.locktype = 'relation' AND l.relation = '${TABLES.messages}'::regclass
+           WHERE l.locktype = 'relation' AND l.relation IN ('${TABLES.messages}'::regclass, '${SEQUENCE}'::regclass)
              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
              AND l.mode = 'RowExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()
            UNION ALL
@@ -103,26 +106,56 @@ export function snapshotPassed(xmax: string): SqlQuery {
 /**
  * Records passed-over positions durably before the watermark moves past them: abandoned ones
  * (so later arrivals inside them are found) and exactly released ones (so no process, after a
- * restart say, holds them again).
+ * restart say, holds them again). Both are watched for a late row until `watch_until`
+ * (`lateWatchMs` from now): an exact release only knows that no running transaction can fill
+ * the position, not that no session will insert there later.
  */
 export function recordSkipped(
   from: number,
   to: number,
   heldMs: number,
+  watchMs: number,
   releasedExactly = false,
 ): SqlQuery {
   return {
-    text: `INSERT INTO ${TABLES.skipped} (position, held_ms, released_exactly) SELECT p, $3, $4 FROM generate_series($1::bigint, $2::bigint) p
+    text: `INSERT INTO ${TABLES.skipped} (position, held_ms, released_exactly, watch_until)
+           SELECT p, $3, $4, now() + make_interval(secs => $5::float8 / 1000) FROM generate_series($1::bigint, $2::bigint) p
            ON CONFLICT (position) DO NOTHING`,
-    values: [from, to, Math.round(heldMs), releasedExactly],
+    values: [from, to, Math.round(heldMs), releasedExactly, watchMs],
   };
 }
 
-/** Marks abandoned positions whose row has since committed; returns them (late arrivals). */
+/**
+ * Records the positions in [from, to] without a row as released exactly (and watched): the
+ * start-up shortcut passes them at once, every transaction that could have drawn them having
+ * ended, but a row can still be inserted there by hand. One statement; the caller bounds the
+ * range.
+ */
+export function recordFinalHoles(from: number, to: number, watchMs: number): SqlQuery {
+  return {
+    text: `INSERT INTO ${TABLES.skipped} (position, held_ms, released_exactly, watch_until)
+           SELECT p, 0, true, now() + make_interval(secs => $3::float8 / 1000) FROM generate_series($1::bigint, $2::bigint) p
+           WHERE NOT EXISTS (SELECT 1 FROM ${TABLES.messages} m WHERE m.index = p)
+           ON CONFLICT (position) DO NOTHING`,
+    values: [from, to, watchMs],
+  };
+}
+
+/**
+ * Marks watched positions whose row has since committed; returns them (late arrivals), each
+ * with whether it had been released exactly. Abandoned positions are looked at for ever,
+ * exact releases while they are watched: two branches, each on its partial index.
+ */
 export function claimLateArrivals(): SqlQuery {
   return {
-    text: `UPDATE ${TABLES.skipped} s SET arrived_at = now() FROM ${TABLES.messages} m
-           WHERE m.index = s.position AND s.arrived_at IS NULL AND NOT s.released_exactly RETURNING s.position::text AS position`,
+    text: `UPDATE ${TABLES.skipped} s SET arrived_at = now()
+           FROM (SELECT position FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly
+                 UNION ALL
+                 SELECT position FROM ${TABLES.skipped}
+                 WHERE released_exactly AND arrived_at IS NULL AND watch_until IS NOT NULL AND watch_until > now()) o
+           JOIN ${TABLES.messages} m ON m.index = o.position
+           WHERE s.position = o.position AND s.arrived_at IS NULL
+           RETURNING s.position::text AS position, s.released_exactly AS exact`,
     values: [],
   };
 }

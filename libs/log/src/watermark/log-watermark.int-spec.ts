@@ -20,12 +20,12 @@ class RawWriter {
     await this.client.query('SELECT pg_current_xact_id()');
   }
   async insert(category: string, count = 1): Promise<number[]> {
-    const { rows } = await this.client.query(
+    const { rows } = await this.client.query<{ index: number }>(
       `INSERT INTO messages (index, message_type, category, body, content_hash)
        SELECT nextval('messages_index_seq'), 'T', $1, '{}'::jsonb, 'h' FROM generate_series(1, $2) RETURNING index::int AS index`,
       [category, count],
     );
-    return rows.map((r) => r.index as number).sort((a, b) => a - b);
+    return rows.map((r) => r.index).sort((a, b) => a - b);
   }
   commit = () => this.client.query('COMMIT');
   rollback = () => this.client.query('ROLLBACK');

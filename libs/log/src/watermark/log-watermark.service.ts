@@ -19,6 +19,7 @@ import {
   readLogWriters,
   readPersistedWatermark,
   readPositionsBetween,
+  recordFinalHoles,
   recordSkipped,
   snapshotPassed,
 } from '../sql/index.js';
@@ -32,6 +33,8 @@ const GALLOP_FROM = 8 * SCAN;
 const GALLOP_MAX = 1_048_576;
 /** The watermark is written down at most this often (a start hint: a stale one costs a scan). */
 const PERSIST_MS = 1000;
+/** Most positions the start-up shortcut records one by one (a longer jump is passed unrecorded). */
+const BARRIER_RECORD_MAX = GALLOP_MAX;
 
 /**
  * The safe head every reader reads up to (ARCHITECTURE.md, "The low watermark").
@@ -40,8 +43,11 @@ const PERSIST_MS = 1000;
  * contiguous run of committed positions. At the first missing position it holds; the hole is
  * released exactly as soon as every transaction that held the log table when the hole was
  * first seen has ended (S4) — only those can still fill it — or abandoned after
- * `gapTimeoutMs` (S3) with a warning and a durable record; a row that commits inside an
- * abandoned hole later is found by a periodic re-scan and reported as a late arrival.
+ * `gapTimeoutMs` (S3) with a warning and a durable record. "Writers" are the transactions
+ * holding the log table or the position sequence (a `nextval` by hand counts). A row that
+ * commits at a passed position later — abandoned, or released exactly and written anyway (a
+ * position drawn by a transaction that has ended, an index chosen by hand) — is found by a
+ * periodic re-scan and reported as a late arrival; readers watch those positions too.
  *
  * Every position the watermark passes without a row is recorded in `log_skipped` before it
  * moves past it (abandoned or released exactly), and the position reached is written down
@@ -117,7 +123,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     return this.hole ? { ...this.hole, heldMs: Date.now() - this.hole.firstSeenAt } : null;
   }
 
-  /** Listens to late arrivals (positions committed inside abandoned holes). */
+  /** Listens to late arrivals (rows committed at positions the watermark had passed). */
   onLate(listener: (positions: number[]) => void): () => void {
     this.lateListeners.add(listener);
     return () => this.lateListeners.delete(listener);
@@ -126,15 +132,19 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   /** Looks for late arrivals now (also runs every `lateRescanMs`). */
   async rescanLate(): Promise<number[]> {
     try {
-      const rows = await execute<{ position: string }>(
+      const rows = await execute<{ position: string; exact: boolean }>(
         this.dataSource.manager,
         claimLateArrivals(),
       );
       const positions = rows.map((r) => toPosition(r.position)).sort((a, b) => a - b);
       if (positions.length === 0) return positions;
       this.counters.lateArrivals += positions.length;
+      const exact = rows.filter((r) => r.exact).map((r) => toPosition(r.position));
       this.logger.error(
-        `Late arrival: positions ${positions.join(', ')} committed after their hole was abandoned; delivering them as late`,
+        `Late arrival: positions ${positions.join(', ')} committed after the watermark passed them; delivering them as late` +
+          (exact.length > 0
+            ? ` (${exact.join(', ')} had been released exactly: a position drawn outside Ordinal's INSERT, or an index written by hand)`
+            : ''),
       );
       for (const listener of this.lateListeners) listener(positions);
       return positions;
@@ -253,9 +263,16 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       this.barrier = { position: toPosition(row.drawn), hole };
     }
     if (await this.writersEnded(this.barrier.hole)) {
-      // The shortcut passes holes without recording them one by one: write its position down
-      // first, so a process that starts later does not hold them again.
+      // The shortcut passes holes at once: record them, so readers watch them for a row
+      // inserted there by hand later (a bounded jump; a longer one is passed unrecorded), and
+      // write its position down first, so a process that starts later does not hold them again.
       if (this.barrier.position > this.position) {
+        if (this.barrier.position - this.position <= BARRIER_RECORD_MAX) {
+          await execute(
+            this.dataSource.manager,
+            recordFinalHoles(this.position + 1, this.barrier.position, this.options.lateWatchMs),
+          );
+        }
         await execute(this.dataSource.manager, persistWatermark(this.barrier.position));
         this.persisted = Math.max(this.persisted ?? 0, this.barrier.position);
       }
@@ -294,7 +311,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       (await this.writersEnded(hole))
     ) {
       if (await this.anyCommitted(from, to)) return true;
-      await execute(this.dataSource.manager, recordSkipped(from, to, heldMs, true));
+      await execute(
+        this.dataSource.manager,
+        recordSkipped(from, to, heldMs, this.options.lateWatchMs, true),
+      );
       this.counters.holesReleasedExactly += 1;
       this.position = to;
       this.hole = null;
@@ -302,7 +322,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     }
     if (heldMs >= this.options.gapTimeoutMs) {
       if (await this.anyCommitted(from, to)) return true;
-      await execute(this.dataSource.manager, recordSkipped(from, to, heldMs));
+      await execute(
+        this.dataSource.manager,
+        recordSkipped(from, to, heldMs, this.options.lateWatchMs),
+      );
       this.counters.holesAbandoned += 1;
       this.logger.warn(
         `Hole ${from}..${to} abandoned after ${heldMs} ms (gapTimeoutMs ${this.options.gapTimeoutMs}); a row committing there later is reported as a late arrival`,

@@ -45,7 +45,9 @@ describe('the JSON rules every entry path shares', () => {
   });
 
   it('keeps __proto__ and constructor as ordinary keys', () => {
-    const body = JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":1}}');
+    const body: unknown = JSON.parse(
+      '{"__proto__":{"polluted":true},"constructor":{"prototype":1}}',
+    );
     const prepared = prepareMessage({ messageType: 'A', body });
     expect(JSON.stringify(prepared.message.body)).toBe(
       '{"__proto__":{"polluted":true},"constructor":{"prototype":1}}',
@@ -76,8 +78,8 @@ describe('the JSON rules every entry path shares', () => {
       fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
         const built = toStorableJson(value, 'v');
         if ('reason' in built) return;
-        const reordered = JSON.parse(
-          JSON.stringify(value, (_k, v) =>
+        const reordered: unknown = JSON.parse(
+          JSON.stringify(value, (_k, v: unknown) =>
             v && typeof v === 'object' && !Array.isArray(v)
               ? Object.fromEntries(Object.entries(v).reverse())
               : v,

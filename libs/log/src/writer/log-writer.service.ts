@@ -25,10 +25,12 @@ import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-st
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
 import {
   driverError,
+  insufficientResources,
   isConnectionError,
   isDataError,
   isReadOnlyError,
   isSequenceExhausted,
+  StorageFullError,
 } from '@ordinal/pg';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
 import { formatTraceparent } from '../trace/traceparent.js';
@@ -38,9 +40,12 @@ import { contextFromTraceparent, ordinalTracer } from '../trace/tracer.js';
 /** Ends an append's span with its outcome. */
 function endSpan(span: Span, error?: unknown): void {
   if (error !== undefined) {
+    // A thrown value that is not an Error: its String() is the only description there is.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string
     span.recordException(error instanceof Error ? error : String(error));
     span.setStatus({
       code: SpanStatusCode.ERROR,
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as above
       message: error instanceof Error ? error.message : String(error),
     });
   }
@@ -59,6 +64,13 @@ export interface FlushStats {
   messages: number;
   durationMs: number;
   ok: boolean;
+}
+
+/** The writer's last flush failed for want of disk space. */
+export interface StorageFull {
+  since: Date;
+  /** What the database said (it names the file that could not grow). */
+  error: string;
 }
 
 /** Concurrent mode: messages queued that justify another flush beside those in flight. */
@@ -88,6 +100,7 @@ export class LogWriter implements OnApplicationShutdown {
   private readonly flushListeners = new Set<(stats: FlushStats) => void>();
   readonly window: DuplicateWindow;
   private readonly strategies: FlushStrategies;
+  private full: StorageFull | null = null;
 
   constructor(
     dataSource: DataSource,
@@ -177,6 +190,14 @@ export class LogWriter implements OnApplicationShutdown {
   onFlush(listener: (stats: FlushStats) => void): () => void {
     this.flushListeners.add(listener);
     return () => this.flushListeners.delete(listener);
+  }
+
+  /**
+   * Whether the database's disk is full for the writer: set when a flush fails for want of
+   * space (`StorageFullError`), cleared by the next flush that commits. Null otherwise.
+   */
+  get storageFull(): StorageFull | null {
+    return this.full;
   }
 
   /** Messages waiting for a flush. */
@@ -282,6 +303,9 @@ export class LogWriter implements OnApplicationShutdown {
     try {
       const plan = await this.writeWithRetry(batch);
       ok = true;
+      if (this.full)
+        this.logger.log(`The database stores again (full since ${this.full.since.toISOString()})`);
+      this.full = null;
       this.window.record(plan.windowHashes);
       plan.outcomes.forEach((outcome, i) =>
         outcome.ok
@@ -297,6 +321,12 @@ export class LogWriter implements OnApplicationShutdown {
         return;
       }
       const failure = this.toLibraryError(error);
+      if (failure instanceof StorageFullError && !this.full) {
+        this.full = { since: new Date(), error: driverError(error).message };
+        this.logger.error(
+          `The database's disk is full: appends answer storage_full until a flush commits again (${this.full.error})`,
+        );
+      }
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
       for (const pending of batch) pending.reject(failure);
     } finally {
@@ -376,6 +406,8 @@ export class LogWriter implements OnApplicationShutdown {
         { cause: error },
       );
     }
+    const lacking = insufficientResources(error, 'The append');
+    if (lacking) return lacking;
     this.logger.error(`Flush failed: ${driverError(error).message}`);
     return new OrdinalError('append_failed', `The append failed: ${driverError(error).message}`, {
       cause: error,

@@ -24,9 +24,11 @@ export function child(path: string, key: string): string {
  * Thrown inside a walk and caught at its top. The path is collected on the way out (each
  * level adds its key), so a walk that finds nothing builds no path strings at all.
  */
-class Refused {
+class Refused extends Error {
   readonly segments: string[] = [];
-  constructor(readonly reason: string) {}
+  constructor(readonly reason: string) {
+    super(reason);
+  }
 
   pathFrom(root: string): string {
     let path = root;
@@ -107,6 +109,7 @@ function check(value: unknown, depth: number): void {
   }
 }
 
+// eslint-disable-next-line no-control-regex -- ASCII is 0x00-0x7f, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**
@@ -168,10 +171,11 @@ function build(value: unknown, depth: number): StorableJson {
       const toJSON = (value as { toJSON?: unknown }).toJSON;
       if (typeof toJSON === 'function') return build((toJSON as () => unknown).call(value), depth);
       if (Array.isArray(value)) {
-        const items: unknown[] = new Array(value.length);
-        const texts: string[] = new Array(value.length);
+        const items = new Array<unknown>(value.length);
+        const texts = new Array<string>(value.length);
         for (let i = 0; i < value.length; i++) {
-          const item = value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
+          const item: unknown =
+            value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
           let built: StorableJson;
           try {
             built = build(item, depth + 1);
@@ -250,7 +254,8 @@ function canonicalOf(value: unknown, depth: number): string {
       if (Array.isArray(value)) {
         let text = '[';
         for (let i = 0; i < value.length; i++) {
-          const item = value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
+          const item: unknown =
+            value[i] === undefined || typeof value[i] === 'function' ? null : value[i];
           try {
             text += (i > 0 ? ',' : '') + canonicalOf(item, depth + 1);
           } catch (error) {

@@ -18,6 +18,7 @@ export function hasNulEscape(json: string | null | undefined): boolean {
 }
 
 /** A NUL, or a surrogate without its pair: text PostgreSQL refuses (or would have to alter). */
+// eslint-disable-next-line no-control-regex -- NUL is one of the characters looked for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Whether a string can go into a `text` column exactly as it is. */

@@ -45,7 +45,7 @@ export async function runMigrations(
     migrationsRun: false,
     synchronize: false,
     logging: false,
-    extra: { ...(connection.extra ?? {}), max: 2 },
+    extra: { ...((connection.extra ?? {}) as Record<string, unknown>), max: 2 },
   } as PostgresConnectionOptions);
   await runner.initialize();
   const lock = runner.createQueryRunner();

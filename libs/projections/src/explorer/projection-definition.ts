@@ -69,7 +69,8 @@ function toRoute(
     return { type: event, method, eventClass: null, schemaVersion: Number.MAX_SAFE_INTEGER };
   }
   if (typeof event === 'function') {
-    const metadata = eventMetadataOf(event);
+    const eventClass = event as EventClass;
+    const metadata = eventMetadataOf(eventClass);
     if (!metadata) {
       throw new InvalidProjectionError(
         `Projection '${projection}': @EventHandler(${event.name}) on ${method}() names a class without @DomainEvent; decorate ${event.name} with @DomainEvent('${event.name}') or pass the type name as a string`,
@@ -78,7 +79,7 @@ function toRoute(
     return {
       type: metadata.eventType,
       method,
-      eventClass: event as EventClass,
+      eventClass,
       schemaVersion: metadata.schemaVersion,
     };
   }

@@ -28,7 +28,8 @@ export class ProjectionsExplorer implements OnModuleInit {
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
-      const { metatype, instance } = wrapper;
+      const { metatype } = wrapper;
+      const instance: unknown = wrapper.instance;
       if (!metatype || typeof metatype !== 'function') continue;
       const metadata = Reflect.getMetadata(PROJECTION_METADATA, metatype) as
         ProjectionMetadata | undefined;
@@ -42,7 +43,7 @@ export class ProjectionsExplorer implements OnModuleInit {
       }
       if (!instance) continue;
       const methods = this.scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object);
-      const definition = defineProjection(metadata, instance as object, methods, (message) =>
+      const definition = defineProjection(metadata, instance, methods, (message) =>
         this.logger.warn(message),
       );
       this.register(definition);

@@ -53,9 +53,12 @@ export function startBatchSpan(
 /** Ends a span, marking it failed when `error` is given. */
 export function endSpan(span: Span, error?: unknown): void {
   if (error !== undefined) {
+    // A thrown value that is not an Error: its String() is the only description there is.
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string
     span.recordException(error instanceof Error ? error : String(error));
     span.setStatus({
       code: SpanStatusCode.ERROR,
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as above
       message: error instanceof Error ? error.message : String(error),
     });
   }

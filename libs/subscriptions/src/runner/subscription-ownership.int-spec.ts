@@ -101,7 +101,7 @@ describe('One owner per subscription across applications on one database (lease 
       },
     });
     await app.get(LogWriter).append({ messages: [{ messageType: 'Fenced', body: {} }] });
-    await waitFor(async () => entered, 10_000, 'the handler to be entered');
+    await waitFor(() => entered, 10_000, 'the handler to be entered');
     // When another owner claims the lease (as after an expiry) while the batch is in flight
     await db.query(
       `UPDATE consumer_leases SET owner = 'someone-else', epoch = epoch + 1, expires_at = now() + interval '1 hour' WHERE name = 'fenced'`,
@@ -109,7 +109,7 @@ describe('One owner per subscription across applications on one database (lease 
     release();
     // Then the batch rolls back (the checkpoint did not move), and the subscription stands by
     await waitFor(
-      async () => subscription.status().state === 'standby',
+      () => subscription.status().state === 'standby',
       10_000,
       'standby after losing the lease',
     );

@@ -33,7 +33,7 @@ export interface SubscriptionDeps {
  * batch and the checkpoint in one transaction, so a same-database read model is effectively
  * exactly-once. Woken by commits, polled as a safety net (fast while the watermark holds
  * a hole). A failed batch rolls back and is retried with exponential back-off; the error
- * shows in `status()`. Positions passed inside abandoned holes are watched and delivered late.
+ * shows in `status()`. Positions passed without a row are watched and their late rows delivered late.
  *
  * Run under consumer ownership, it starts only when this process holds its lease
  * (`acquired`), checks the lease before every batch and message, and fences every commit
@@ -324,8 +324,10 @@ export class Subscription implements OwnedConsumer {
     this.position = read.to;
     if (read.skipped.length > 0) {
       this.late.add(read.skipped, read.xmax);
-      this.logger.warn(
-        `'${this.name}' passed abandoned positions ${read.skipped.join(', ')}; watching them for late arrivals`,
+      // Debug, not warn: exact releases (every rolled-back write) are watched too, and the
+      // watermark already warns once per abandoned hole.
+      this.logger.debug(
+        `'${this.name}' passed positions without a row ${read.skipped.join(', ')}; watching them for late arrivals`,
       );
     }
     this.waiters.reached(this.position);
@@ -353,7 +355,7 @@ export class Subscription implements OwnedConsumer {
       this.late.forget(message.id);
       this.lateDelivered += 1;
       this.logger.error(
-        `Late arrival delivered to '${this.name}': index ${message.id} (${message.messageType}) committed after its hole was abandoned`,
+        `Late arrival delivered to '${this.name}': index ${message.id} (${message.messageType}) committed after its position was passed`,
       );
     }
   }

@@ -10,8 +10,8 @@ const MAX_POSITION = '9007199254740991';
  * A sequence already past it (a log written before this rule) is capped where it stands: it
  * hands out nothing more.
  */
-export class SequenceMaxPosition1764460800151 implements MigrationInterface {
-  name = 'SequenceMaxPosition1764460800151';
+export class SequenceMaxPosition1764460800211 implements MigrationInterface {
+  name = 'SequenceMaxPosition1764460800211';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const [{ max }] = (await queryRunner.query(

@@ -1,0 +1,249 @@
+import 'reflect-metadata';
+import { Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { take } from '@ordinal/test-support/feed-take';
+import { LogModule } from '../log.module.js';
+import type { LogModuleOptions } from '../log-options.js';
+import { SEQUENCE } from '../log.constants.js';
+import { LogWriter } from '../writer/log-writer.service.js';
+import { LogReader } from '../reader/log-reader.service.js';
+import { LiveRouter } from '../router/live-router.service.js';
+import { LogWatermark } from '../watermark/log-watermark.service.js';
+import type { LogFeed } from '../router/log-feed.js';
+
+/** A log in concurrent mode in its own Nest context on the suite's database. */
+async function startLog(url: string, options: LogModuleOptions): Promise<INestApplicationContext> {
+  @Module({
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], extra: { max: 6 } }),
+      LogModule.forRoot({
+        isGlobal: true,
+        ordering: 'concurrent',
+        duplicateWindow: 0,
+        livePollMs: 50,
+        lateRescanMs: 50,
+        ...options,
+      }),
+    ],
+  })
+  class TestLogModule {}
+  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
+  await context.init();
+  return context;
+}
+
+/** Inserts a row at a position chosen outside the INSERT (the shape Ordinal never writes). */
+const insertAt = (client: pg.Client | { query: pg.Client['query'] }, index: number) =>
+  client.query(
+    `INSERT INTO messages (index, message_type, user_id, body, content_hash)
+     VALUES ($1, 'ByHand', 'u-hand', '{"byHand":true}'::jsonb, 'h')`,
+    [index],
+  );
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('Positions drawn outside an INSERT (concurrent mode): never lost', () => {
+  let db: TestDatabase;
+  let context: INestApplicationContext;
+  const clients: pg.Client[] = [];
+  const feeds: LogFeed[] = [];
+
+  const start = async (options: LogModuleOptions) => {
+    context = await startLog(db.url, options);
+    return {
+      router: context.get(LiveRouter),
+      writer: context.get(LogWriter),
+      reader: context.get(LogReader),
+      watermark: context.get(LogWatermark),
+    };
+  };
+  const session = async () => {
+    const client = new pg.Client({ connectionString: db.url, application_name: 'by-hand' });
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+  const open = async (router: LiveRouter, fromIndex = 1) => {
+    const feed = router.open({ fromIndex });
+    feeds.push(feed);
+    await feed.headAtOpen;
+    return feed;
+  };
+  const appendAbove = async (writer: LogWriter) => {
+    const [entry] = (await writer.append({ messages: [{ messageType: 'Above', body: {} }] }))
+      .entries;
+    if (entry.status !== 'created') throw new Error('the append above was not created');
+    return entry.message.id;
+  };
+
+  beforeEach(async () => {
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    for (const feed of feeds.splice(0)) feed.close();
+    for (const client of clients.splice(0)) await client.end().catch(() => undefined);
+    await context?.close();
+    await db.drop();
+  });
+
+  it('holds a position drawn by nextval in a transaction still open, and delivers its row in order', async () => {
+    // Given a live feed, and a session that drew a position with nextval and holds its transaction open
+    const { router, writer, reader } = await start({ gapTimeoutMs: 60_000 });
+    const feed = await open(router);
+    const s = await session();
+    await s.query('BEGIN');
+    const drawn = Number(
+      (await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p,
+    );
+    // When Ordinal commits a message above it
+    const above = await appendAbove(writer);
+    // Then the watermark holds below the drawn position (its writer is still running)
+    expect(await reader.safeHead()).toBe(drawn - 1);
+    // And when the session inserts there and commits, the feed gets both, in order
+    await insertAt(s, drawn);
+    await s.query('COMMIT');
+    const got = await take(feed, 2, 8000);
+    expect(got.map((m) => [m.id, m.late ?? false])).toEqual([
+      [drawn, false],
+      [above, false],
+    ]);
+  });
+
+  it('delivers late, and counts, a row inserted at a position drawn by a transaction that had ended (released exactly)', async () => {
+    // Given a live feed, and a position drawn by nextval in its own transaction, now ended
+    const { router, writer, reader, watermark } = await start({ gapTimeoutMs: 60_000 });
+    const feed = await open(router);
+    const s = await session();
+    const drawn = Number(
+      (await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p,
+    );
+    // When Ordinal commits above it, the watermark passes it at once (no running writer can fill it)
+    const above = await appendAbove(writer);
+    expect((await take(feed, 1, 8000))[0].id).toBe(above);
+    expect(await reader.safeHead()).toBeGreaterThanOrEqual(above);
+    // And the session inserts at the drawn position later after all
+    await insertAt(s, drawn);
+    // Then the feed gets it, marked late, once, and the watermark counts it
+    expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
+    await waitFor(
+      () => watermark.counters.lateArrivals === 1,
+      5000,
+      'the watermark to count the late arrival',
+    );
+  });
+
+  it('delivers late a row inserted with an explicit index at a rolled-back position the watermark released', async () => {
+    // Given a live feed, and a writer that drew a position inside its INSERT and rolled back
+    const { router, writer, watermark } = await start({ gapTimeoutMs: 60_000 });
+    const feed = await open(router);
+    const s = await session();
+    await s.query('BEGIN');
+    const drawn = Number(
+      (
+        await s.query<{ p: string }>(
+          `INSERT INTO messages (index, message_type, body, content_hash)
+           VALUES (nextval('${SEQUENCE}'), 'T', '{}'::jsonb, 'h') RETURNING index::text AS p`,
+        )
+      ).rows[0].p,
+    );
+    await s.query('ROLLBACK');
+    const above = await appendAbove(writer);
+    expect((await take(feed, 1, 8000))[0].id).toBe(above);
+    // When another session inserts a row at that position by hand
+    await insertAt(await session(), drawn);
+    // Then the feed gets it late, and the watermark counts it
+    expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
+    await waitFor(
+      () => watermark.counters.lateArrivals === 1,
+      5000,
+      'the watermark to count the late arrival',
+    );
+  });
+
+  it('delivers late a row whose transaction drew by hand, had no transaction id, and outlived the gap timeout', async () => {
+    // Given a sequence that has just logged ahead (so the next nextval assigns no transaction id)
+    const { router, writer } = await start({ gapTimeoutMs: 200 });
+    const feed = await open(router);
+    const s = await session();
+    await s.query(`SELECT nextval('${SEQUENCE}')`);
+    // And a transaction that drew by hand, has no id, and stays open past the gap timeout
+    const drawWithoutId = async () => {
+      for (let attempt = 1; ; attempt++) {
+        await s.query('BEGIN');
+        const drawn = await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}')::text AS p`);
+        const id = await s.query<{ xid: string | null }>(
+          'SELECT pg_current_xact_id_if_assigned() AS xid',
+        );
+        if (id.rows[0].xid === null) return Number(drawn.rows[0].p);
+        // That nextval wrote WAL (the first after a checkpoint) and took an id: draw again.
+        await s.query('ROLLBACK');
+        if (attempt === 3) throw new Error('nextval took a transaction id three times running');
+      }
+    };
+    const drawn = await drawWithoutId();
+    const above = await appendAbove(writer);
+    expect((await take(feed, 1, 8000))[0].id).toBe(above);
+    // When it inserts, well after every transaction that was running when the hole was passed has ended
+    await writer.append({ messages: [{ messageType: 'Later', body: {} }] });
+    await take(feed, 1, 8000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await insertAt(s, drawn);
+    await s.query('COMMIT');
+    // Then the feed still gets it, late
+    expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
+  });
+
+  it('a feed resuming above an exactly released position gets the row that arrives there later', async () => {
+    // Given a position drawn by an ended transaction, released exactly below a message
+    const { router, writer, reader } = await start({ gapTimeoutMs: 60_000 });
+    const s = await session();
+    const drawn = Number(
+      (await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p,
+    );
+    const above = await appendAbove(writer);
+    await waitFor(async () => (await reader.safeHead()) >= above, 5000, 'the watermark to pass');
+    // When a consumer resumes after it, watching what it passed before, and the row arrives
+    const feed = router.open({ fromIndex: above + 1, watchAbandonedBelow: {} });
+    feeds.push(feed);
+    await feed.headAtOpen;
+    await insertAt(s, drawn);
+    // Then it gets the row, marked late
+    expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
+  });
+  it('a process that starts past a hole drawn by hand (its start-up shortcut) still delivers the row inserted there later', async () => {
+    // Given, before any process runs, a position drawn by an ended transaction and a row committed above it
+    // (the first start runs the migrations)
+    await start({ gapTimeoutMs: 60_000 });
+    await context.close();
+    const s = await session();
+    const drawn = Number(
+      (await s.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p,
+    );
+    const above = Number(
+      (
+        await s.query<{ p: string }>(
+          `INSERT INTO messages (index, message_type, body, content_hash)
+           VALUES (nextval('${SEQUENCE}'), 'Above', '{}'::jsonb, 'h') RETURNING index::text AS p`,
+        )
+      ).rows[0].p,
+    );
+    // When a process starts (its watermark jumps to the drawn head at once) and a feed reads from the start
+    const { router } = await start({ gapTimeoutMs: 60_000 });
+    const feed = await open(router);
+    expect((await take(feed, 1, 8000))[0].id).toBe(above);
+    // And the row is inserted at the drawn position after all
+    await insertAt(s, drawn);
+    // Then the feed gets it, late
+    expect((await take(feed, 1, 8000))[0]).toMatchObject({ id: drawn, late: true });
+  });
+});
