@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { LogReader, OrdinalModule } from '@ordinal/nestjs';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, type TestServer } from '../support/test-server.js';
+import { SseConnection } from '../support/sse-connection.js';
 
 /** The last index every JSON reader reads exactly (2^53 − 1). */
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -94,6 +95,24 @@ describe.each(['gapless', 'concurrent'] as const)(
       expect(page.body.messages.map((m: { id: number }) => m.id)).toEqual([MAX - 2, MAX - 1, MAX]);
       const message = await http(server.baseUrl, 'GET', `/api/events/${MAX}`, undefined, DEV_AUTH);
       expect([message.status, message.body.id]).toEqual([200, MAX]);
+      // and a reader that has everything continues after the last index, 2^53, and waits there:
+      // the page's nextIndex is accepted as the next fromIndex, and as a stream's startIndex
+      expect(page.body.nextIndex).toBe(MAX + 1);
+      const after = await http(server.baseUrl, 'GET', `/api/events?fromIndex=${MAX + 1}`);
+      expect([after.status, after.body.count, after.body.nextIndex]).toEqual([200, 0, MAX + 1]);
+      const waiting = await SseConnection.open(
+        server.baseUrl,
+        `/api/events/stream?startIndex=${MAX + 1}`,
+        DEV_AUTH,
+      );
+      try {
+        expect(waiting.status).toBe(200);
+        await waiting.waitFor(() => waiting.events.length > 0, 5000, 'the connected event');
+        expect(waiting.events[0]).toMatchObject({ event: 'connected', data: { headIndex: MAX } });
+        expect(waiting.ended).toBe(false);
+      } finally {
+        waiting.close();
+      }
     });
 
     it('starts on a full log without its StartMarker, and serves reads', async () => {
