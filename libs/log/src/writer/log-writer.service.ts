@@ -315,7 +315,9 @@ export class LogWriter implements OnApplicationShutdown {
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
       if (plan.created.length > 0) this.announce(plan.created);
     } catch (error) {
-      if (isDataError(error) && batch.length > 1) {
+      // An exhausted sequence is a data error too, but no append can fit any more (nextval is
+      // not rolled back: the flush used up what was left), so every append gets log_full now.
+      if (isDataError(error) && !isSequenceExhausted(error) && batch.length > 1) {
         // One append's bad data must not fail its neighbours: write each on its own.
         for (const pending of batch) await this.flush([pending]);
         return;
