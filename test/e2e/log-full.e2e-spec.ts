@@ -87,6 +87,10 @@ describe.each(['gapless', 'concurrent'] as const)(
       // and a keyed message already stored still comes back as its original
       const repeat = await publish(server.baseUrl, { n: 1 }, { idempotencyKey: 'near-top-1' });
       expect([repeat.status, repeat.body.id]).toEqual([200, MAX - 1]);
+      // and /health says so, without failing the check
+      const health = await http(server.baseUrl, 'GET', '/health', undefined, {});
+      expect(health.status).toBe(200);
+      expect(health.body).toMatchObject({ status: 'degraded', database: 'up', log: 'full' });
       // and every read still answers
       const head = await http(server.baseUrl, 'GET', '/api/events/head');
       expect([head.status, head.body.head]).toEqual([200, MAX]);
@@ -122,6 +126,10 @@ describe.each(['gapless', 'concurrent'] as const)(
       // Then it serves reads
       const head = await http(server.baseUrl, 'GET', '/api/events/head');
       expect([head.status, head.body.head]).toEqual([200, MAX]);
+      expect((await http(server.baseUrl, 'GET', '/health', undefined, {})).body).toMatchObject({
+        status: 'degraded',
+        log: 'full',
+      });
       // And an embedded application that writes a StartMarker starts too
       const app = await NestFactory.createApplicationContext(
         OrdinalModule.forRoot({ url: db.url, startMarker: true, log: { ordering } }),

@@ -101,6 +101,7 @@ export class LogWriter implements OnApplicationShutdown {
   readonly window: DuplicateWindow;
   private readonly strategies: FlushStrategies;
   private full: StorageFull | null = null;
+  private refusedFull = false;
 
   constructor(
     dataSource: DataSource,
@@ -198,6 +199,14 @@ export class LogWriter implements OnApplicationShutdown {
    */
   get storageFull(): StorageFull | null {
     return this.full;
+  }
+
+  /**
+   * Whether an append was refused because the log is full (`LogFullError`: it would pass
+   * index 2^53 − 1). Permanent for the log, so never cleared.
+   */
+  get logFull(): boolean {
+    return this.refusedFull;
   }
 
   /** Messages waiting for a flush. */
@@ -307,11 +316,14 @@ export class LogWriter implements OnApplicationShutdown {
         this.logger.log(`The database stores again (full since ${this.full.since.toISOString()})`);
       this.full = null;
       this.window.record(plan.windowHashes);
-      plan.outcomes.forEach((outcome, i) =>
-        outcome.ok
-          ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion })
-          : batch[i].reject(outcome.error),
-      );
+      plan.outcomes.forEach((outcome, i) => {
+        if (outcome.ok)
+          batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion });
+        else {
+          if (outcome.error instanceof LogFullError) this.noteFull(outcome.error);
+          batch[i].reject(outcome.error);
+        }
+      });
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
       if (plan.created.length > 0) this.announce(plan.created);
     } catch (error) {
@@ -323,6 +335,7 @@ export class LogWriter implements OnApplicationShutdown {
         return;
       }
       const failure = this.toLibraryError(error);
+      if (failure instanceof LogFullError) this.noteFull(failure);
       if (failure instanceof StorageFullError && !this.full) {
         this.full = { since: new Date(), error: driverError(error).message };
         this.logger.error(
@@ -341,6 +354,13 @@ export class LogWriter implements OnApplicationShutdown {
       };
       for (const listener of this.flushListeners) listener(stats);
     }
+  }
+
+  /** Remembers (and logs, once) that the log is full. */
+  private noteFull(error: LogFullError): void {
+    if (this.refusedFull) return;
+    this.refusedFull = true;
+    this.logger.error(`${error.message}; every append is refused from now on (507 log_full)`);
   }
 
   private async writeWithRetry(batch: PendingAppend[]): Promise<FlushPlan> {
