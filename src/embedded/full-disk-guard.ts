@@ -73,7 +73,7 @@ export class FullDiskGuard {
       get: (_target, property) => {
         if (property in overrides) return overrides[property as keyof PGlite];
         const value = (this.db as unknown as Record<PropertyKey, unknown>)?.[property];
-        return typeof value === 'function' ? value.bind(this.db) : value;
+        return typeof value === 'function' ? (value.bind(this.db) as unknown) : value;
       },
     });
   }
