@@ -133,6 +133,23 @@ describe('SSE pull streams (R1, R2, R4)', () => {
     expect(stream.indices()).toEqual(Array.from({ length: end - 4 }, (_, i) => i + 5));
   });
 
+  it('keeps a stream resumed after the last exact index open, waiting like any stream without endIndex', async () => {
+    // When a client resumes with Last-Event-ID 2^53 − 1 and no endIndex
+    const stream = await connect('/api/events/stream', {
+      ...DEV_AUTH,
+      'last-event-id': String(Number.MAX_SAFE_INTEGER),
+    });
+    expect(stream.status).toBe(200);
+    // Then the stream stays open with heartbeats (ORDINAL_HEARTBEAT_MS 200), and never says it ended
+    await stream.waitFor(
+      () => stream.events.filter((e) => e.event === 'heartbeat').length >= 2,
+      5000,
+      'two heartbeats',
+    );
+    expect(stream.ended).toBe(false);
+    expect(stream.events.map((e) => e.event)).not.toContain('stream-ended');
+  });
+
   describe('bad parameters get 400 JSON before the stream opens', () => {
     it.each([
       ['negative startIndex', 'startIndex=-1', /startIndex/],

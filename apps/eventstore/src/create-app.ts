@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogLifecycle } from '@ordinal/log';
 import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
+import { registerHeaderText } from './validation/header-text.hook.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
 import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
 import { registerSecurityHeaders } from './security/security-headers.hook.js';
@@ -57,6 +58,8 @@ export async function createApp(
   // Bodies are JSON only; any other media type (text/plain included) gets a 415 that says what
   // to send (Fastify's own says only its name).
   const fastify = app.getHttpAdapter().getInstance();
+  // Before every other hook: what they and the routes read of a header is its UTF-8 text.
+  registerHeaderText(fastify);
   // Routes are added at init, after this: the hook sees every one.
   registerHttpMetrics(fastify, app.get(MetricsService).registry);
   registerHttpTracing(fastify);

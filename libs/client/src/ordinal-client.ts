@@ -181,6 +181,17 @@ export class OrdinalClient {
   }
 }
 
+/**
+ * A header value as its UTF-8 bytes, one character per byte: `fetch` sends a header string
+ * byte per character (and refuses characters above U+00FF), and the server reads text headers
+ * as UTF-8, so `clé` or `日本` arrives as sent.
+ */
+function utf8Header(text: string): string {
+  let bytes = '';
+  for (const byte of new TextEncoder().encode(text)) bytes += String.fromCharCode(byte);
+  return bytes;
+}
+
 /** The `message` of an error body, when it has one. */
 function messageOf(body: unknown): string | undefined {
   const message = (body as { message?: unknown } | null | undefined)?.message;
@@ -189,7 +200,8 @@ function messageOf(body: unknown): string | undefined {
 
 function traceHeaders(options: PublishOptions): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (options.correlationId !== undefined) headers['x-correlation-id'] = options.correlationId;
+  if (options.correlationId !== undefined)
+    headers['x-correlation-id'] = utf8Header(options.correlationId);
   if (options.traceparent !== undefined) headers.traceparent = options.traceparent;
   return headers;
 }

@@ -11,4 +11,10 @@ describe('OrdinalHttpError', () => {
     expect(bare.code).toBeUndefined();
     expect(bare.retryable).toBe(true);
   });
+
+  it('does not retry a full log (507), which no retry can fix', () => {
+    const full = new OrdinalHttpError(507, { statusCode: 507, code: 'log_full' }, 'z');
+    expect(full.code).toBe('log_full');
+    expect(full.retryable).toBe(false);
+  });
 });

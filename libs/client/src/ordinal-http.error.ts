@@ -17,8 +17,12 @@ export class OrdinalHttpError extends Error {
     return typeof code === 'string' ? (code as ErrorCode) : undefined;
   }
 
-  /** Worth retrying: the server is unavailable or overloaded, not the request wrong. */
+  /**
+   * Worth retrying: the server is unavailable or overloaded, not the request wrong. Not a 507
+   * (`log_full`): the log is full for good, and a retry cannot succeed.
+   */
   get retryable(): boolean {
+    if (this.status === 507) return false;
     return this.status >= 500 || this.status === 429 || this.status === 408;
   }
 }

@@ -17,6 +17,7 @@ export const ORDINAL_ERROR_CODES = [
   'writer_closed',
   'append_failed',
   'import_failed',
+  'log_full',
   // @ordinal/ownership (and the module options)
   'ownership_lost',
   'invalid_configuration',

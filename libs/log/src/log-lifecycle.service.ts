@@ -20,7 +20,8 @@ import { execute, readAppliedMigrations } from '@ordinal/pg';
 import { MigrationFailedError } from '@ordinal/pg';
 import { LogWriter } from './writer/log-writer.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
-import type { StoredMessage } from './message.js';
+import type { AppendResult, StoredMessage } from './message.js';
+import { LogFullError } from './errors/index.js';
 
 interface ListeningServer {
   listening?: boolean;
@@ -161,7 +162,22 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
   }
 
   private async writeStartMarker(): Promise<StoredMessage | null> {
-    const result = await this.writer.append({
+    const result = await this.appendStartMarker().catch((error: unknown) => {
+      // A full log still serves its readers: start without a marker rather than not at all.
+      if (!(error instanceof LogFullError)) throw error;
+      this.logger.warn(`StartMarker not written: ${error.message}`);
+      return null;
+    });
+    if (result === null) return null;
+    const entry = result.entries[0];
+    if (entry.status !== 'created') return null;
+    this.marker = entry.message;
+    this.logger.log(`StartMarker written at index ${entry.message.id}`);
+    return this.marker;
+  }
+
+  private appendStartMarker(): Promise<AppendResult> {
+    return this.writer.append({
       skipDuplicateWindow: true,
       messages: [
         {
@@ -176,10 +192,5 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
         },
       ],
     });
-    const entry = result.entries[0];
-    if (entry.status !== 'created') return null;
-    this.marker = entry.message;
-    this.logger.log(`StartMarker written at index ${entry.message.id}`);
-    return this.marker;
   }
 }

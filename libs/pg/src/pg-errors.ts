@@ -61,6 +61,15 @@ export function isDataError(error: unknown): boolean {
 }
 
 /**
+ * Whether a sequence refused `nextval` at its MAXVALUE (SQLSTATE 2200H,
+ * sequence_generator_limit_exceeded): for the log's sequence, the log is full. A class-22 code,
+ * so also a data error: test this one first.
+ */
+export function isSequenceExhausted(error: unknown): boolean {
+  return driverError(error).code === '2200H';
+}
+
+/**
  * Whether PostgreSQL refused a write because the database is a read-only standby (SQLSTATE
  * 25006 read_only_sql_transaction, or a function such as `nextval` refused during recovery).
  */

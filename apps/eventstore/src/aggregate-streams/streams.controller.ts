@@ -57,7 +57,7 @@ export class StreamsController {
   })
   @STREAM_ID
   @ApiResponse({ status: 201, type: AppendResultDto })
-  @ApiErrors(400, 408, 409, 413, 415, 421, 503)
+  @ApiErrors(400, 408, 409, 413, 415, 421, 503, 507)
   async append(
     @Param('streamId') raw: string,
     @Body() dto: AppendEventsDto,
@@ -154,7 +154,7 @@ export class StreamsController {
   })
   @STREAM_ID
   @ApiResponse({ status: 201, type: SnapshotSavedDto })
-  @ApiErrors(400, 408, 409, 413, 415, 421, 503)
+  @ApiErrors(400, 408, 409, 413, 415, 421, 503, 507)
   async saveSnapshot(
     @Param('streamId') raw: string,
     @Body() dto: SaveSnapshotDto,

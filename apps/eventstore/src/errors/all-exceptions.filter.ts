@@ -64,7 +64,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof OrdinalError) {
       // `?? 500`: a code from outside the union (plain JavaScript, a cast) is still answered.
       const status = STATUS_BY_CODE[exception.code] ?? 500;
-      if (status >= 500 && status !== 503)
+      // Not a 503 (transient) nor a 507 (a full log: the writer logs its first refusal, and
+      // every producer's request would repeat it).
+      if (status >= 500 && status !== 503 && status !== 507)
         this.logger.error(`${exception.code}: ${exception.message}`);
       const headers: Record<string, string> = status === 503 ? { 'retry-after': '2' } : {};
       const extra: Record<string, unknown> = { code: exception.code };

@@ -15,6 +15,7 @@ const WHEN: Record<number, string> = {
   421: 'This server is a replica reader (ORDINAL_ROLE=replica-reader): it does not write; send the request to a primary instance',
   422: 'Idempotency key reused with a different message',
   503: 'The database is unavailable or the write queue is full; retry after `Retry-After` seconds',
+  507: 'The log is full (`log_full`): the append would pass index 2^53 − 1; nothing was stored, and a retry cannot succeed',
 };
 
 /** Documents the error answers an operation can give, all with the one error body. */

@@ -22,6 +22,11 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   subscription_not_found: 404,
   consumer_not_running: 409,
   consumer_request_failed: 503,
+  // The log has used every position up to 2^53 − 1 (the last index JSON readers read exactly).
+  // 507 Insufficient Storage, not 503: the server cannot store the message, and that lasts
+  // until an operator moves writers to a new log, so no Retry-After and no retry (the client
+  // does not retry a 507, and 503 would make every producer retry for ever).
+  log_full: 507,
   // A replica reader (or a primary whose database turned out to be a standby): send the write elsewhere.
   read_only_replica: 421,
   amqp_unavailable: 503,

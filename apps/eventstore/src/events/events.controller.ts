@@ -6,7 +6,7 @@ import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from '../ingest/dto/message.response.js';
 import { HeadResponseDto, PageResponseDto } from './dto/read.responses.js';
 import { toMessageResponse } from '../ingest/message-response.js';
-import { correlationParam, intParam, typesParam } from './query-params.js';
+import { correlationParam, intParam, startParam, typesParam } from './query-params.js';
 import { shardParams } from '../sse/sse-params.js';
 
 /** JSON reads of the log. */
@@ -80,7 +80,7 @@ export class EventsController {
     @Query('shardIndex') shardIndexRaw?: string,
     @Query('correlationId') correlationRaw?: string,
   ): Promise<PageResponseDto> {
-    const fromIndex = intParam('fromIndex', fromRaw, 1, 1);
+    const fromIndex = startParam('fromIndex', fromRaw, 1, 1);
     const limit = intParam('limit', limitRaw, 100, 1, 10_000);
     const types = typesParam(typesRaw);
     const shard = shardParams(shardCountRaw, shardIndexRaw);

@@ -1,6 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
-import { isStorableText } from '@ordinal/pg';
+import { isStorableText, MAX_POSITION } from '@ordinal/pg';
 import type { HttpErrorCode } from '@ordinal/contract';
 
 /**
@@ -33,6 +33,21 @@ export function intParam(
   if (!Number.isSafeInteger(n) || n < min || n > max)
     throw new BadRequestException(`${name} must be between ${min} and ${max}, got ${raw}`);
   return n;
+}
+
+/** One past the last index the log gives (2^53, exact as a double): where a reader of a full log waits. */
+const AFTER_LAST = MAX_POSITION + 1;
+
+/**
+ * A first index to read (`startIndex`, `fromIndex`): as `intParam`, and also 2^53, one past
+ * the last index the log gives, so a reader that has everything of a full log (a page's
+ * `nextIndex`, a bookmark + 1) continues there and waits. Compared on the text: 2^53 + 1
+ * would read as 2^53.
+ */
+export function startParam(name: string, value: unknown, fallback: number, min = 0): number {
+  const raw = singleParam(name, value);
+  if (raw === String(AFTER_LAST)) return AFTER_LAST;
+  return intParam(name, raw, fallback, min);
 }
 
 /** `types=A,B` as a list (empty = all types); 400 for a name outside [A-Za-z0-9._:-]. */

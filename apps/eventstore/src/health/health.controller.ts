@@ -14,7 +14,8 @@ import { Public } from '../auth/scopes.decorator.js';
  * AMQP on, `broker` reports the connection; a broker that is down makes the status
  * `degraded` (REST still works, AMQP recovers by itself) without failing the check. A database
  * out of disk (the last append failed for want of space, or the check itself did) is
- * `storage: 'full'` with what the database said, and `degraded`: a restart would not help.
+ * `storage: 'full'` with what the database said, and `degraded`: a restart would not help. A
+ * log that refused an append for passing index 2^53 − 1 is `log: 'full'`, and `degraded` too.
  */
 @ApiTags('operations')
 @Controller('health')
@@ -48,6 +49,7 @@ export class HealthController {
       });
     const storage = storageError === undefined ? ('ok' as const) : ('full' as const);
     const ok = database === 'up' || storage === 'full';
+    const log = this.writer.logFull ? ('full' as const) : ('ok' as const);
     if (!ok) reply.status(503).header('retry-after', '2');
     const broker = this.amqp ? (this.amqp.state === 'up' ? 'up' : 'down') : undefined;
     // A stuck projection (behind, no progress for ORDINAL_STUCK_AFTER_MS) degrades the status; the server still serves.
@@ -60,7 +62,7 @@ export class HealthController {
         : undefined;
     const status = !ok
       ? 'error'
-      : storage === 'full' || broker === 'down' || projections?.status === 'down'
+      : storage === 'full' || log === 'full' || broker === 'down' || projections?.status === 'down'
         ? 'degraded'
         : 'ok';
     return {
@@ -68,6 +70,7 @@ export class HealthController {
       database,
       storage,
       ...(storageError !== undefined ? { storageError } : {}),
+      log,
       ...(broker ? { broker } : {}),
       ...(projections ? { projections } : {}),
       startMarker: this.lifecycle.startMarker?.id ?? null,

@@ -21,6 +21,13 @@ export class HealthResponseDto {
   })
   storageError?: string;
 
+  @ApiProperty({
+    enum: ['ok', 'full'],
+    description:
+      '`full`: an append was refused because it would pass index 2^53 − 1 (writes answer 507 log_full for good; reads go on)',
+  })
+  log!: 'ok' | 'full';
+
   @ApiPropertyOptional({ enum: ['up', 'down'], description: 'Only with AMQP on' })
   broker?: 'up' | 'down';
 

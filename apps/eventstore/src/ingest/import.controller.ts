@@ -54,7 +54,7 @@ export class ImportController {
     type: ImportResponseDto,
     description: 'Nothing new: every line was an idempotency-key repeat',
   })
-  @ApiErrors(400, 415, 421, 422, 503)
+  @ApiErrors(400, 415, 421, 422, 503, 507)
   async import(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,

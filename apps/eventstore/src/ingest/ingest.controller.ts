@@ -88,7 +88,7 @@ export class IngestController {
     type: DuplicateResponseDto,
     description: 'Duplicate inside the duplicate window; nothing stored',
   })
-  @ApiErrors(400, 408, 413, 415, 421, 422, 503)
+  @ApiErrors(400, 408, 413, 415, 421, 422, 503, 507)
   async publish(
     @Body() dto: PublishMessageDto,
     @Headers('idempotency-key') headerKey: string | undefined,
@@ -139,7 +139,7 @@ export class IngestController {
     description:
       'Nothing stored and an idempotency key reused with another message (entry `key_reused`)',
   })
-  @ApiErrors(400, 408, 413, 415, 421, 503)
+  @ApiErrors(400, 408, 413, 415, 421, 503, 507)
   async publishBatch(
     @Body() dto: PublishBatchDto,
     @Req() request: FastifyRequest,

@@ -17,6 +17,16 @@ describe('parseStreamParams (R1)', () => {
     expect(parseStreamParams({ startIndex: '3', lastEventId: '41' }).startIndex).toBe(42);
   });
 
+  it('starts at most one past the last index the log gives (2^53), checked on the text', () => {
+    // A reader that has read index 2^53 − 1 of a full log resumes after it and waits there
+    expect(parseStreamParams({ startIndex: '9007199254740992' }).startIndex).toBe(2 ** 53);
+    expect(parseStreamParams({ lastEventId: '9007199254740991' }).startIndex).toBe(2 ** 53);
+    // 2^53 + 1 would read as 2^53: refused, not rounded
+    expect(() => parseStreamParams({ startIndex: '9007199254740993' })).toThrow(
+      BadRequestException,
+    );
+  });
+
   it('reads types, an end and a shard', () => {
     expect(
       parseStreamParams({

@@ -1,5 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
-import { intParam, singleParam, typesParam } from '../events/query-params.js';
+import { intParam, singleParam, startParam, typesParam } from '../events/query-params.js';
 
 /** The raw query and header of `GET /api/events/stream`. */
 export interface StreamQuery {
@@ -47,7 +47,7 @@ export function shardParams(
  * received) takes precedence over `startIndex`, as an SSE client's reconnection expects.
  */
 export function parseStreamParams(query: StreamQuery): StreamParams {
-  const requested = intParam('startIndex', query.startIndex, 1, 0);
+  const requested = startParam('startIndex', query.startIndex, 1, 0);
   const endRaw = singleParam('endIndex', query.endIndex);
   const endIndex =
     endRaw === undefined || endRaw === '' ? undefined : intParam('endIndex', endRaw, 0, 0);

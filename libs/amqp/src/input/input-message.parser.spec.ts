@@ -73,6 +73,22 @@ describe('parseInputMessage (I4)', () => {
     expect((parsed as { reason: string }).reason).toMatch(reason);
   });
 
+  it('reads text headers as UTF-8, as strings or bytes, and refuses bytes that are not UTF-8', () => {
+    // Given the key `clé-1` as a string header (amqplib decodes it as UTF-8) and as UTF-8 bytes
+    for (const idempotencyKey of ['clé-1', Buffer.from('clé-1', 'utf8')]) {
+      const parsed = parseInputMessage(body({}), { messageType: 'Keyed', idempotencyKey });
+      // Then it is the key the body of a REST publish would name
+      expect(parsed.ok && parsed.message.idempotencyKey).toBe('clé-1');
+    }
+    // Given a header of Latin-1 bytes (`é` as one byte, 0xE9)
+    const latin1 = parseInputMessage(body({}), {
+      messageType: 'Keyed',
+      idempotencyKey: Buffer.from('cl\u00e9-1', 'latin1'),
+    });
+    // Then the delivery is refused, naming the header, instead of stored with U+FFFD
+    expect(latin1).toEqual({ ok: false, reason: 'the idempotencyKey header is not valid UTF-8' });
+  });
+
   it('takes the correlation from the correlation_id property, else the traceparent, with the causationId header', () => {
     const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const body = Buffer.from('{}');

@@ -46,7 +46,7 @@ function lineageOf(
   return { correlationId, causationId: causationId ?? correlationId, traceparent };
 }
 
-/** Header values arrive as strings or, from some clients, as byte arrays. */
+/** Header values arrive as strings or, from some clients, as byte arrays (UTF-8, checked first). */
 function text(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value;
@@ -79,6 +79,11 @@ export function parseInputMessage(
       reason: `the body is ${content.length} bytes, over the limit of ${maxBodyBytes}`,
     };
   if (!isUtf8(content)) return { ok: false, reason: 'the body is not valid UTF-8' };
+  // String headers arrive decoded as UTF-8 (amqplib); byte arrays are decoded by `text`, which
+  // would turn invalid bytes into U+FFFD: refuse those here, for every header alike.
+  for (const [name, value] of Object.entries(h))
+    if (Buffer.isBuffer(value) && !isUtf8(value))
+      return { ok: false, reason: `the ${name} header is not valid UTF-8` };
   const messageType = text(h[HEADERS.messageType]);
   if (messageType === undefined || messageType === '')
     return { ok: false, reason: 'no messageType header' };

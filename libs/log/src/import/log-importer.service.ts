@@ -7,7 +7,7 @@ import { finished } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { ImportLineError, InvalidMessageError } from '../errors/index.js';
+import { ImportLineError, InvalidMessageError, LogFullError } from '../errors/index.js';
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import {
   copyImportRows,
@@ -18,7 +18,7 @@ import {
 } from '../sql/index.js';
 import { execute } from '@ordinal/pg';
 import { toStoredMessage, type MessageRow } from '../row-mapper.js';
-import { toPosition } from '@ordinal/pg';
+import { MAX_POSITION, toPosition } from '@ordinal/pg';
 import { listenerClientConfig } from '../router/listener-config.js';
 import {
   driverError,
@@ -179,6 +179,8 @@ export class LogImporter {
           if (skip.has(i)) continue;
           const p = prepared[i];
           index += 1;
+          if (index > MAX_POSITION)
+            throw new LogFullError(`line ${chunk[i].number} would take index ${index}`);
           text += importRowText({
             index,
             messageType: p.message.messageType,
@@ -202,7 +204,7 @@ export class LogImporter {
           : error;
       stream.destroy(refused instanceof Error ? refused : new Error(String(refused)));
       await copyDone.catch(() => undefined);
-      if (refused instanceof ImportLineError) {
+      if (refused instanceof ImportLineError || refused instanceof LogFullError) {
         // Read the rest away so the client, still sending, gets the answer.
         while (!(await iterator.next()).done);
       }

@@ -4,6 +4,7 @@ import { DurableWatermark1764460800002 } from './1764460800002-durable-watermark
 import { SkippedArrivalsIndex1764460800150 } from './1764460800150-skipped-arrivals-index.js';
 import { CorrelationColumns1764460800016 } from './1764460800016-correlation-columns.js';
 import { LateWatch1764460800210 } from './1764460800210-late-watch.js';
+import { SequenceMaxPosition1764460800211 } from './1764460800211-sequence-max-position.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -13,4 +14,5 @@ export const LOG_MIGRATIONS = [
   CorrelationColumns1764460800016,
   SkippedArrivalsIndex1764460800150,
   LateWatch1764460800210,
+  SequenceMaxPosition1764460800211,
 ];

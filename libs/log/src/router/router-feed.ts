@@ -71,7 +71,9 @@ export class RouterFeed implements LogFeed {
     this.accepts = compileFilter(options);
     this.start = Math.max(1, Math.floor(options.fromIndex));
     this.pos = this.start - 1;
-    this.toIndex = options.toIndex ?? Number.MAX_SAFE_INTEGER;
+    // No end without one: not MAX_SAFE_INTEGER, a real position, which a feed resumed at it
+    // would count as passed and complete at once.
+    this.toIndex = options.toIndex ?? Number.POSITIVE_INFINITY;
     this.headAtOpen = this.join(true);
     this.headAtOpen.catch(() => undefined);
   }

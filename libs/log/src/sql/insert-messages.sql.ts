@@ -1,6 +1,6 @@
 import { LOCKS, LOG_CHANNEL, SEQUENCE, TABLES } from '../log.constants.js';
 import { LOCK_CATEGORIES } from './lock-categories.sql.js';
-import type { SqlQuery } from '@ordinal/pg';
+import { MAX_POSITION, type SqlQuery } from '@ordinal/pg';
 
 /** Column-wise arrays of the rows one flush inserts (one multi-row statement, L2). */
 export interface InsertColumns {
@@ -100,7 +100,9 @@ const NO_STREAMS = { streamId: [] as string[], expected: [] as number[], version
  * heads, and notifies. Run outside an explicit transaction it is one round trip and one
  * commit. When a stream is not where the plan assumed, it changes nothing and answers
  * `ok = false` (or fails on the stream-version index if it read an older snapshot) — the
- * caller then takes the checked path. Returns the first index given and the commit time.
+ * caller then takes the checked path. When the batch would pass `MAX_POSITION` it changes
+ * nothing either (`ok` with no `base`): the checked path decides which appends still fit.
+ * Returns the first index given and the commit time.
  */
 export function appendBatch(
   rows: InsertColumns,
@@ -116,7 +118,7 @@ export function appendBatch(
         LEFT JOIN ${TABLES.streams} s ON s.stream_id = e.stream_id
       ), head AS (
         UPDATE ${TABLES.logHead} h SET position = h.position + $3::bigint FROM lock, expected
-        WHERE h.id = 1 AND expected.ok
+        WHERE h.id = 1 AND expected.ok AND h.position + $3::bigint <= $8::bigint
         RETURNING h.position - $3::bigint AS base, h.position AS head
       ), inserted AS (
         INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
@@ -141,6 +143,7 @@ export function appendBatch(
       expectations.expected,
       heads.streamId,
       heads.version,
+      String(MAX_POSITION),
     ],
   };
 }

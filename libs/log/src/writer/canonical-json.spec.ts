@@ -23,9 +23,12 @@ describe('toCanonicalJson (the import path) against toStorableJson (every other 
     expect(toCanonicalJson({ b: 1, a: [true, null], 10: 'x', 9: 'y', é: 0 }, 'c')).toBe(
       '{"10":"x","9":"y","a":[true,null],"b":1,"é":0}',
     );
-    expect(toCanonicalJson({ a: { n: 2 ** 53 } }, 'content')).toEqual({
+    expect(toCanonicalJson({ a: { n: 2 ** 53, m: 1e20 } }, 'content')).toBe(
+      '{"a":{"m":100000000000000000000,"n":9007199254740992}}',
+    );
+    expect(toCanonicalJson({ a: { n: Infinity } }, 'content')).toEqual({
       path: 'content.a.n',
-      reason: expect.stringContaining('2^53') as unknown,
+      reason: expect.stringContaining('out of range') as unknown,
     });
     expect(toCanonicalJson({ s: 'a\u0000' }, 'content')).toEqual({
       path: 'content.s',

@@ -1,5 +1,5 @@
 import { INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
-import { VersionConflictError } from '../errors/index.js';
+import { LogFullError, VersionConflictError } from '../errors/index.js';
 import type { AppendRequest, StoredMessage } from '../message.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type WriteState } from './flush-plan.js';
@@ -113,5 +113,45 @@ describe('planFlush', () => {
       'created',
     ]);
     expect(plan.windowHashes).toHaveLength(1);
+  });
+
+  it('refuses whole an append that would pass 2^53 − 1, and still gives the others their place', () => {
+    // Given a head two below the last exact index, and a repeat of a key stored at the top
+    const top = Number.MAX_SAFE_INTEGER;
+    const original = { id: top, idempotencyKey: 'k1' } as StoredMessage;
+    // When a flush holds an append of three, one of one, one of two, and one that only repeats
+    const plan = planFlush(
+      [
+        pending({
+          messages: [
+            { messageType: 'A', body: { n: 1 } },
+            { messageType: 'A', body: { n: 2 } },
+            { messageType: 'A', body: { n: 3 } },
+          ],
+        }),
+        pending({ messages: [{ messageType: 'B', body: {} }] }),
+        pending({
+          messages: [
+            { messageType: 'C', body: { n: 1 } },
+            { messageType: 'C', body: { n: 2 } },
+          ],
+        }),
+        pending({ messages: [{ messageType: 'A', body: { n: 1 }, idempotencyKey: 'k1' }] }),
+      ],
+      state({ head: top - 2, repeats: new Map([['k1', original]]) }),
+      new DuplicateWindow(0),
+    );
+    // Then the appends that would pass it fail with log_full and leave no row; the rest fit
+    expect(plan.outcomes.map((o) => (o.ok ? 'ok' : (o.error as LogFullError).code))).toEqual([
+      'log_full',
+      'ok',
+      'log_full',
+      'ok',
+    ]);
+    expect(plan.rows.index).toEqual([top - 1]);
+    expect(plan.created.map((m) => m.messageType)).toEqual(['B']);
+    expect(plan.head).toBe(top - 1);
+    const repeat = plan.outcomes[3];
+    expect(repeat.ok && repeat.entries).toEqual([{ status: 'repeat', message: original }]);
   });
 });

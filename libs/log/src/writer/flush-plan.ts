@@ -1,8 +1,9 @@
 import { categoryOf, type AppendEntry, type StoredMessage } from '../message.js';
-import { VersionConflictError } from '../errors/index.js';
+import { MAX_POSITION } from '@ordinal/pg';
+import { LogFullError, VersionConflictError } from '../errors/index.js';
 import type { InsertColumns, StreamHeads } from '../sql/index.js';
 import type { DuplicateWindow } from './duplicate-window.js';
-import type { PendingAppend } from './pending-append.js';
+import type { PendingAppend, PreparedMessage } from './pending-append.js';
 
 /** What a flush reads under the log lock before it decides anything. */
 export interface WriteState {
@@ -76,63 +77,63 @@ export function planFlush(
       }
     }
     const useWindow = !stream && !skipDuplicateWindow;
+    // Decided first, taken only if the whole append fits below MAX_POSITION: what this append
+    // creates is staged, and its keys and hashes count for its own later messages.
     const entries: AppendEntry[] = [];
+    const staged: { message: StoredMessage; p: PreparedMessage }[] = [];
+    const stagedKeys = new Map<string, StoredMessage>();
+    const stagedHashes = new Set<string>();
+    let next = head;
+    let nextVersion = version;
     for (const p of pending.prepared) {
       const key = p.message.idempotencyKey ?? null;
-      const repeat = key === null ? undefined : byKey.get(key);
+      const repeat = key === null ? undefined : (byKey.get(key) ?? stagedKeys.get(key));
       if (repeat) {
         entries.push({ status: 'repeat', message: repeat });
         continue;
       }
+      const windowed = windowHashes.length + staged.length;
       if (
         useWindow &&
-        (batchHashes.has(p.hash)
-          ? window.isOpen(windowHashes.length)
-          : window.isDuplicate(p.hash, windowHashes.length))
+        (batchHashes.has(p.hash) || stagedHashes.has(p.hash)
+          ? window.isOpen(windowed)
+          : window.isDuplicate(p.hash, windowed))
       ) {
         entries.push({ status: 'duplicate', contentHash: p.hash });
         continue;
       }
-      head += 1;
-      const streamId = stream?.streamId ?? null;
-      const streamVersion = stream ? ++version : null;
-      const message: StoredMessage = {
-        id: head,
-        messageType: p.message.messageType,
-        userId: p.message.userId ?? null,
-        body: p.message.body,
-        metadata: p.message.metadata ?? null,
-        contentHash: p.hash,
-        createdAt: state.now,
-        streamId,
-        streamVersion,
-        schemaVersion: p.message.schemaVersion ?? 1,
-        idempotencyKey: key,
-        correlationId: p.message.correlationId ?? null,
-        causationId: p.message.causationId ?? null,
-        traceparent: p.message.traceparent ?? null,
-      };
-      rows.index.push(head);
-      rows.messageType.push(message.messageType);
-      rows.userId.push(message.userId);
-      rows.streamId.push(streamId);
-      rows.streamVersion.push(streamVersion);
-      rows.category.push(streamId === null ? null : categoryOf(streamId));
-      rows.body.push(p.bodyJson);
-      rows.metadata.push(p.metadataJson);
-      rows.schemaVersion.push(message.schemaVersion);
-      rows.contentHash.push(p.hash);
-      rows.idempotencyKey.push(key);
-      rows.correlationId.push(message.correlationId);
-      rows.causationId.push(message.causationId);
-      rows.traceparent.push(message.traceparent);
-      if (key !== null) byKey.set(key, message);
+      next += 1;
+      const message = newMessage(
+        p,
+        next,
+        stream ? ++nextVersion : null,
+        stream?.streamId,
+        state.now,
+      );
+      if (key !== null) stagedKeys.set(key, message);
+      if (useWindow) stagedHashes.add(p.hash);
+      staged.push({ message, p });
+      entries.push({ status: 'created', message });
+    }
+    if (next > MAX_POSITION) {
+      outcomes.push({
+        ok: false,
+        error: new LogFullError(
+          `the append needs ${staged.length} position${staged.length === 1 ? '' : 's'} after the head, ${head}`,
+        ),
+      });
+      continue;
+    }
+    head = next;
+    version = nextVersion;
+    for (const { message, p } of staged) {
+      addRow(rows, message, p.bodyJson, p.metadataJson);
+      if (message.idempotencyKey !== null) byKey.set(message.idempotencyKey, message);
       if (useWindow) {
         batchHashes.add(p.hash);
         windowHashes.push(p.hash);
       }
       created.push(message);
-      entries.push({ status: 'created', message });
     }
     if (stream && version > 0) streamHeads.set(stream.streamId, version);
     outcomes.push({ ok: true, entries, streamVersion: stream ? version : undefined });
@@ -145,4 +146,53 @@ export function planFlush(
     created,
     windowHashes,
   };
+}
+
+/** The stored message an append creates at `index` (the commit time comes with `now`). */
+function newMessage(
+  p: PreparedMessage,
+  index: number,
+  streamVersion: number | null,
+  streamId: string | undefined,
+  now: string,
+): StoredMessage {
+  return {
+    id: index,
+    messageType: p.message.messageType,
+    userId: p.message.userId ?? null,
+    body: p.message.body,
+    metadata: p.message.metadata ?? null,
+    contentHash: p.hash,
+    createdAt: now,
+    streamId: streamId ?? null,
+    streamVersion,
+    schemaVersion: p.message.schemaVersion ?? 1,
+    idempotencyKey: p.message.idempotencyKey ?? null,
+    correlationId: p.message.correlationId ?? null,
+    causationId: p.message.causationId ?? null,
+    traceparent: p.message.traceparent ?? null,
+  };
+}
+
+/** Appends `message`'s row to the flush's column-wise rows. */
+function addRow(
+  rows: InsertColumns,
+  message: StoredMessage,
+  bodyJson: string,
+  metadataJson: string | null,
+): void {
+  rows.index.push(message.id);
+  rows.messageType.push(message.messageType);
+  rows.userId.push(message.userId);
+  rows.streamId.push(message.streamId);
+  rows.streamVersion.push(message.streamVersion);
+  rows.category.push(message.streamId === null ? null : categoryOf(message.streamId));
+  rows.body.push(bodyJson);
+  rows.metadata.push(metadataJson);
+  rows.schemaVersion.push(message.schemaVersion);
+  rows.contentHash.push(message.contentHash);
+  rows.idempotencyKey.push(message.idempotencyKey);
+  rows.correlationId.push(message.correlationId);
+  rows.causationId.push(message.causationId);
+  rows.traceparent.push(message.traceparent);
 }

@@ -4,10 +4,10 @@ import { prepareMessage } from './pending-append.js';
 
 describe('the JSON rules every entry path shares', () => {
   it('refuses what cannot be read back exactly, naming the path', () => {
-    // Given values JSON.parse has already rounded or PostgreSQL cannot store
+    // Given values no JSON number can carry or PostgreSQL cannot store
     const cases: [unknown, RegExp][] = [
-      [{ a: { b: [1, 9007199254740992] } }, /^content\.a\.b\.1 is an integer beyond/],
-      [{ n: Infinity }, /^content\.n is a number/],
+      [{ a: { b: [1, Infinity] } }, /^content\.a\.b\.1 is a number/],
+      [{ n: NaN }, /^content\.n is a number/],
       [{ s: 'x\ud800' }, /^content\.s has a NUL character .* or an unpaired surrogate/],
       [{ 'odd key': { k: '\u0000' } }, /^content\["odd key"\]\.k has/],
       [{ ['k\udc00']: 1 }, /\(this key\)/],
@@ -21,6 +21,15 @@ describe('the JSON rules every entry path shares', () => {
     expect(() => prepareMessage({ messageType: 'A', body: { s: 'x\ud800' } })).toThrow(
       /content\.s/,
     );
+  });
+
+  it('keeps every finite number, integers beyond 2^53 included: each reads back as the same double', () => {
+    // Given doubles that are integers beyond 2^53 − 1, and the extremes of the range
+    const numbers = [2 ** 53, -(2 ** 60), 1e20, 6.02e23, 1.5e300, -Number.MAX_VALUE, 5e-324];
+    // Then both walks keep them, and the canonical text reads back as the same values
+    expect(jsonValueProblem({ numbers }, 'content')).toBeNull();
+    const stored = toStorableJson({ numbers }, 'content');
+    expect('canonical' in stored && JSON.parse(stored.canonical)).toEqual({ numbers });
   });
 
   it('refuses nesting deeper than the limit without overflowing the stack', () => {

@@ -12,7 +12,12 @@ import { DataSource } from 'typeorm';
 import type { AppendRequest, AppendResult, StoredMessage } from '../message.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { InvalidMessageError, WriterClosedError, WriterOverloadedError } from '../errors/index.js';
+import {
+  InvalidMessageError,
+  LogFullError,
+  WriterClosedError,
+  WriterOverloadedError,
+} from '../errors/index.js';
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { DuplicateWindow } from './duplicate-window.js';
 import type { FlushPlan } from './flush-plan.js';
@@ -24,6 +29,7 @@ import {
   isConnectionError,
   isDataError,
   isReadOnlyError,
+  isSequenceExhausted,
   StorageFullError,
 } from '@ordinal/pg';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
@@ -95,6 +101,7 @@ export class LogWriter implements OnApplicationShutdown {
   readonly window: DuplicateWindow;
   private readonly strategies: FlushStrategies;
   private full: StorageFull | null = null;
+  private refusedFull = false;
 
   constructor(
     dataSource: DataSource,
@@ -192,6 +199,14 @@ export class LogWriter implements OnApplicationShutdown {
    */
   get storageFull(): StorageFull | null {
     return this.full;
+  }
+
+  /**
+   * Whether an append was refused because the log is full (`LogFullError`: it would pass
+   * index 2^53 − 1). Permanent for the log, so never cleared.
+   */
+  get logFull(): boolean {
+    return this.refusedFull;
   }
 
   /** Messages waiting for a flush. */
@@ -301,20 +316,26 @@ export class LogWriter implements OnApplicationShutdown {
         this.logger.log(`The database stores again (full since ${this.full.since.toISOString()})`);
       this.full = null;
       this.window.record(plan.windowHashes);
-      plan.outcomes.forEach((outcome, i) =>
-        outcome.ok
-          ? batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion })
-          : batch[i].reject(outcome.error),
-      );
+      plan.outcomes.forEach((outcome, i) => {
+        if (outcome.ok)
+          batch[i].resolve({ entries: outcome.entries, streamVersion: outcome.streamVersion });
+        else {
+          if (outcome.error instanceof LogFullError) this.noteFull(outcome.error);
+          batch[i].reject(outcome.error);
+        }
+      });
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
       if (plan.created.length > 0) this.announce(plan.created);
     } catch (error) {
-      if (isDataError(error) && batch.length > 1) {
+      // An exhausted sequence is a data error too, but no append can fit any more (nextval is
+      // not rolled back: the flush used up what was left), so every append gets log_full now.
+      if (isDataError(error) && !isSequenceExhausted(error) && batch.length > 1) {
         // One append's bad data must not fail its neighbours: write each on its own.
         for (const pending of batch) await this.flush([pending]);
         return;
       }
       const failure = this.toLibraryError(error);
+      if (failure instanceof LogFullError) this.noteFull(failure);
       if (failure instanceof StorageFullError && !this.full) {
         this.full = { since: new Date(), error: driverError(error).message };
         this.logger.error(
@@ -333,6 +354,13 @@ export class LogWriter implements OnApplicationShutdown {
       };
       for (const listener of this.flushListeners) listener(stats);
     }
+  }
+
+  /** Remembers (and logs, once) that the log is full. */
+  private noteFull(error: LogFullError): void {
+    if (this.refusedFull) return;
+    this.refusedFull = true;
+    this.logger.error(`${error.message}; every append is refused from now on (507 log_full)`);
   }
 
   private async writeWithRetry(batch: PendingAppend[]): Promise<FlushPlan> {
@@ -388,6 +416,11 @@ export class LogWriter implements OnApplicationShutdown {
         `The database is read-only (a standby?): ${driverError(error).message}; nothing was stored, send writes to the primary`,
         { cause: error },
       );
+    }
+    if (isSequenceExhausted(error)) {
+      return new LogFullError('the sequence that gives positions has reached its maximum', {
+        cause: error,
+      });
     }
     if (isDataError(error)) {
       return new InvalidMessageError(

@@ -12,6 +12,9 @@ describe('inexactNumberIn', () => {
     expect(inexactNumberIn('{"messages":[{"content":{"n":9007199254740993}}]}', '')?.path).toBe(
       'messages.0.content.n',
     );
+    expect(inexactNumberIn('{"n":12345678901234567890}', '')?.reason).toMatch(
+      /reads as 12345678901234567000/,
+    );
     expect(inexactNumberIn('[0,"1e999",{"k\\"":123456789012345678}]', 'x')?.path).toBe(
       'x.2["k\\""]',
     );
@@ -29,6 +32,12 @@ describe('inexactNumberIn', () => {
       '-2.5e-300',
       '1e21',
       '100',
+      '9007199254740992',
+      '1e20',
+      '100000000000000000000',
+      '6.02e23',
+      '1.5e300',
+      '-1.7976931348623157e308',
     ]) {
       expect([text, inexactNumberIn(`{"n":${text}}`, '')]).toEqual([text, null]);
     }

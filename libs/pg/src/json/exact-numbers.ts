@@ -36,7 +36,10 @@ const MAYBE_INEXACT = /\d[eE]|\d[\d.]{15}/;
  * The first number in JSON text (already known to parse) whose value JavaScript cannot keep as
  * written — `1.00000000000000000001` (read as 1), `1e-400` (read as 0), `9007199254740993`
  * — with its path from `root`, or null. JSON.parse rounds such numbers silently, so they are
- * found in the text, before parsing loses them.
+ * found in the text, before parsing loses them. The rule: a number is kept when its decimal
+ * value is that of the double it reads as, written shortest (so `1e20`, `6.02e23` and
+ * `1.5e300` are kept: PostgreSQL stores that decimal, and every reader parses it back to the
+ * same double).
  */
 export function inexactNumberIn(text: string, root: string): JsonProblem | null {
   if (!MAYBE_INEXACT.test(text)) return null;

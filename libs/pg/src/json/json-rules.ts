@@ -48,12 +48,14 @@ function within<T>(key: string, walk: () => T): T {
   }
 }
 
+/**
+ * A number value (already a double) is stored as JSON.stringify writes it, which reads back as
+ * the same double everywhere: every finite one is kept, integers beyond 2^53 − 1 included
+ * (`1e20`). Numbers whose text a parser rounded are found in the text (`inexactNumberIn`).
+ */
 function numberProblem(value: number): string | null {
   if (!Number.isFinite(value))
     return 'is a number JavaScript cannot represent (out of range); send it as a string';
-  if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-    return 'is an integer beyond ±(2^53−1), which a JSON number cannot carry exactly; send it as a string';
-  }
   return null;
 }
 
@@ -62,7 +64,7 @@ const STRING_REASON =
 
 /**
  * Checks a JSON value without copying it: strings and keys PostgreSQL can store, numbers a
- * reader gets back exactly (finite, integers within ±(2^53−1)), depth within
+ * reader gets back exactly (finite), depth within
  * `JSON_LIMITS.maxDepth`. The walk stops at the first problem, so depth never overflows the stack.
  */
 export function jsonValueProblem(value: unknown, path: string): JsonProblem | null {
