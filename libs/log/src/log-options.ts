@@ -28,6 +28,15 @@ export interface LogModuleOptions {
   /** Most messages waiting for a flush before appends are refused. @default 100000 */
   maxQueuedMessages?: number;
   /**
+   * Longest an append waits for the database, from when it is queued (ms): each statement of a
+   * flush that may wait (for a lock held by an import, say) gets what is left of its oldest
+   * append's time as its query timeout, and an append whose time ran out while it was queued
+   * behind other flushes is refused without being sent (`DatabaseUnavailableError`, nothing
+   * stored). 0: no bound but the pool's own per-query `query_timeout`. The Ordinal server sets
+   * it to `ORDINAL_QUERY_TIMEOUT_MS`. @default 0
+   */
+  appendTimeoutMs?: number;
+  /**
    * Write a StartMarker (type `StartMarker`, user `system`) once the application has started:
    * when its HTTP server listens, or at bootstrap without HTTP. The Ordinal server turns it on;
    * a library user rarely wants one. @default false
@@ -86,6 +95,7 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     maxBatchMessages: options.maxBatchMessages ?? 2000,
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxQueuedMessages: options.maxQueuedMessages ?? 100_000,
+    appendTimeoutMs: options.appendTimeoutMs ?? 0,
     startMarker: options.startMarker ?? false,
     migrate: options.migrate ?? true,
     migrations: options.migrations ?? [],

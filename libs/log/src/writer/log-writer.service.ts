@@ -269,7 +269,18 @@ export class LogWriter implements OnApplicationShutdown {
     }
     let ok = false;
     try {
-      const plan = await this.writeWithRetry(batch);
+      const deadline = this.deadlineOf(batch);
+      if (deadline !== null && deadline <= performance.now()) {
+        // Its time ran out while earlier flushes waited (for an import, say): never sent, nothing stored.
+        const failure = new DatabaseUnavailableError(
+          `The database did not take the write within ${this.options.appendTimeoutMs} ms (a long import or a held lock?); nothing was stored, retry later`,
+          false,
+        );
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+        for (const pending of batch) pending.reject(failure);
+        return;
+      }
+      const plan = await this.writeWithRetry(batch, deadline);
       ok = true;
       this.window.record(plan.windowHashes);
       plan.outcomes.forEach((outcome, i) =>
@@ -300,16 +311,27 @@ export class LogWriter implements OnApplicationShutdown {
     }
   }
 
-  private async writeWithRetry(batch: PendingAppend[]): Promise<FlushPlan> {
+  /** When the batch's oldest append has waited `appendTimeoutMs` (a `performance.now()` time); null: no bound. */
+  private deadlineOf(batch: PendingAppend[]): number | null {
+    if (this.options.appendTimeoutMs <= 0) return null;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const pending of batch) oldest = Math.min(oldest, pending.queuedAt ?? performance.now());
+    return oldest + this.options.appendTimeoutMs;
+  }
+
+  private async writeWithRetry(
+    batch: PendingAppend[],
+    deadline: number | null,
+  ): Promise<FlushPlan> {
     try {
-      return await this.strategies.write(batch);
+      return await this.strategies.write(batch, deadline);
     } catch (error) {
       // A connection lost before COMMIT was sent committed nothing: one retry on a fresh one.
       if (error instanceof CommitOutcomeUnknown || !isConnectionError(error)) throw error;
       this.logger.warn(
         `Flush of ${batch.length} appends lost its connection (${driverError(error).message}); retrying once`,
       );
-      return await this.strategies.write(batch);
+      return await this.strategies.write(batch, deadline);
     }
   }
 
