@@ -16,6 +16,7 @@ export const ORDINAL_ERROR_CODES = [
   'writer_closed',
   'append_failed',
   'import_failed',
+  'import_idle_timeout',
   // @ordinal/ownership (and the module options)
   'ownership_lost',
   'invalid_configuration',

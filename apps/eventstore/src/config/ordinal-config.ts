@@ -33,6 +33,8 @@ export interface OrdinalConfig {
   bodyLimitBytes: number;
   /** A request whose body has not fully arrived this long after it began gets 408 and is closed (ms, ORDINAL_BODY_TIMEOUT_MS). @default 10000 */
   bodyTimeoutMs: number;
+  /** A bulk import whose body sends nothing this long is rolled back and answered 408 (ms, ORDINAL_IMPORT_IDLE_TIMEOUT_MS). @default 10000 */
+  importIdleTimeoutMs: number;
   /** How long a stream ticket (`POST /api/events/stream-ticket`) stays valid (ms, ORDINAL_STREAM_TICKET_TTL_MS). @default 30000 */
   streamTicketTtlMs: number;
   maxBatchMessages: number;
@@ -165,6 +167,7 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     duplicateWindow: optionalInt(env, 'ORDINAL_DUPLICATE_WINDOW'),
     bodyLimitBytes: int(env, 'ORDINAL_BODY_LIMIT', 1024 * 1024, 1),
     bodyTimeoutMs: int(env, 'ORDINAL_BODY_TIMEOUT_MS', 10_000, 10),
+    importIdleTimeoutMs: int(env, 'ORDINAL_IMPORT_IDLE_TIMEOUT_MS', 10_000, 10),
     streamTicketTtlMs: int(env, 'ORDINAL_STREAM_TICKET_TTL_MS', 30_000, 10),
     maxBatchMessages: int(env, 'ORDINAL_MAX_BATCH', 1000, 1),
     logFormat: oneOf(

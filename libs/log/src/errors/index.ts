@@ -3,3 +3,4 @@ export * from './writer-overloaded.error.js';
 export * from './writer-closed.error.js';
 export * from './version-conflict.error.js';
 export * from './import-line.error.js';
+export * from './import-idle.error.js';
