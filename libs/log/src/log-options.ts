@@ -72,6 +72,19 @@ export interface LogModuleOptions {
   /** Rows per database read of a feed's replay and of the router. @default 1000 */
   replayBatchSize?: number;
   /**
+   * Bytes of messages one stream (a feed that can be dropped, see `FeedOptions.onDropped`) may
+   * hold: its live mailbox at most half of it (beyond, it falls back to the database as after
+   * an overflow), each catch-up page at most a sixth (three at a time), so a stream holds at most
+   * this much, plus one message. @default 8 MiB
+   */
+  streamBufferBytes?: number;
+  /**
+   * Bytes of catch-up pages all such streams together may hold (a page shared by several counts
+   * once). Beyond it the stream holding the most is dropped (`onDropped`: an SSE stream is
+   * closed, and the client resumes from its Last-Event-ID). @default 128 MiB
+   */
+  streamsBufferBytes?: number;
+  /**
    * Consumer ownership: a consumer (subscription, projection partition, push interface) whose
    * owning process died runs in another process within this bound (ms). @default 5000
    */
@@ -131,6 +144,18 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
       min: 1,
     }),
     replayBatchSize: options.replayBatchSize ?? 1000,
+    streamBufferBytes: numberOption(options.streamBufferBytes, {
+      option: 'log.streamBufferBytes',
+      env: 'ORDINAL_STREAM_BUFFER_BYTES',
+      fallback: 8 * 1024 * 1024,
+      min: 64 * 1024,
+    }),
+    streamsBufferBytes: numberOption(options.streamsBufferBytes, {
+      option: 'log.streamsBufferBytes',
+      env: 'ORDINAL_STREAMS_BUFFER_BYTES',
+      fallback: 128 * 1024 * 1024,
+      min: 1024 * 1024,
+    }),
     takeoverMs: numberOption(options.takeoverMs, {
       option: 'log.takeoverMs',
       env: 'ORDINAL_TAKEOVER_MS',

@@ -47,6 +47,10 @@ export interface OrdinalConfig {
   heartbeatMs: number;
   /** Live messages buffered per stream before it falls back to database catch-up (ORDINAL_STREAM_MAILBOX; the log's `mailboxLimit`, default 10000). */
   streamMailbox?: number;
+  /** Bytes one SSE stream may hold (ORDINAL_STREAM_BUFFER_BYTES; the log's `streamBufferBytes`, default 8 MiB). */
+  streamBufferBytes?: number;
+  /** Bytes of catch-up pages all SSE streams together may hold (ORDINAL_STREAMS_BUFFER_BYTES; the log's `streamsBufferBytes`, default 128 MiB). */
+  streamsBufferBytes?: number;
   /**
    * The live router's safety-net poll (ms, ORDINAL_LIVE_POLL_MS). On a replica reader it is
    * the only way new messages are seen (a standby forwards no NOTIFY). The log's default: 1000, 200 for a replica reader.
@@ -188,6 +192,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     amqp: loadAmqpConfig(env),
     heartbeatMs: int(env, 'ORDINAL_HEARTBEAT_MS', 5000, 10),
     streamMailbox: optionalInt(env, 'ORDINAL_STREAM_MAILBOX'),
+    streamBufferBytes: optionalInt(env, 'ORDINAL_STREAM_BUFFER_BYTES'),
+    streamsBufferBytes: optionalInt(env, 'ORDINAL_STREAMS_BUFFER_BYTES'),
     livePollMs: optionalInt(env, 'ORDINAL_LIVE_POLL_MS'),
     gapTimeoutMs: optionalInt(env, 'ORDINAL_GAP_TIMEOUT_MS'),
     exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),

@@ -171,12 +171,16 @@ export class EventsStreamController {
     }
     if (this.registry.isClosing)
       throw new ServiceUnavailableException('The server is shutting down; reconnect shortly');
+    let writer: SseWriter | undefined;
     const feed = this.router.open({
       fromIndex: params.startIndex,
       toIndex: params.endIndex,
       types: params.types,
       shard: params.shard,
       rendered: true,
+      // All streams together held more than ORDINAL_STREAMS_BUFFER_BYTES and this one the most:
+      // close it; the client reconnects from its Last-Event-ID.
+      onDropped: () => writer?.abort(),
     });
     let headIndex: number;
     try {
@@ -186,7 +190,7 @@ export class EventsStreamController {
       throw error;
     }
     reply.hijack();
-    const writer = new SseWriter(reply.raw);
+    writer = new SseWriter(reply.raw);
     writer.open();
     const session = new SseSession(feed, writer, {
       params,

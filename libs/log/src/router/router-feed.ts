@@ -3,6 +3,7 @@ import type { CoveredRead } from '../reader/log-reader.service.js';
 import { compileFilter } from './feed-filter.js';
 import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
 import type { Mailbox } from './mailbox.js';
+import type { BudgetHolder } from './page-budget.js';
 
 /** Catch-up reads in flight for a feed without a type filter (one for a filtered feed). */
 const REPLAY_DEPTH = 2;
@@ -13,6 +14,13 @@ export interface FeedSource {
   readonly ready: Promise<void>;
   readonly replayBatchSize: number;
   readonly mailboxLimit: number;
+  /**
+   * Holds a catch-up page against the bytes all droppable feeds may hold (may drop feeds, this
+   * one too); `release` when done with it, `releaseAll` when closed.
+   */
+  hold(feed: RouterFeed, read: CoveredRead): void;
+  release(feed: RouterFeed, read: CoveredRead): void;
+  releaseAll(feed: RouterFeed): void;
   /** Registers a mailbox; null when the router is shut down. */
   attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
   detach(mailbox: Mailbox): void;
@@ -49,8 +57,12 @@ export interface FeedSource {
  * The position only ever moves over what a read covered or the router handed over, so a
  * feed never passes a position it has not seen. Positions it passed inside abandoned holes
  * (concurrent mode) are watched; a row that commits there later is yielded marked `late`.
+ *
+ * A feed opened with `onDropped` (an SSE stream) counts the catch-up pages it holds against the
+ * router's bound for all such feeds, which may drop it: it closes, and `onDropped` tells its
+ * consumer, who resumes from its bookmark.
  */
-export class RouterFeed implements LogFeed {
+export class RouterFeed implements LogFeed, BudgetHolder {
   readonly headAtOpen: Promise<number>;
   private pos: number;
   private readonly start: number;
@@ -88,6 +100,14 @@ export class RouterFeed implements LogFeed {
     this.closed = true;
     this.leave();
     this.source.unwatch(this);
+    this.source.releaseAll(this);
+  }
+
+  /** The router's page bound dropped this feed: it closes, and its consumer is told. */
+  drop(): void {
+    if (this.closed) return;
+    this.close();
+    this.options.onDropped?.();
   }
 
   suspend(): void {
@@ -130,6 +150,7 @@ export class RouterFeed implements LogFeed {
     } finally {
       this.leave();
       this.source.unwatch(this);
+      this.source.releaseAll(this);
     }
   }
 
@@ -209,7 +230,10 @@ export class RouterFeed implements LogFeed {
       while (queue.length < depth && after < upTo && !this.closed) {
         const bound = ranged ? Math.min(upTo, after + batch) : upTo;
         const rows = this.source.read(after, batch, this.options.types, bound, rendered);
-        rows.catch(() => undefined);
+        rows.then(
+          (read) => this.hold(read),
+          () => undefined,
+        );
         queue.push({ rows, bound });
         // A filtered read's end is known only when it returns.
         if (!ranged) return;
@@ -222,6 +246,11 @@ export class RouterFeed implements LogFeed {
       const result = await rows;
       if (result.to < bound) {
         // A page that ended early (filtered, or a range that did not cover itself): read on from where it ended.
+        for (const discarded of queue)
+          discarded.rows.then(
+            (read) => this.release(read),
+            () => undefined,
+          );
         queue.length = 0;
         after = result.to;
       } else if (!ranged) after = result.to;
@@ -233,11 +262,21 @@ export class RouterFeed implements LogFeed {
         this.pos = message.id;
         if (this.accepts === null || this.accepts(message)) yield message;
       }
+      this.release(result);
       if (this.closed) return;
       this.pos = Math.max(this.pos, result.to);
       this.passed(result);
       yield* this.takeLate();
     }
+  }
+
+  /** Counts a page this feed holds (a droppable feed only). */
+  private hold(read: CoveredRead): void {
+    if (this.options.onDropped !== undefined && !this.closed) this.source.hold(this, read);
+  }
+
+  private release(read: CoveredRead): void {
+    if (this.options.onDropped !== undefined) this.source.release(this, read);
   }
 
   private async *live(): AsyncGenerator<FeedMessage> {

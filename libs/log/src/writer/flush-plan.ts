@@ -23,6 +23,8 @@ export interface FlushPlan {
   head: number;
   outcomes: PendingOutcome[];
   created: StoredMessage[];
+  /** Bytes of each created message's body and metadata JSON, as `created` (what a reader's buffer holds of it). */
+  createdBytes: number[];
   /** Hashes to record in the duplicate window after the commit. */
   windowHashes: string[];
 }
@@ -58,6 +60,7 @@ export function planFlush(
   const batchHashes = new Set<string>();
   const windowHashes: string[] = [];
   const created: StoredMessage[] = [];
+  const createdBytes: number[] = [];
   const outcomes: PendingOutcome[] = [];
   let head = state.head;
 
@@ -132,6 +135,7 @@ export function planFlush(
         windowHashes.push(p.hash);
       }
       created.push(message);
+      createdBytes.push(p.bodyJson.length + (p.metadataJson?.length ?? 0));
       entries.push({ status: 'created', message });
     }
     if (stream && version > 0) streamHeads.set(stream.streamId, version);
@@ -143,6 +147,7 @@ export function planFlush(
     head,
     outcomes,
     created,
+    createdBytes,
     windowHashes,
   };
 }

@@ -37,10 +37,11 @@ function endSpan(span: Span, error?: unknown): void {
 }
 
 /**
- * Called with every committed batch after its commit, its messages in index order. In
+ * Called with every committed batch after its commit, its messages in index order (and the
+ * bytes of each one's body and metadata JSON). In
  * concurrent mode two batches may arrive out of order; the watermark restores the order.
  */
-export type CommitListener = (messages: StoredMessage[]) => void;
+export type CommitListener = (messages: StoredMessage[], bytes: readonly number[]) => void;
 
 /** Figures of one flush, for metrics. */
 export interface FlushStats {
@@ -289,7 +290,7 @@ export class LogWriter implements OnApplicationShutdown {
           : batch[i].reject(outcome.error),
       );
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
-      if (plan.created.length > 0) this.announce(plan.created);
+      if (plan.created.length > 0) this.announce(plan.created, plan.createdBytes);
     } catch (error) {
       if (isDataError(error) && batch.length > 1) {
         // One append's bad data must not fail its neighbours: write each on its own.
@@ -335,10 +336,10 @@ export class LogWriter implements OnApplicationShutdown {
     }
   }
 
-  private announce(created: StoredMessage[]): void {
+  private announce(created: StoredMessage[], bytes: readonly number[]): void {
     for (const listener of this.commitListeners) {
       try {
-        listener(created);
+        listener(created, bytes);
       } catch (error) {
         this.logger.error(
           `Commit listener failed after index ${created[created.length - 1].id}: ${String(error)}`,
