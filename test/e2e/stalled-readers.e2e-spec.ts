@@ -156,17 +156,21 @@ describe.each([
         (_, i) => new StalledReader(server.baseUrl, first + i * 30, last),
       );
       await Promise.all(readers.map((r) => r.connected));
-      // (each stream writes until its socket is full, then waits with what it holds)
+      // (each stream writes until its socket is full, then waits with what it holds: no page read runs any more)
       const router = server.app.get(LiveRouter);
+      let quiet = 0;
       await waitFor(
         async () => {
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          return !router.stats().busy;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          const reading = await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT index, message_type, user_id, json%'`,
+          );
+          quiet = reading.length === 0 ? quiet + 1 : 0;
+          return quiet >= 4;
         },
-        10_000,
+        60_000,
         'the streams to stall',
       );
-      await new Promise((resolve) => setTimeout(resolve, 1000));
       gc();
       const held = process.memoryUsage().heapUsed - before;
 

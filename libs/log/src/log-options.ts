@@ -72,10 +72,10 @@ export interface LogModuleOptions {
   /** Rows per database read of a feed's replay and of the router. @default 1000 */
   replayBatchSize?: number;
   /**
-   * Bytes of messages one stream (a feed that can be dropped, see `FeedOptions.onDropped`) may
-   * hold: its live mailbox at most half of it (beyond, it falls back to the database as after
-   * an overflow), each catch-up page at most a sixth (three at a time), so a stream holds at most
-   * this much, plus one message. @default 8 MiB
+   * Bytes of messages one feed may hold: every feed's live mailbox at most half of it (beyond,
+   * it falls back to the database as after an overflow), and each catch-up page of a rendered
+   * feed (an SSE stream) at most a sixth (three at a time, at least one message each), so a
+   * stream holds at most this much, plus one message. @default 8 MiB
    */
   streamBufferBytes?: number;
   /**

@@ -168,11 +168,10 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       detach: (mailbox) => this.mailboxes.delete(mailbox),
       suspended: () => this.counters.suspensions++,
       safeHead: () => this.reader.safeHead(),
+      // A rendered page (an SSE stream's) is bounded in bytes too: three in hand make half a stream's bound.
+      pageBytes: Math.floor(this.options.streamBufferBytes / 6),
       read: (after, limit, types, upTo, rendered) => {
-        // A rendered page (an SSE stream's) is bounded in bytes too: three in hand make half a stream's bound.
-        const maxBytes = rendered
-          ? Math.floor(this.options.streamBufferBytes / 6)
-          : Number.MAX_SAFE_INTEGER;
+        const maxBytes = rendered ? this.source.pageBytes : Number.MAX_SAFE_INTEGER;
         return this.sharedReads.read(after, limit, types, upTo, rendered, maxBytes, () =>
           this.reader.readUpTo(after, limit, { types }, upTo, rendered, maxBytes),
         );

@@ -4,15 +4,23 @@ import { compileFilter } from './feed-filter.js';
 import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
 import type { Mailbox } from './mailbox.js';
 import type { BudgetHolder } from './page-budget.js';
+import { renderedJson } from '../row-mapper.js';
 
 /** Catch-up reads in flight for a feed without a type filter (one for a filtered feed). */
 const REPLAY_DEPTH = 2;
+/**
+ * Rows of a feed's first rendered page, before it knows how large its rows are: a first page of
+ * 1,000 rows of 100 KB would make PostgreSQL render 100 MB to keep `pageBytes` of it.
+ */
+const FIRST_PAGE_ROWS = 100;
 
 /** What a feed needs from the router: registration, the safe head, covered reads and the late watch. */
 export interface FeedSource {
   /** Resolves once the router knows its delivered position. */
   readonly ready: Promise<void>;
   readonly replayBatchSize: number;
+  /** Most bytes of JSON in one rendered page (a page stops after the row that reaches it). */
+  readonly pageBytes: number;
   readonly mailboxLimit: number;
   /**
    * Holds a catch-up page against the bytes all droppable feeds may hold (may drop feeds, this
@@ -75,6 +83,12 @@ export class RouterFeed implements LogFeed, BudgetHolder {
   private readonly late: FeedMessage[] = [];
   /** Positions this feed passed without a row (or, resuming, below its start) and waits on. */
   private readonly watched = new Set<number>();
+  /**
+   * Rows a rendered page asks for: FIRST_PAGE_ROWS at first, then what fits `pageBytes` at
+   * the size of the rows read last, so that PostgreSQL renders about the rows a page keeps
+   * (and a ranged read covers its whole range) however large the messages are.
+   */
+  private rowsPerPage: number;
 
   constructor(
     private readonly source: FeedSource,
@@ -84,6 +98,7 @@ export class RouterFeed implements LogFeed, BudgetHolder {
     this.start = Math.max(1, Math.floor(options.fromIndex));
     this.pos = this.start - 1;
     this.toIndex = options.toIndex ?? Number.MAX_SAFE_INTEGER;
+    this.rowsPerPage = Math.min(source.replayBatchSize, FIRST_PAGE_ROWS);
     this.headAtOpen = this.join(true);
     this.headAtOpen.catch(() => undefined);
   }
@@ -220,7 +235,6 @@ export class RouterFeed implements LogFeed, BudgetHolder {
    * writes. A filtered feed reads the next page after this one's end (one in flight).
    */
   private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
-    const batch = this.source.replayBatchSize;
     const rendered = this.options.rendered ?? false;
     const ranged = !this.options.types || this.options.types.length === 0;
     const depth = ranged ? REPLAY_DEPTH : 1;
@@ -228,6 +242,7 @@ export class RouterFeed implements LogFeed, BudgetHolder {
     let after = this.pos;
     const fill = () => {
       while (queue.length < depth && after < upTo && !this.closed) {
+        const batch = this.rowsPerPage;
         const bound = ranged ? Math.min(upTo, after + batch) : upTo;
         const rows = this.source.read(after, batch, this.options.types, bound, rendered);
         rows.then(
@@ -244,6 +259,7 @@ export class RouterFeed implements LogFeed, BudgetHolder {
     while (queue.length > 0) {
       const { rows, bound } = queue.shift()!;
       const result = await rows;
+      if (rendered) this.sizePages(result);
       if (result.to < bound) {
         // A page that ended early (filtered, or a range that did not cover itself): read on from where it ended.
         for (const discarded of queue)
@@ -268,6 +284,18 @@ export class RouterFeed implements LogFeed, BudgetHolder {
       this.passed(result);
       yield* this.takeLate();
     }
+  }
+
+  /** Sizes the next pages from this one's rows: as many as fit `pageBytes`, at least one. */
+  private sizePages(read: CoveredRead): void {
+    if (read.messages.length === 0) return;
+    let bytes = 0;
+    for (const message of read.messages) bytes += renderedJson(message)?.length ?? 0;
+    const perRow = Math.max(1, bytes / read.messages.length);
+    this.rowsPerPage = Math.max(
+      1,
+      Math.min(this.source.replayBatchSize, Math.floor(this.source.pageBytes / perRow)),
+    );
   }
 
   /** Counts a page this feed holds (a droppable feed only). */
