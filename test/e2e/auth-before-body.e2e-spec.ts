@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startServer, type TestServer } from '../support/test-server.js';
+import { startServer, waitFor, type TestServer } from '../support/test-server.js';
 
 setFlagsFromString('--expose-gc');
 /** A full collection, so the figures below are what is held, not garbage not yet collected. */
@@ -54,17 +54,21 @@ function sendHeadersAndFirstChunk(
     closed.catch(() => undefined);
     socket.on('error', () => undefined);
     socket.on('connect', () => {
+      // length 0: a chunked body (a streamed import), its first chunk `firstChunk` bytes
+      const chunked = length === 0;
       const head = [
-        `PUT ${path} HTTP/1.1`,
+        `${chunked ? 'POST' : 'PUT'} ${path} HTTP/1.1`,
         `host: ${url.host}`,
-        'content-type: application/json',
-        `content-length: ${length}`,
+        `content-type: ${chunked ? 'application/x-ndjson' : 'application/json'}`,
+        chunked ? 'transfer-encoding: chunked' : `content-length: ${length}`,
         ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
         '',
         '',
       ].join('\r\n');
       socket.write(head);
+      if (chunked) socket.write(`${firstChunk.toString(16)}\r\n`);
       socket.write(chunkOf(firstChunk));
+      if (chunked) socket.write('\r\n');
       sent = firstChunk;
     });
     const timer = setTimeout(() => {
@@ -142,6 +146,21 @@ describe('authentication before the body is read', () => {
     await answer.closed;
   });
 
+  it('answers 403 to a streamed import without the admin scope while its first chunk is all that was sent', async () => {
+    // Given a chunked NDJSON import from a read-only token that sends one chunk and pauses
+    const answer = await sendHeadersAndFirstChunk(
+      server.baseUrl,
+      '/api/events/import',
+      { authorization: 'Bearer read-secret' },
+      0,
+      4096,
+    );
+    // Then it is refused before any more of the body, and the connection closes
+    expect(answer.status).toBe(403);
+    expect(answer.sentWhenAnswered).toBe(4096);
+    await answer.closed;
+  });
+
   it('holds no body memory for many unauthenticated connections sending large bodies', async () => {
     // Given the server's memory before (this process: the server runs in it)
     gc();
@@ -163,6 +182,13 @@ describe('authentication before the body is read', () => {
     // (200 x 256 KB = 51 MB would have been buffered for the JSON parser)
     expect(answers.every((a) => a.status === 401)).toBe(true);
     await Promise.all(answers.map((a) => a.closed));
+    // (and the server has let go of their sockets)
+    const httpServer = server.app.getHttpServer() as import('node:http').Server;
+    const open = () =>
+      new Promise<number>((resolve, reject) =>
+        httpServer.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
+    await waitFor(async () => (await open()) <= 2, 10_000, 'the refused connections to close');
     gc();
     const after = process.memoryUsage();
     const grew = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
