@@ -98,7 +98,10 @@ export class RouterFeed implements LogFeed, BudgetHolder {
     this.start = Math.max(1, Math.floor(options.fromIndex));
     this.pos = this.start - 1;
     this.toIndex = options.toIndex ?? Number.MAX_SAFE_INTEGER;
-    this.rowsPerPage = Math.min(source.replayBatchSize, FIRST_PAGE_ROWS);
+    // Only rendered pages are bounded in bytes; the others keep the batch size.
+    this.rowsPerPage = options.rendered
+      ? Math.min(source.replayBatchSize, FIRST_PAGE_ROWS)
+      : source.replayBatchSize;
     this.headAtOpen = this.join(true);
     this.headAtOpen.catch(() => undefined);
   }
