@@ -13,7 +13,10 @@
  *    bound of all streams' buffers. Then the readers read again and every one must get every
  *    message in order; a stream the server dropped to stay within its bound is reopened from
  *    its Last-Event-ID, as an EventSource does (counted in `reconnects`).
- * `BENCH_PHASES` (default `idle,stalled,large`) picks the phases.
+ * 4. Large history: LARGE_STALLED readers opened at places spread over those messages, stalled
+ *    after `connected`: the RSS once they wait with what they hold, beside the bound; then each
+ *    must get every message from its start.
+ * `BENCH_PHASES` (default `idle,stalled,large`; `large` runs 3 and 4) picks the phases.
  * Prints one JSON object. Figures are MB (10^6 bytes).
  */
 import http from 'node:http';
@@ -37,7 +40,7 @@ const LARGE_PUBLISHED = Number(process.env.BENCH_LARGE_PUBLISHED ?? 1000);
 const LARGE_BYTES = Number(process.env.BENCH_LARGE_BYTES ?? 100_000);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,stalled,large').split(','));
 /** The server's bound on what all streams together hold (its default unless the environment sets it). */
-const STREAMS_BUFFER_BYTES = Number(process.env.ORDINAL_STREAMS_BUFFER_BYTES ?? 64 * 1024 * 1024);
+const STREAMS_BUFFER_BYTES = Number(process.env.ORDINAL_STREAMS_BUFFER_BYTES ?? 128 * 1024 * 1024);
 const BATCH = 100;
 const CLIENTS = 8;
 const AUTH = { authorization: 'Bearer dev-ordinal-token' };
@@ -224,6 +227,8 @@ async function metrics(baseUrl: string): Promise<Record<string, number>> {
     externalMB: MB(pick('nodejs_external_memory_bytes')),
     mailboxQueued: pick('ordinal_router_mailbox_queued_messages'),
     mailboxOverflows: pick('ordinal_router_mailbox_overflows_total'),
+    // NaN against a server without them (an older build).
+    streamDrops: pick('ordinal_router_stream_drops_total'),
   };
 }
 
@@ -295,6 +300,58 @@ async function stalledPhase(
   };
 }
 
+/**
+ * Readers opened at `streams` places spread over `[first, last]` of the log (large messages
+ * already stored) that stop reading after `connected`: the RSS once they have stalled (each
+ * waits for its socket with what it holds), then their catch-up.
+ */
+async function historyPhase(
+  server: ChildServer,
+  streams: number,
+  first: number,
+  last: number,
+): Promise<Record<string, unknown>> {
+  const pid = server.child.pid!;
+  const before = memoryOf(pid).rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(pid).rss)), 25);
+  const step = Math.max(1, Math.floor((last - first + 1) / streams));
+  const readers = Array.from(
+    { length: streams },
+    (_, i) => new Reader(server.baseUrl, first + i * step, last, true),
+  );
+  await Promise.all(readers.map((r) => r.connected));
+  // A benchmark, not a test: give the streams time to fill their sockets and stall.
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  const stalledRss = memoryOf(pid).rss;
+  const stalledFigures = await metrics(server.baseUrl);
+  const peakWhileStalled = peak;
+  for (const reader of readers) reader.resume();
+  const resumed = performance.now();
+  await Promise.all(readers.map((r) => r.done));
+  const catchUpMs = performance.now() - resumed;
+  clearInterval(sampler);
+  readers.forEach((reader, i) => {
+    const expected = last - (first + i * step) + 1;
+    if (reader.messages !== expected || reader.lastId !== last)
+      throw new Error(
+        `A history reader got ${reader.messages} of ${expected} (last ${reader.lastId})`,
+      );
+  });
+  return {
+    streams,
+    fromIndices: `${first}..${first + (streams - 1) * step} (every ${step})`,
+    rssBeforeMB: MB(before),
+    rssWhileStalledMB: MB(stalledRss),
+    rssPeakWhileStalledMB: MB(peakWhileStalled),
+    rssPeakWhileCatchingUpMB: MB(peak),
+    whileStalled: stalledFigures,
+    reconnects: readers.reduce((sum, r) => sum + r.reconnects, 0),
+    catchUpAfterResumeMs: Math.round(catchUpMs),
+    everyReaderGotAll: true,
+  };
+}
+
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
   // BENCH_SERVER_NODE_ARGS: node flags for the server, e.g. `--max-old-space-size=96` to show what it holds (not garbage).
@@ -346,6 +403,12 @@ async function main(): Promise<void> {
         rssAtRestMB: MB(atRest),
         streamsBufferBoundMB: MB(STREAMS_BUFFER_BYTES),
         ...(await stalledPhase(server, LARGE_STALLED, LARGE_PUBLISHED, LARGE_BYTES)),
+      };
+      // 4. The same messages, now history: stalled readers spread over them hold pages, not live messages.
+      const last = await head(server.baseUrl);
+      result.largeHistory = {
+        streamsBufferBoundMB: MB(STREAMS_BUFFER_BYTES),
+        ...(await historyPhase(server, LARGE_STALLED, last - LARGE_PUBLISHED + 1, last)),
       };
     }
     console.log(JSON.stringify(result, null, 2));
