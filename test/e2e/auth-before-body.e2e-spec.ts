@@ -183,7 +183,7 @@ describe('authentication before the body is read', () => {
     expect(answers.every((a) => a.status === 401)).toBe(true);
     await Promise.all(answers.map((a) => a.closed));
     // (and the server has let go of their sockets)
-    const httpServer = server.app.getHttpServer() as import('node:http').Server;
+    const httpServer = server.app.getHttpServer();
     const open = () =>
       new Promise<number>((resolve, reject) =>
         httpServer.getConnections((error, count) => (error ? reject(error) : resolve(count))),
