@@ -97,6 +97,7 @@ export {
   WriterClosedError,
   OwnershipLostError,
   ImportLineError,
+  ImportIdleError,
   LogWriter,
   LogImporter,
   LogReader,

@@ -26,6 +26,7 @@ import { amqpOptionsFrom } from './interfaces/amqp-options.factory.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
 import { StreamTickets } from './auth/stream-tickets.service.js';
+import { RequestAuthenticator } from './auth/request-authenticator.js';
 import { DeadLettersController, InterfaceRewindController } from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
 
@@ -78,6 +79,7 @@ export class AppModule {
         AmqpMetrics,
         SubscriptionMetrics,
         StreamTickets,
+        RequestAuthenticator,
       ],
     };
   }

@@ -13,6 +13,8 @@ import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { registerHttpTracing } from './tracing/http-tracing.hook.js';
+import { registerEarlyAuth } from './auth/early-auth.hook.js';
+import { RequestAuthenticator } from './auth/request-authenticator.js';
 import type { HttpErrorCode } from '@ordinal/contract';
 import { HTTP_STATUS_BY_CODE } from './errors/status-by-code.js';
 
@@ -63,6 +65,8 @@ export async function createApp(
   // Routes are added at init, after this: the hook sees every one.
   registerHttpMetrics(fastify, app.get(MetricsService).registry);
   registerHttpTracing(fastify);
+  // Before any body is read: a request with a body to a scoped route is authenticated on its headers.
+  registerEarlyAuth(fastify, app.get(RequestAuthenticator));
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   // The bulk import reads its body as a stream, line by line (never buffered whole).

@@ -18,6 +18,7 @@ export const ORDINAL_ERROR_CODES = [
   'append_failed',
   'import_failed',
   'log_full',
+  'import_idle_timeout',
   // @ordinal/ownership (and the module options)
   'ownership_lost',
   'invalid_configuration',

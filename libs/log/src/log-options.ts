@@ -28,6 +28,15 @@ export interface LogModuleOptions {
   /** Most messages waiting for a flush before appends are refused. @default 100000 */
   maxQueuedMessages?: number;
   /**
+   * Longest an append waits for the database, from when it is queued (ms): each statement of a
+   * flush that may wait (for a lock held by an import, say) gets what is left of its oldest
+   * append's time as its query timeout, and an append whose time ran out while it was queued
+   * behind other flushes is refused without being sent (`DatabaseUnavailableError`, nothing
+   * stored). 0: no bound but the pool's own per-query `query_timeout`. The Ordinal server sets
+   * it to `ORDINAL_QUERY_TIMEOUT_MS`. @default 0
+   */
+  appendTimeoutMs?: number;
+  /**
    * Write a StartMarker (type `StartMarker`, user `system`) once the application has started:
    * when its HTTP server listens, or at bootstrap without HTTP. The Ordinal server turns it on;
    * a library user rarely wants one. @default false
@@ -73,6 +82,19 @@ export interface LogModuleOptions {
   /** Rows per database read of a feed's replay and of the router. @default 1000 */
   replayBatchSize?: number;
   /**
+   * Bytes of messages one feed may hold: every feed's live mailbox at most half of it (beyond,
+   * it falls back to the database as after an overflow), and each catch-up page of a rendered
+   * feed (an SSE stream) at most a sixth (three at a time, at least one message each), so a
+   * stream holds at most this much, plus one message. @default 8 MiB
+   */
+  streamBufferBytes?: number;
+  /**
+   * Bytes of catch-up pages all such streams together may hold (a page shared by several counts
+   * once). Beyond it the stream holding the most is dropped (`onDropped`: an SSE stream is
+   * closed, and the client resumes from its Last-Event-ID). @default 128 MiB
+   */
+  streamsBufferBytes?: number;
+  /**
    * Consumer ownership: a consumer (subscription, projection partition, push interface) whose
    * owning process died runs in another process within this bound (ms). @default 5000
    */
@@ -96,6 +118,7 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
     maxBatchMessages: options.maxBatchMessages ?? 2000,
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxQueuedMessages: options.maxQueuedMessages ?? 100_000,
+    appendTimeoutMs: options.appendTimeoutMs ?? 0,
     startMarker: options.startMarker ?? false,
     migrate: options.migrate ?? true,
     migrations: options.migrations ?? [],
@@ -138,6 +161,18 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
       min: 1,
     }),
     replayBatchSize: options.replayBatchSize ?? 1000,
+    streamBufferBytes: numberOption(options.streamBufferBytes, {
+      option: 'log.streamBufferBytes',
+      env: 'ORDINAL_STREAM_BUFFER_BYTES',
+      fallback: 8 * 1024 * 1024,
+      min: 64 * 1024,
+    }),
+    streamsBufferBytes: numberOption(options.streamsBufferBytes, {
+      option: 'log.streamsBufferBytes',
+      env: 'ORDINAL_STREAMS_BUFFER_BYTES',
+      fallback: 128 * 1024 * 1024,
+      min: 1024 * 1024,
+    }),
     takeoverMs: numberOption(options.takeoverMs, {
       option: 'log.takeoverMs',
       env: 'ORDINAL_TAKEOVER_MS',

@@ -36,7 +36,13 @@ export async function execute<R = Record<string, unknown>>(
 
 /** A pg connection as the writer's hot path uses it (no QueryRunner in between). */
 export interface PgConnection {
-  query<R>(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+  /** `query_timeout` (ms): pg's own per-query bound on waiting for the answer, over the pool's. */
+  query<R>(config: {
+    name?: string;
+    text: string;
+    values: unknown[];
+    query_timeout?: number;
+  }): Promise<{ rows: R[] }>;
   on(event: 'error', listener: (error: Error) => void): unknown;
   off(event: 'error', listener: (error: Error) => void): unknown;
 }

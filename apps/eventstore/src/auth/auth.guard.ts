@@ -4,14 +4,11 @@ import {
   type ExecutionContext,
   UnauthorizedException,
   ForbiddenException,
-  Inject,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { TokenMatcher } from './api-token.js';
+import { RequestAuthenticator } from './request-authenticator.js';
 import { AcceptsTicket, Public, RequireScope } from './scopes.decorator.js';
 import { StreamTickets } from './stream-tickets.service.js';
-import { ORDINAL_CONFIG } from '../config/config.constants.js';
-import type { OrdinalConfig } from '../config/ordinal-config.js';
 import type { ApiToken, Scope } from './api-token.js';
 
 /** A route's handler and its controller, as Nest's ExecutionContext gives them. */
@@ -38,31 +35,26 @@ export interface AuthorisedRequest {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly matcher: TokenMatcher;
   private readonly routes = new WeakMap<RouteController, WeakMap<RouteHandler, RouteAccess>>();
 
   constructor(
     private readonly reflector: Reflector,
     private readonly tickets: StreamTickets,
-    @Inject(ORDINAL_CONFIG) config: OrdinalConfig,
-  ) {
-    this.matcher = new TokenMatcher(config.tokens);
-  }
+    private readonly authenticator: RequestAuthenticator,
+  ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const access = this.accessOf(context.getHandler(), context.getClass());
     if (access.isPublic) return true;
     const request = context.switchToHttp().getRequest<AuthorisedRequest>();
-    const token = this.tokenOf(request, access);
-    const { scope } = access;
-    if (scope && !token.scopes.has(scope)) {
-      throw new ForbiddenException(`Token '${token.name}' lacks the '${scope}' scope`);
-    }
-    request.apiToken = token;
+    request.apiToken = this.tokenOf(request, access);
     return true;
   }
 
-  /** The bearer token, or (where the route accepts one and no header is sent) a stream ticket's. */
+  /**
+   * The bearer token holding the route's scope, or (where the route accepts one and no header
+   * is sent) a stream ticket's.
+   */
   private tokenOf(request: AuthorisedRequest, access: RouteAccess): ApiToken {
     const header = request.headers.authorization;
     const ticket = request.query?.ticket;
@@ -72,14 +64,11 @@ export class AuthGuard implements CanActivate {
         throw new UnauthorizedException(
           'Invalid, expired or used stream ticket: get a new one from POST /api/events/stream-ticket',
         );
+      if (access.scope && !token.scopes.has(access.scope))
+        throw new ForbiddenException(`Token '${token.name}' lacks the '${access.scope}' scope`);
       return token;
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    if (!match)
-      throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token>');
-    const token = this.matcher.match(match[1]);
-    if (!token) throw new UnauthorizedException('Invalid bearer token');
-    return token;
+    return this.authenticator.authorise(header, access.scope);
   }
 
   private accessOf(handler: RouteHandler, controller: RouteController): RouteAccess {

@@ -38,6 +38,8 @@ export interface OrdinalConfig {
   bodyLimitBytes: number;
   /** A request whose body has not fully arrived this long after it began gets 408 and is closed (ms, ORDINAL_BODY_TIMEOUT_MS). @default 10000 */
   bodyTimeoutMs: number;
+  /** A bulk import whose body sends nothing this long is rolled back and answered 408 (ms, ORDINAL_IMPORT_IDLE_TIMEOUT_MS). @default 10000 */
+  importIdleTimeoutMs: number;
   /** How long a stream ticket (`POST /api/events/stream-ticket`) stays valid (ms, ORDINAL_STREAM_TICKET_TTL_MS). @default 30000 */
   streamTicketTtlMs: number;
   maxBatchMessages: number;
@@ -50,6 +52,10 @@ export interface OrdinalConfig {
   heartbeatMs: number;
   /** Live messages buffered per stream before it falls back to database catch-up (ORDINAL_STREAM_MAILBOX; the log's `mailboxLimit`, default 10000). */
   streamMailbox?: number;
+  /** Bytes one SSE stream may hold (ORDINAL_STREAM_BUFFER_BYTES; the log's `streamBufferBytes`, default 8 MiB). */
+  streamBufferBytes?: number;
+  /** Bytes of catch-up pages all SSE streams together may hold (ORDINAL_STREAMS_BUFFER_BYTES; the log's `streamsBufferBytes`, default 128 MiB). */
+  streamsBufferBytes?: number;
   /**
    * The live router's safety-net poll (ms, ORDINAL_LIVE_POLL_MS). On a replica reader it is
    * the only way new messages are seen (a standby forwards no NOTIFY). The log's default: 1000, 200 for a replica reader.
@@ -173,6 +179,7 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     duplicateWindow: optionalInt(env, 'ORDINAL_DUPLICATE_WINDOW'),
     bodyLimitBytes: int(env, 'ORDINAL_BODY_LIMIT', 1024 * 1024, 1),
     bodyTimeoutMs: int(env, 'ORDINAL_BODY_TIMEOUT_MS', 10_000, 10),
+    importIdleTimeoutMs: int(env, 'ORDINAL_IMPORT_IDLE_TIMEOUT_MS', 10_000, 10),
     streamTicketTtlMs: int(env, 'ORDINAL_STREAM_TICKET_TTL_MS', 30_000, 10),
     maxBatchMessages: int(env, 'ORDINAL_MAX_BATCH', 1000, 1),
     logFormat: oneOf(
@@ -193,6 +200,8 @@ export function loadConfig(env: Env = process.env): OrdinalConfig {
     amqp: loadAmqpConfig(env),
     heartbeatMs: int(env, 'ORDINAL_HEARTBEAT_MS', 5000, 10),
     streamMailbox: optionalInt(env, 'ORDINAL_STREAM_MAILBOX'),
+    streamBufferBytes: optionalInt(env, 'ORDINAL_STREAM_BUFFER_BYTES'),
+    streamsBufferBytes: optionalInt(env, 'ORDINAL_STREAMS_BUFFER_BYTES'),
     livePollMs: optionalInt(env, 'ORDINAL_LIVE_POLL_MS'),
     gapTimeoutMs: optionalInt(env, 'ORDINAL_GAP_TIMEOUT_MS'),
     exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),

@@ -29,6 +29,10 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       // A REST batch is stored by one flush, so a flush holds at least the largest batch.
       maxBatchMessages: Math.max(2000, config.maxBatchMessages),
       mailboxLimit: config.streamMailbox,
+      streamBufferBytes: config.streamBufferBytes,
+      streamsBufferBytes: config.streamsBufferBytes,
+      // A publish is answered within the query timeout of reaching the writer, queued or not.
+      appendTimeoutMs: config.queryTimeoutMs,
       livePollMs: config.livePollMs,
       gapTimeoutMs: config.gapTimeoutMs,
       exactRelease: config.exactRelease,

@@ -8,7 +8,7 @@ const WHEN: Record<number, string> = {
   403: 'The token lacks the scope this operation needs',
   404: 'Nothing at that index, name or id',
   405: 'Another method of this path; `Allow` lists them',
-  408: 'The body did not arrive within ORDINAL_BODY_TIMEOUT_MS',
+  408: 'The body did not arrive within ORDINAL_BODY_TIMEOUT_MS (a bulk import: sent nothing for ORDINAL_IMPORT_IDLE_TIMEOUT_MS)',
   409: 'Version conflict',
   413: 'Body over ORDINAL_BODY_LIMIT',
   415: 'A body that is not application/json',

@@ -57,6 +57,8 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   // The database failed in a way none of the codes above describe: unexpected, so ours to look at.
   append_failed: 500,
   import_failed: 500,
+  // The client paused its import's body for longer than the idle timeout: as a body timeout.
+  import_idle_timeout: 408,
 };
 
 /** The status of every code of the HTTP layer, exhaustive; the places that answer them read it here. */

@@ -171,12 +171,17 @@ export class EventsStreamController {
     }
     if (this.registry.isClosing)
       throw new ServiceUnavailableException('The server is shutting down; reconnect shortly');
+    // The writer exists only once the feed has its head; a drop before that just ends the feed.
+    const opened: { writer?: SseWriter } = {};
     const feed = this.router.open({
       fromIndex: params.startIndex,
       toIndex: params.endIndex,
       types: params.types,
       shard: params.shard,
       rendered: true,
+      // All streams together held more than ORDINAL_STREAMS_BUFFER_BYTES and this one the most:
+      // close it; the client reconnects from its Last-Event-ID.
+      onDropped: () => opened.writer?.abort(),
     });
     let headIndex: number;
     try {
@@ -186,7 +191,7 @@ export class EventsStreamController {
       throw error;
     }
     reply.hijack();
-    const writer = new SseWriter(reply.raw);
+    const writer = (opened.writer = new SseWriter(reply.raw));
     writer.open();
     const session = new SseSession(feed, writer, {
       params,

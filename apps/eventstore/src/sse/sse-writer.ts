@@ -136,6 +136,19 @@ export class SseWriter {
     else this.closeListeners.add(listener);
   }
 
+  /**
+   * Closes the connection at once, dropping what waits in the process for it (the stream was
+   * dropped to keep the server within its byte bounds). Its client reconnects, as an
+   * EventSource does, from the last event it got whole (Last-Event-ID); what the kernel
+   * already took is still delivered before the end.
+   */
+  abort(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.pending = '';
+    this.raw.destroy();
+  }
+
   /** Ends the response (flushing what is buffered). */
   end(): void {
     if (this.ended) return;

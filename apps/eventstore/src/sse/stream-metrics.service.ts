@@ -69,6 +69,11 @@ export class StreamMetrics {
       (s) => s.suspensions,
     );
     routerCounter(
+      'ordinal_router_stream_drops_total',
+      'SSE streams closed because all streams together held more catch-up pages than ORDINAL_STREAMS_BUFFER_BYTES (each the one holding the most; its client resumes from its Last-Event-ID)',
+      (s) => s.drops,
+    );
+    routerCounter(
       'ordinal_router_late_deliveries_total',
       'Late arrivals handed to feeds (SSE streams, interfaces) that had passed their position',
       (s) => s.lateDeliveries,

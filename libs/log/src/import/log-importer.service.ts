@@ -7,7 +7,12 @@ import { finished } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
-import { ImportLineError, InvalidMessageError, LogFullError } from '../errors/index.js';
+import {
+  ImportIdleError,
+  ImportLineError,
+  InvalidMessageError,
+  LogFullError,
+} from '../errors/index.js';
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import {
   copyImportRows,
@@ -53,6 +58,26 @@ export interface ImportOptions {
    * `correlationId`/`causationId` win, as in a batch. @default the current handler's context, else none
    */
   correlation?: CorrelationContext | null;
+  /**
+   * Longest the input may send nothing (ms), between two chunks or before the first: past it
+   * the import rejects with an `ImportIdleError` and nothing is stored, so a paused client
+   * cannot hold every other writer (an import holds the log while it runs). Time spent waiting
+   * for the database does not count. 0: no bound. @default 10000
+   */
+  idleTimeoutMs?: number;
+}
+
+/** `ImportOptions.idleTimeoutMs` when not given. */
+const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
+
+/** `next` of the input, rejected with an ImportIdleError when it sends nothing for `idleMs` (0: never). */
+function nextWithin<T>(next: Promise<T>, idleMs: number, lines: () => number): Promise<T> {
+  if (idleMs <= 0) return next;
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ImportIdleError(idleMs, lines())), idleMs);
+  });
+  return Promise.race([next, idle]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -116,6 +141,7 @@ export class LogImporter {
         source,
         base,
         options.maxLineBytes ?? 1024 * 1024,
+        options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
         lineage,
       );
       if (result.imported > 0) {
@@ -143,6 +169,7 @@ export class LogImporter {
     source: AsyncIterable<Buffer | string>,
     base: number,
     maxLineBytes: number,
+    idleMs: number,
     lineage: CorrelationContext,
   ): Promise<ImportResult> {
     const stream = client.query(copyFrom(copyImportRows()));
@@ -154,7 +181,11 @@ export class LogImporter {
     // One iterator, not closed when the lines stop early, so what is left can be read away.
     const iterator = source[Symbol.asyncIterator]();
     const lines = ndjsonLines(
-      { [Symbol.asyncIterator]: () => ({ next: () => iterator.next() }) },
+      {
+        [Symbol.asyncIterator]: () => ({
+          next: () => nextWithin(iterator.next(), idleMs, () => result.lines),
+        }),
+      },
       maxLineBytes,
     );
     try {

@@ -89,7 +89,8 @@ export class LogReader {
    * before (so every row at or below it is visible): the one read every feed, the router and
    * subscriptions use, so none of them can claim positions it did not read. `rendered`: the
    * messages are RenderedMessage, their API JSON written by PostgreSQL (an SSE stream's read:
-   * no body is parsed or serialised in Node).
+   * no body is parsed or serialised in Node), at most about `maxBytes` of JSON (a page that
+   * stops there covers only up to its last row).
    */
   async readUpTo(
     after: number,
@@ -97,23 +98,29 @@ export class LogReader {
     filter: ReadFilter,
     upTo: number,
     rendered = false,
+    maxBytes = Number.MAX_SAFE_INTEGER,
   ): Promise<CoveredRead> {
     if (upTo <= after) return { messages: [], to: after, skipped: [], xmax: '0' };
     return this.guard(async () => {
-      const messages: StoredMessage[] = rendered
-        ? (
-            await execute<RenderedRow>(
-              this.dataSource.manager,
-              readRenderedPage(after + 1, upTo, limit, filter),
-            )
-          ).map((row) => new RenderedMessage(row))
-        : (
-            await execute<MessageRow>(
-              this.dataSource.manager,
-              readPage(after + 1, upTo, limit, filter),
-            )
-          ).map(toStoredMessage);
-      const to = messages.length === limit ? messages[limit - 1].id : upTo;
+      let full = false;
+      let messages: StoredMessage[];
+      if (rendered) {
+        const rows = await execute<RenderedRow>(
+          this.dataSource.manager,
+          readRenderedPage(after + 1, upTo, limit, filter, maxBytes),
+        );
+        full = rows.length > 0 && Number(rows[rows.length - 1].through) >= maxBytes;
+        messages = rows.map((row) => new RenderedMessage(row));
+      } else {
+        messages = (
+          await execute<MessageRow>(
+            this.dataSource.manager,
+            readPage(after + 1, upTo, limit, filter),
+          )
+        ).map(toStoredMessage);
+      }
+      full ||= messages.length === limit;
+      const to = full ? messages[messages.length - 1].id : upTo;
       if (!this.concurrent) return { messages, to, skipped: [], xmax: '0' };
       const passed = await execute<{ position: string; xmax: string }>(
         this.dataSource.manager,

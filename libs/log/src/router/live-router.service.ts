@@ -23,6 +23,9 @@ import { Mailbox, type PassedMark } from './mailbox.js';
 import { NotifyListener } from './notify-listener.js';
 import { RouterFeed, type FeedSource } from './router-feed.js';
 import { SharedReads } from './shared-reads.js';
+import { PageBudget } from './page-budget.js';
+import { renderedJson } from '../row-mapper.js';
+import type { CoveredRead } from '../reader/log-reader.service.js';
 
 /** Figures of the router, for metrics and tests. */
 export interface LiveRouterStats {
@@ -45,6 +48,10 @@ export interface LiveRouterStats {
   sharedPagesKept: number;
   /** Feeds suspended by their consumer (an SSE stream whose socket was full): they left live and caught up from the database. */
   suspensions: number;
+  /** Droppable feeds (SSE streams) dropped to keep their catch-up pages within `streamsBufferBytes`. */
+  drops: number;
+  /** Bytes of catch-up pages droppable feeds hold now (a shared page once). */
+  pagesHeldBytes: number;
   /** Passed positions without a row (abandoned or released exactly) that some open feed watches for a late arrival. */
   lateWatched: number;
   /** Late arrivals handed to feeds (one per feed that had passed the position). */
@@ -69,6 +76,15 @@ const NOTIFY_GRACE_MS = 10;
  * watermark step, which cost about a third of PostgreSQL's CPU per message under load.
  */
 const IDLE_READ_MS = 50;
+/** What a message's fields besides body and metadata take in a buffer, about (bytes). */
+const MESSAGE_OVERHEAD_BYTES = 400;
+
+/** The bytes of JSON text of a page read rendered. */
+function pageBytes(read: CoveredRead): number {
+  let bytes = 0;
+  for (const message of read.messages) bytes += renderedJson(message)?.length ?? 0;
+  return bytes;
+}
 
 /**
  * The one live router of a process (L5). Woken by its own commits (LogWriter.onCommit), by
@@ -125,6 +141,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private lateAgain = false;
   private readonly stopLate: () => void;
   private readonly sharedReads = new SharedReads();
+  private readonly budget: PageBudget;
+  /** Bytes of own committed messages (the writer knows them), for the mailboxes' byte bound. */
+  private readonly liveBytes = new WeakMap<StoredMessage, number>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -133,7 +152,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     watermark: LogWatermark,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
-    this.stopCommits = writer.onCommit((batch) => this.onOwnCommit(batch));
+    this.budget = new PageBudget(this.options.streamsBufferBytes);
+    this.stopCommits = writer.onCommit((batch, bytes) => this.onOwnCommit(batch, bytes));
     this.stopLate = watermark.onLate(() => this.checkLate());
     this.listener = new NotifyListener({
       client: listenerClientConfig(dataSource),
@@ -149,10 +169,21 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       detach: (mailbox) => this.mailboxes.delete(mailbox),
       suspended: () => this.counters.suspensions++,
       safeHead: () => this.reader.safeHead(),
-      read: (after, limit, types, upTo, rendered) =>
-        this.sharedReads.read(after, limit, types, upTo, rendered, () =>
-          this.reader.readUpTo(after, limit, { types }, upTo, rendered),
-        ),
+      // A rendered page (an SSE stream's) is bounded in bytes too: three in hand make half a stream's bound.
+      pageBytes: Math.floor(this.options.streamBufferBytes / 6),
+      read: (after, limit, types, upTo, rendered) => {
+        const maxBytes = rendered ? this.source.pageBytes : Number.MAX_SAFE_INTEGER;
+        return this.sharedReads.read(after, limit, types, upTo, rendered, maxBytes, () =>
+          this.reader.readUpTo(after, limit, { types }, upTo, rendered, maxBytes),
+        );
+      },
+      hold: (feed, read) => {
+        if (read.messages.length > 0) this.budget.hold(feed, read.messages[0], pageBytes(read));
+      },
+      release: (feed, read) => {
+        if (read.messages.length > 0) this.budget.release(feed, read.messages[0]);
+      },
+      releaseAll: (feed) => this.budget.releaseAll(feed),
       openSkipped: async (upTo, arrivedSince) => {
         if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
         const rows = await execute<{ position: string; xmax: string }>(
@@ -191,6 +222,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       busy: this.pumping,
       sharedReads: this.sharedReads.shared,
       sharedPagesKept: this.sharedReads.kept,
+      drops: this.budget.dropped,
+      pagesHeldBytes: this.budget.bytes,
       ...this.counters,
     };
   }
@@ -229,13 +262,21 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     accepts: ((message: StoredMessage) => boolean) | null,
   ): Mailbox | null {
     if (this.closed) return null;
-    const mailbox = new Mailbox(this.delivered, limit, accepts);
+    // Half a stream's byte bound: its catch-up pages may take the other half.
+    const mailbox = new Mailbox(
+      this.delivered,
+      limit,
+      accepts,
+      Math.floor(this.options.streamBufferBytes / 2),
+    );
     this.mailboxes.add(mailbox);
     return mailbox;
   }
 
-  private onOwnCommit(batch: StoredMessage[]): void {
+  private onOwnCommit(batch: StoredMessage[], bytes: readonly number[]): void {
     if (this.closed || batch.length === 0) return;
+    if (this.mailboxes.size > 0)
+      for (let i = 0; i < batch.length; i++) this.liveBytes.set(batch[i], bytes[i]);
     this.knownHead = Math.max(this.knownHead, batch[batch.length - 1].id);
     if (this.options.ordering !== 'gapless' || this.own.length >= MAX_PENDING_OWN)
       return this.wake(true);
@@ -381,14 +422,29 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     const fresh = start === 0 ? messages : messages.slice(start);
     if (upTo <= this.delivered) return;
     this.delivered = upTo;
+    const sizes = this.mailboxes.size > 0 ? fresh.map((m) => this.sizeOf(m)) : [];
     for (const mailbox of this.mailboxes) {
-      if (mailbox.offer(fresh, this.delivered, passed)) {
+      if (mailbox.offer(fresh, this.delivered, passed, sizes)) {
         if (mailbox.size > this.counters.peakMailbox) this.counters.peakMailbox = mailbox.size;
       } else {
         this.mailboxes.delete(mailbox);
         if (mailbox.overflowed) this.counters.overflows++;
       }
     }
+  }
+
+  /**
+   * About the bytes a message takes in a mailbox: the writer's count for an own commit, else
+   * (a row another process committed) its body and metadata serialised once.
+   */
+  private sizeOf(message: StoredMessage): number {
+    const known = this.liveBytes.get(message) ?? renderedJson(message)?.length;
+    if (known !== undefined) return known + MESSAGE_OVERHEAD_BYTES;
+    const bytes =
+      (JSON.stringify(message.body)?.length ?? 0) +
+      (message.metadata === null ? 0 : JSON.stringify(message.metadata).length);
+    this.liveBytes.set(message, bytes);
+    return bytes + MESSAGE_OVERHEAD_BYTES;
   }
 
   private watch(feed: RouterFeed, positions: number[], xmax: string): void {

@@ -25,6 +25,14 @@ export interface FeedOptions {
    * stream. Live messages are ordinary StoredMessage either way. @default false
    */
   rendered?: boolean;
+  /**
+   * Makes the feed droppable (an SSE stream): the catch-up pages it holds count against the
+   * router's bound for all droppable feeds (`streamsBufferBytes`), and when that is exceeded the
+   * feed holding the most may be dropped: it closes (its iteration ends) and this is called,
+   * so the consumer can tell its client, who resumes from its bookmark. Absent: never dropped
+   * (subscriptions, push interfaces).
+   */
+  onDropped?: () => void;
 }
 
 /**

@@ -71,4 +71,20 @@ describe('Mailbox (R3)', () => {
     await closing;
     expect(mailbox.closed).toBe(true);
   });
+
+  it('overflows on bytes as on messages: the message that would take it over its byte bound empties it', () => {
+    // Given a mailbox of at most 100 messages and 250 bytes
+    const mailbox = new Mailbox(10, 100, null, 250);
+    // When two messages of 100 bytes wait, one is taken, and more come
+    expect(mailbox.offer([message(11), message(12)], 12, undefined, [100, 100])).toBe(true);
+    expect(mailbox.bytes).toBe(200);
+    mailbox.take();
+    expect(mailbox.bytes).toBe(100);
+    expect(mailbox.offer([message(13)], 13, undefined, [100])).toBe(true);
+    // Then the one that would hold 300 bytes overflows it: it is emptied and refuses more
+    expect(mailbox.offer([message(14)], 14, undefined, [100])).toBe(false);
+    expect(mailbox.overflowed).toBe(true);
+    expect(mailbox.bytes).toBe(0);
+    expect(mailbox.take()).toBeUndefined();
+  });
 });

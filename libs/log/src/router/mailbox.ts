@@ -9,13 +9,17 @@ export interface PassedMark {
 export type MailboxItem = StoredMessage | PassedMark;
 
 /**
- * A feed's live buffer, filled by the router in index order. Bounded (R3): the message that
- * would exceed `limit` empties it and marks it overflowed; the router then drops it and the
- * feed catches up from the database.
+ * A feed's live buffer, filled by the router in index order. Bounded in messages and in bytes
+ * (R3): the message that would exceed `limit` messages or `byteLimit` bytes empties it and
+ * marks it overflowed; the router then drops it and the feed catches up from the database.
  */
 export class Mailbox {
   private items: MailboxItem[] = [];
+  /** The size in bytes of each item of `items` (0 for a PassedMark). */
+  private sizes: number[] = [];
   private head = 0;
+  /** Bytes of the messages waiting. */
+  bytes = 0;
   private waiter: (() => void) | null = null;
   /** The router's delivered position when it last offered a batch (covers filtered-out ones). */
   seenUpTo: number;
@@ -27,6 +31,7 @@ export class Mailbox {
     readonly registeredAt: number,
     private readonly limit: number,
     private readonly accepts: ((message: StoredMessage) => boolean) | null,
+    private readonly byteLimit = Number.POSITIVE_INFINITY,
   ) {
     this.seenUpTo = registeredAt;
   }
@@ -36,20 +41,32 @@ export class Mailbox {
     return this.items.length - this.head;
   }
 
-  /** Takes a delivered batch; returns false once overflowed (the router then forgets it). */
-  offer(messages: StoredMessage[], upTo: number, passed?: PassedMark): boolean {
+  /**
+   * Takes a delivered batch (`sizes`: each message's bytes, as `messages`; absent: not counted);
+   * returns false once overflowed (the router then forgets it).
+   */
+  offer(
+    messages: StoredMessage[],
+    upTo: number,
+    passed?: PassedMark,
+    sizes?: readonly number[],
+  ): boolean {
     if (this.overflowed || this.closed) return false;
-    if (passed) this.items.push(passed);
-    for (const message of messages) {
+    if (passed) {
+      this.items.push(passed);
+      this.sizes.push(0);
+    }
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i];
       if (this.accepts !== null && !this.accepts(message)) continue;
-      if (this.size >= this.limit) {
-        this.overflowed = true;
-        this.items = [];
-        this.head = 0;
-        this.wake();
+      const size = sizes?.[i] ?? 0;
+      if (this.size >= this.limit || this.bytes + size > this.byteLimit) {
+        this.drop();
         return false;
       }
       this.items.push(message);
+      this.sizes.push(size);
+      this.bytes += size;
     }
     this.seenUpTo = upTo;
     this.wake();
@@ -59,9 +76,11 @@ export class Mailbox {
   /** The oldest waiting item, if any. */
   take(): MailboxItem | undefined {
     if (this.head >= this.items.length) return undefined;
+    this.bytes -= this.sizes[this.head];
     const message = this.items[this.head++];
     if (this.head >= 1024 && this.head * 2 >= this.items.length) {
       this.items = this.items.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
       this.head = 0;
     }
     return message;
@@ -86,16 +105,21 @@ export class Mailbox {
   drop(): void {
     if (this.closed) return;
     this.overflowed = true;
-    this.items = [];
-    this.head = 0;
+    this.empty();
     this.wake();
   }
 
   close(): void {
     this.closed = true;
-    this.items = [];
-    this.head = 0;
+    this.empty();
     this.wake();
+  }
+
+  private empty(): void {
+    this.items = [];
+    this.sizes = [];
+    this.head = 0;
+    this.bytes = 0;
   }
 
   private wake(): void {

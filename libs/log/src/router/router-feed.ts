@@ -3,16 +3,32 @@ import type { CoveredRead } from '../reader/log-reader.service.js';
 import { compileFilter } from './feed-filter.js';
 import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
 import type { Mailbox } from './mailbox.js';
+import type { BudgetHolder } from './page-budget.js';
+import { renderedJson } from '../row-mapper.js';
 
 /** Catch-up reads in flight for a feed without a type filter (one for a filtered feed). */
 const REPLAY_DEPTH = 2;
+/**
+ * Rows of a feed's first rendered page, before it knows how large its rows are: a first page of
+ * 1,000 rows of 100 KB would make PostgreSQL render 100 MB to keep `pageBytes` of it.
+ */
+const FIRST_PAGE_ROWS = 100;
 
 /** What a feed needs from the router: registration, the safe head, covered reads and the late watch. */
 export interface FeedSource {
   /** Resolves once the router knows its delivered position. */
   readonly ready: Promise<void>;
   readonly replayBatchSize: number;
+  /** Most bytes of JSON in one rendered page (a page stops after the row that reaches it). */
+  readonly pageBytes: number;
   readonly mailboxLimit: number;
+  /**
+   * Holds a catch-up page against the bytes all droppable feeds may hold (may drop feeds, this
+   * one too); `release` when done with it, `releaseAll` when closed.
+   */
+  hold(feed: RouterFeed, read: CoveredRead): void;
+  release(feed: RouterFeed, read: CoveredRead): void;
+  releaseAll(feed: RouterFeed): void;
   /** Registers a mailbox; null when the router is shut down. */
   attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
   detach(mailbox: Mailbox): void;
@@ -49,8 +65,12 @@ export interface FeedSource {
  * The position only ever moves over what a read covered or the router handed over, so a
  * feed never passes a position it has not seen. Positions it passed inside abandoned holes
  * (concurrent mode) are watched; a row that commits there later is yielded marked `late`.
+ *
+ * A feed opened with `onDropped` (an SSE stream) counts the catch-up pages it holds against the
+ * router's bound for all such feeds, which may drop it: it closes, and `onDropped` tells its
+ * consumer, who resumes from its bookmark.
  */
-export class RouterFeed implements LogFeed {
+export class RouterFeed implements LogFeed, BudgetHolder {
   readonly headAtOpen: Promise<number>;
   private pos: number;
   private readonly start: number;
@@ -63,6 +83,12 @@ export class RouterFeed implements LogFeed {
   private readonly late: FeedMessage[] = [];
   /** Positions this feed passed without a row (or, resuming, below its start) and waits on. */
   private readonly watched = new Set<number>();
+  /**
+   * Rows a rendered page asks for: FIRST_PAGE_ROWS at first, then what fits `pageBytes` at
+   * the size of the rows read last, so that PostgreSQL renders about the rows a page keeps
+   * (and a ranged read covers its whole range) however large the messages are.
+   */
+  private rowsPerPage: number;
 
   constructor(
     private readonly source: FeedSource,
@@ -74,6 +100,10 @@ export class RouterFeed implements LogFeed {
     // No end without one: not MAX_SAFE_INTEGER, a real position, which a feed resumed at it
     // would count as passed and complete at once.
     this.toIndex = options.toIndex ?? Number.POSITIVE_INFINITY;
+    // Only rendered pages are bounded in bytes; the others keep the batch size.
+    this.rowsPerPage = options.rendered
+      ? Math.min(source.replayBatchSize, FIRST_PAGE_ROWS)
+      : source.replayBatchSize;
     this.headAtOpen = this.join(true);
     this.headAtOpen.catch(() => undefined);
   }
@@ -90,6 +120,14 @@ export class RouterFeed implements LogFeed {
     this.closed = true;
     this.leave();
     this.source.unwatch(this);
+    this.source.releaseAll(this);
+  }
+
+  /** The router's page bound dropped this feed: it closes, and its consumer is told. */
+  drop(): void {
+    if (this.closed) return;
+    this.close();
+    this.options.onDropped?.();
   }
 
   suspend(): void {
@@ -132,6 +170,7 @@ export class RouterFeed implements LogFeed {
     } finally {
       this.leave();
       this.source.unwatch(this);
+      this.source.releaseAll(this);
     }
   }
 
@@ -201,7 +240,6 @@ export class RouterFeed implements LogFeed {
    * writes. A filtered feed reads the next page after this one's end (one in flight).
    */
   private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
-    const batch = this.source.replayBatchSize;
     const rendered = this.options.rendered ?? false;
     const ranged = !this.options.types || this.options.types.length === 0;
     const depth = ranged ? REPLAY_DEPTH : 1;
@@ -209,9 +247,13 @@ export class RouterFeed implements LogFeed {
     let after = this.pos;
     const fill = () => {
       while (queue.length < depth && after < upTo && !this.closed) {
+        const batch = this.rowsPerPage;
         const bound = ranged ? Math.min(upTo, after + batch) : upTo;
         const rows = this.source.read(after, batch, this.options.types, bound, rendered);
-        rows.catch(() => undefined);
+        rows.then(
+          (read) => this.hold(read),
+          () => undefined,
+        );
         queue.push({ rows, bound });
         // A filtered read's end is known only when it returns.
         if (!ranged) return;
@@ -222,8 +264,14 @@ export class RouterFeed implements LogFeed {
     while (queue.length > 0) {
       const { rows, bound } = queue.shift()!;
       const result = await rows;
+      if (rendered) this.sizePages(result);
       if (result.to < bound) {
         // A page that ended early (filtered, or a range that did not cover itself): read on from where it ended.
+        for (const discarded of queue)
+          discarded.rows.then(
+            (read) => this.release(read),
+            () => undefined,
+          );
         queue.length = 0;
         after = result.to;
       } else if (!ranged) after = result.to;
@@ -235,11 +283,33 @@ export class RouterFeed implements LogFeed {
         this.pos = message.id;
         if (this.accepts === null || this.accepts(message)) yield message;
       }
+      this.release(result);
       if (this.closed) return;
       this.pos = Math.max(this.pos, result.to);
       this.passed(result);
       yield* this.takeLate();
     }
+  }
+
+  /** Sizes the next pages from this one's rows: as many as fit `pageBytes`, at least one. */
+  private sizePages(read: CoveredRead): void {
+    if (read.messages.length === 0) return;
+    let bytes = 0;
+    for (const message of read.messages) bytes += renderedJson(message)?.length ?? 0;
+    const perRow = Math.max(1, bytes / read.messages.length);
+    this.rowsPerPage = Math.max(
+      1,
+      Math.min(this.source.replayBatchSize, Math.floor(this.source.pageBytes / perRow)),
+    );
+  }
+
+  /** Counts a page this feed holds (a droppable feed only). */
+  private hold(read: CoveredRead): void {
+    if (this.options.onDropped !== undefined && !this.closed) this.source.hold(this, read);
+  }
+
+  private release(read: CoveredRead): void {
+    if (this.options.onDropped !== undefined) this.source.release(this, read);
   }
 
   private async *live(): AsyncGenerator<FeedMessage> {

@@ -4,6 +4,7 @@ import type { CoveredRead } from '../reader/log-reader.service.js';
 interface SharedRead {
   readonly upTo: number;
   readonly limit: number;
+  readonly maxBytes: number;
   readonly result: Promise<CoveredRead>;
   settled: boolean;
 }
@@ -37,34 +38,39 @@ export class SharedReads {
     types: string[] | undefined,
     upTo: number,
     rendered: boolean,
+    maxBytes: number,
     read: () => Promise<CoveredRead>,
   ): Promise<CoveredRead> {
     this.expire();
     const key = `${after}|${rendered ? 'r' : 'm'}|${(types ?? []).join(',')}`;
     for (const candidate of this.reads.get(key) ?? []) {
-      if (candidate.limit !== limit) continue;
+      if (candidate.limit !== limit || candidate.maxBytes !== maxBytes) continue;
       // A read with a lower bound serves only if it turns out a full page: wait for those that have finished.
       if (candidate.upTo < upTo && !candidate.settled) continue;
+      // Full: it stopped at its row or byte limit, before its bound, so it covers what it has whatever the asker's bound.
       const usable = candidate.result.then((result) =>
-        candidate.upTo >= upTo || result.messages.length >= limit ? cut(result, upTo) : null,
+        candidate.upTo >= upTo || result.messages.length >= limit || result.to < candidate.upTo
+          ? cut(result, upTo)
+          : null,
       );
       this.shared++;
       return usable.then((result) => {
         if (result !== null) return result;
         this.shared--;
-        return this.start(key, limit, upTo, read);
+        return this.start(key, limit, maxBytes, upTo, read);
       });
     }
-    return this.start(key, limit, upTo, read);
+    return this.start(key, limit, maxBytes, upTo, read);
   }
 
   private start(
     key: string,
     limit: number,
+    maxBytes: number,
     upTo: number,
     read: () => Promise<CoveredRead>,
   ): Promise<CoveredRead> {
-    const entry: SharedRead = { upTo, limit, result: read(), settled: false };
+    const entry: SharedRead = { upTo, limit, maxBytes, result: read(), settled: false };
     entry.result.then(
       () => (entry.settled = true),
       () => this.remove(key, entry),

@@ -53,15 +53,41 @@ function pageOf(
  */
 export const RENDERED_MESSAGE_JSON = messageJsonSql(MESSAGE_FIELDS, MESSAGE_SQL);
 
-/** The columns of a rendered read: what filters need, and the message as JSON text. */
-export const RENDERED_COLUMNS = `index, message_type, user_id, ${RENDERED_MESSAGE_JSON} AS json`;
+/** Bytes a row takes in the table (jsonb as stored, perhaps compressed): cheap, no detoasting. */
+const STORED_SIZE = `pg_column_size(body) + coalesce(pg_column_size(metadata), 0)`;
 
-/** `readPage` with each row rendered as the API's JSON by PostgreSQL (see RENDERED_MESSAGE_JSON). */
+/**
+ * `readPage` with each row rendered as the API's JSON by PostgreSQL (see RENDERED_MESSAGE_JSON),
+ * and at most about `maxBytes` of it: rows are taken in index order while the JSON before them
+ * is under `maxBytes` (so the first row always comes, however large). The table's own sizes
+ * (`pg_column_size`) pick the rows to render first, so a page of large messages does not render
+ * `limit` of them to keep a few; the JSON's length then cuts exactly. `through` is the larger of
+ * the two running totals up to the row: when the last row's is at or over `maxBytes` the page
+ * may have stopped early (the reader moves only to its last row).
+ */
 export function readRenderedPage(
   from: number,
   to: number,
   limit: number,
-  filter: ReadFilter = {},
+  filter: ReadFilter,
+  maxBytes: number,
 ): SqlQuery {
-  return pageOf(RENDERED_COLUMNS, from, to, limit, filter);
+  const types = filter.types ?? [];
+  const typeClause = types.length === 0 ? '' : ' AND message_type = ANY($5::text[])';
+  return {
+    text: `SELECT index, message_type, user_id, json, greatest(stored_through, json_through) AS through
+           FROM (SELECT index, message_type, user_id, json, stored_through,
+                        sum(octet_length(json)) OVER (ORDER BY index) AS json_through
+                 FROM (SELECT index, message_type, user_id, stored_through,
+                              ${RENDERED_MESSAGE_JSON} AS json
+                       FROM (SELECT ${TABLES.messages}.*, ${STORED_SIZE} AS stored_size,
+                                    sum(${STORED_SIZE}) OVER (ORDER BY index) AS stored_through
+                             FROM ${TABLES.messages}
+                             WHERE index >= $1 AND index <= $2${typeClause}
+                             ORDER BY index LIMIT $3) stored
+                       WHERE stored_through - stored_size < $4) rendered) sized
+           WHERE json_through - octet_length(json) < $4
+           ORDER BY index`,
+    values: types.length === 0 ? [from, to, limit, maxBytes] : [from, to, limit, maxBytes, types],
+  };
 }

@@ -24,6 +24,8 @@ export interface FlushPlan {
   head: number;
   outcomes: PendingOutcome[];
   created: StoredMessage[];
+  /** Bytes of each created message's body and metadata JSON, as `created` (what a reader's buffer holds of it). */
+  createdBytes: number[];
   /** Hashes to record in the duplicate window after the commit. */
   windowHashes: string[];
 }
@@ -59,6 +61,7 @@ export function planFlush(
   const batchHashes = new Set<string>();
   const windowHashes: string[] = [];
   const created: StoredMessage[] = [];
+  const createdBytes: number[] = [];
   const outcomes: PendingOutcome[] = [];
   let head = state.head;
 
@@ -134,6 +137,7 @@ export function planFlush(
         windowHashes.push(p.hash);
       }
       created.push(message);
+      createdBytes.push(p.bodyJson.length + (p.metadataJson?.length ?? 0));
     }
     if (stream && version > 0) streamHeads.set(stream.streamId, version);
     outcomes.push({ ok: true, entries, streamVersion: stream ? version : undefined });
@@ -144,6 +148,7 @@ export function planFlush(
     head,
     outcomes,
     created,
+    createdBytes,
     windowHashes,
   };
 }

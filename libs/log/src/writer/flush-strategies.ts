@@ -77,9 +77,14 @@ export class FlushStrategies {
     private readonly window: DuplicateWindow,
   ) {}
 
-  write(batch: PendingAppend[]): Promise<FlushPlan> {
-    if (this.ordering === 'concurrent') return this.concurrent(batch);
-    return needsReads(batch) ? this.checked(batch) : this.optimistic(batch);
+  /**
+   * Writes the batch. `deadline` (a `performance.now()` time, or null): every statement that
+   * may wait (for a lock, say) is given what is left until then as its query timeout, so the
+   * flush answers by the deadline whatever it waits for; COMMIT and ROLLBACK keep the pool's.
+   */
+  write(batch: PendingAppend[], deadline: number | null = null): Promise<FlushPlan> {
+    if (this.ordering === 'concurrent') return this.concurrent(batch, deadline);
+    return needsReads(batch) ? this.checked(batch, deadline) : this.optimistic(batch, deadline);
   }
 
   /**
@@ -89,7 +94,7 @@ export class FlushStrategies {
    * each append's outcome. Sending the statement is sending the commit, so a connection lost
    * after that leaves the outcome unknown.
    */
-  private async optimistic(batch: PendingAppend[]): Promise<FlushPlan> {
+  private async optimistic(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     const assumed = expectations(batch);
     const plan = planFlush(
       batch,
@@ -97,7 +102,7 @@ export class FlushStrategies {
       this.window,
     );
     if (plan.created.length === 0) return plan;
-    const lease = await this.lease();
+    const lease = await this.lease(deadline);
     let row: { ok: boolean; base: string | null; now: Date };
     try {
       const statement = appendBatch(
@@ -118,7 +123,7 @@ export class FlushStrategies {
     } finally {
       lease.release();
     }
-    if (!row.ok || row.base === null) return this.checked(batch);
+    if (!row.ok || row.base === null) return this.checked(batch, deadline);
     const base = toPosition(row.base);
     const createdAt = row.now.toISOString();
     for (const message of plan.created) {
@@ -130,8 +135,8 @@ export class FlushStrategies {
   }
 
   /** Gapless with idempotency keys, `any` versions, or a stream not where the optimistic plan assumed: lock and read first, in a transaction. */
-  private checked(batch: PendingAppend[]): Promise<FlushPlan> {
-    return this.inTransaction(async (connection) => {
+  private checked(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
+    return this.inTransaction(deadline, async (connection) => {
       const [{ head, now }] = await executeOn<{ head: string; now: Date }>(connection, lockLog());
       const plan = planFlush(
         batch,
@@ -150,9 +155,9 @@ export class FlushStrategies {
    * then checks, and draws positions from the sequence inside the INSERT, after the table
    * lock — which is what lets a reader tell which transactions could still fill a hole.
    */
-  private concurrent(batch: PendingAppend[]): Promise<FlushPlan> {
-    if (!needsChecks(batch)) return this.concurrentAtOnce(batch);
-    return this.inTransaction(async (connection) => {
+  private concurrent(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
+    if (!needsChecks(batch)) return this.concurrentAtOnce(batch, deadline);
+    return this.inTransaction(deadline, async (connection) => {
       const [{ now }] = await executeOn<{ now: Date }>(
         connection,
         lockCategories(categoryLockKeys(batch)),
@@ -182,14 +187,17 @@ export class FlushStrategies {
    * the statement is sending the commit, so a connection lost after that leaves the outcome
    * unknown.
    */
-  private async concurrentAtOnce(batch: PendingAppend[]): Promise<FlushPlan> {
+  private async concurrentAtOnce(
+    batch: PendingAppend[],
+    deadline: number | null,
+  ): Promise<FlushPlan> {
     const plan = planFlush(
       batch,
       { head: 0, now: '', repeats: new Map(), streams: new Map() },
       this.window,
     );
     if (plan.created.length === 0) return plan;
-    const lease = await this.lease();
+    const lease = await this.lease(deadline);
     let row: { indices: string[]; now: Date };
     try {
       [row] = await executePrepared<typeof row>(
@@ -220,23 +228,26 @@ export class FlushStrategies {
    * never commit: the lease hands it back broken and the pool destroys it.
    */
   private async inTransaction(
+    deadline: number | null,
     work: (connection: PgConnection) => Promise<FlushPlan>,
   ): Promise<FlushPlan> {
-    const lease = await this.lease();
-    const { connection } = lease;
+    const lease = await this.lease(deadline);
+    // BEGIN, COMMIT and ROLLBACK wait for nothing: they keep the pool's timeout (a COMMIT cut
+    // short would turn a stored flush into an unknown outcome).
+    const { connection, untimed } = lease;
     let begun = false;
     let commitSent = false;
     try {
-      await executeOn(connection, BEGIN);
+      await executeOn(untimed, BEGIN);
       begun = true;
       const plan = await work(connection);
       commitSent = true;
-      await executeOn(connection, COMMIT);
+      await executeOn(untimed, COMMIT);
       return plan;
     } catch (error) {
       if (isQueryTimeout(error) || isConnectionError(error)) lease.broken ??= error;
       else if (begun && !commitSent)
-        await executeOn(connection, ROLLBACK).catch((rollbackError: unknown) => {
+        await executeOn(untimed, ROLLBACK).catch((rollbackError: unknown) => {
           lease.broken ??= rollbackError;
         });
       if (commitSent && (isConnectionError(error) || isQueryTimeout(error)))
@@ -249,7 +260,16 @@ export class FlushStrategies {
     }
   }
 
-  private async lease(): Promise<{ connection: PgConnection; broken: unknown; release(): void }> {
+  /**
+   * A pooled connection. `connection` gives each statement what is left until `deadline` as its
+   * query timeout (at least 1 ms); `untimed` is the same connection with the pool's timeout.
+   */
+  private async lease(deadline: number | null): Promise<{
+    connection: PgConnection;
+    untimed: PgConnection;
+    broken: unknown;
+    release(): void;
+  }> {
     const driver = this.dataSource.driver as PostgresDriver;
     // The driver's public pool door: a pg client and the callback that returns it (with an
     // error: destroyed).
@@ -258,8 +278,21 @@ export class FlushStrategies {
       .catch((error: unknown) => {
         throw new ConnectFailed(driverError(error).message, { cause: error });
       })) as [PgConnection, (error?: unknown) => void];
+    const timed: PgConnection =
+      deadline === null
+        ? connection
+        : {
+            query: <R>(config: Parameters<PgConnection['query']>[0]) =>
+              connection.query<R>({
+                ...config,
+                query_timeout: Math.max(1, Math.ceil(deadline - performance.now())),
+              }),
+            on: (event, listener) => connection.on(event, listener),
+            off: (event, listener) => connection.off(event, listener),
+          };
     const lease = {
-      connection,
+      connection: timed,
+      untimed: connection,
       broken: undefined as unknown,
       release: () => {
         connection.off('error', onError);

@@ -53,10 +53,11 @@ function endSpan(span: Span, error?: unknown): void {
 }
 
 /**
- * Called with every committed batch after its commit, its messages in index order. In
+ * Called with every committed batch after its commit, its messages in index order (and the
+ * bytes of each one's body and metadata JSON). In
  * concurrent mode two batches may arrive out of order; the watermark restores the order.
  */
-export type CommitListener = (messages: StoredMessage[]) => void;
+export type CommitListener = (messages: StoredMessage[], bytes: readonly number[]) => void;
 
 /** Figures of one flush, for metrics. */
 export interface FlushStats {
@@ -310,7 +311,18 @@ export class LogWriter implements OnApplicationShutdown {
     }
     let ok = false;
     try {
-      const plan = await this.writeWithRetry(batch);
+      const deadline = this.deadlineOf(batch);
+      if (deadline !== null && deadline <= performance.now()) {
+        // Its time ran out while earlier flushes waited (for an import, say): never sent, nothing stored.
+        const failure = new DatabaseUnavailableError(
+          `The database did not take the write within ${this.options.appendTimeoutMs} ms (a long import or a held lock?); nothing was stored, retry later`,
+          false,
+        );
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+        for (const pending of batch) pending.reject(failure);
+        return;
+      }
+      const plan = await this.writeWithRetry(batch, deadline);
       ok = true;
       if (this.full)
         this.logger.log(`The database stores again (full since ${this.full.since.toISOString()})`);
@@ -325,7 +337,7 @@ export class LogWriter implements OnApplicationShutdown {
         }
       });
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
-      if (plan.created.length > 0) this.announce(plan.created);
+      if (plan.created.length > 0) this.announce(plan.created, plan.createdBytes);
     } catch (error) {
       // An exhausted sequence is a data error too, but no append can fit any more (nextval is
       // not rolled back: the flush used up what was left), so every append gets log_full now.
@@ -363,23 +375,34 @@ export class LogWriter implements OnApplicationShutdown {
     this.logger.error(`${error.message}; every append is refused from now on (507 log_full)`);
   }
 
-  private async writeWithRetry(batch: PendingAppend[]): Promise<FlushPlan> {
+  /** When the batch's oldest append has waited `appendTimeoutMs` (a `performance.now()` time); null: no bound. */
+  private deadlineOf(batch: PendingAppend[]): number | null {
+    if (this.options.appendTimeoutMs <= 0) return null;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const pending of batch) oldest = Math.min(oldest, pending.queuedAt ?? performance.now());
+    return oldest + this.options.appendTimeoutMs;
+  }
+
+  private async writeWithRetry(
+    batch: PendingAppend[],
+    deadline: number | null,
+  ): Promise<FlushPlan> {
     try {
-      return await this.strategies.write(batch);
+      return await this.strategies.write(batch, deadline);
     } catch (error) {
       // A connection lost before COMMIT was sent committed nothing: one retry on a fresh one.
       if (error instanceof CommitOutcomeUnknown || !isConnectionError(error)) throw error;
       this.logger.warn(
         `Flush of ${batch.length} appends lost its connection (${driverError(error).message}); retrying once`,
       );
-      return await this.strategies.write(batch);
+      return await this.strategies.write(batch, deadline);
     }
   }
 
-  private announce(created: StoredMessage[]): void {
+  private announce(created: StoredMessage[], bytes: readonly number[]): void {
     for (const listener of this.commitListeners) {
       try {
-        listener(created);
+        listener(created, bytes);
       } catch (error) {
         this.logger.error(
           `Commit listener failed after index ${created[created.length - 1].id}: ${String(error)}`,
