@@ -53,8 +53,8 @@ export interface RenderedRow {
   message_type: string;
   user_id: string | null;
   json: string;
-  /** Running byte total up to this row (see readRenderedPage). */
-  through?: string | number;
+  /** Running total of stored bytes up to this row (see readRenderedPage). */
+  stored_through?: string | number;
 }
 
 /** The API's view of a message, as `RENDERED_MESSAGE_JSON` writes it, less the plain fields. */

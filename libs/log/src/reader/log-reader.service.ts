@@ -7,6 +7,7 @@ import {
   readMessage,
   readPage,
   readRenderedPage,
+  cutRenderedPage,
   readSkippedBetween,
   type ReadFilter,
 } from '../sql/index.js';
@@ -105,12 +106,15 @@ export class LogReader {
       let full = false;
       let messages: StoredMessage[];
       if (rendered) {
-        const rows = await execute<RenderedRow>(
-          this.dataSource.manager,
-          readRenderedPage(after + 1, upTo, limit, filter, maxBytes),
+        const page = cutRenderedPage(
+          await execute<RenderedRow>(
+            this.dataSource.manager,
+            readRenderedPage(after + 1, upTo, limit, filter, maxBytes),
+          ),
+          maxBytes,
         );
-        full = rows.length > 0 && Number(rows[rows.length - 1].through) >= maxBytes;
-        messages = rows.map((row) => new RenderedMessage(row));
+        full = page.cut;
+        messages = page.rows.map((row) => new RenderedMessage(row));
       } else {
         messages = (
           await execute<MessageRow>(

@@ -58,12 +58,14 @@ const STORED_SIZE = `pg_column_size(body) + coalesce(pg_column_size(metadata), 0
 
 /**
  * `readPage` with each row rendered as the API's JSON by PostgreSQL (see RENDERED_MESSAGE_JSON),
- * and at most about `maxBytes` of it: rows are taken in index order while the JSON before them
- * is under `maxBytes` (so the first row always comes, however large). The table's own sizes
- * (`pg_column_size`) pick the rows to render first, so a page of large messages does not render
- * `limit` of them to keep a few; the JSON's length then cuts exactly. `through` is the larger of
- * the two running totals up to the row: when the last row's is at or over `maxBytes` the page
- * may have stopped early (the reader moves only to its last row).
+ * and at most about `maxBytes` of it. The table's own sizes (`pg_column_size`: jsonb as stored,
+ * perhaps compressed, no detoasting) pick the rows to render: rows are taken in index order
+ * while the stored bytes before them are under `maxBytes` (so the first row always comes,
+ * however large), and a page of large messages does not render `limit` of them to keep a few.
+ * The reader then cuts exactly on the JSON's length (`cutRenderedPage`): a second running total
+ * here, over the rendered text, cost PostgreSQL as much again as the rendering (1.8x a page).
+ * `stored_through` is the stored total up to the row: at or over `maxBytes` on the last row, the
+ * page may have stopped early (the reader moves only to its last row).
  */
 export function readRenderedPage(
   from: number,
@@ -75,19 +77,32 @@ export function readRenderedPage(
   const types = filter.types ?? [];
   const typeClause = types.length === 0 ? '' : ' AND message_type = ANY($5::text[])';
   return {
-    text: `SELECT index, message_type, user_id, json, greatest(stored_through, json_through) AS through
-           FROM (SELECT index, message_type, user_id, json, stored_through,
-                        sum(octet_length(json)) OVER (ORDER BY index) AS json_through
-                 FROM (SELECT index, message_type, user_id, stored_through,
-                              ${RENDERED_MESSAGE_JSON} AS json
-                       FROM (SELECT ${TABLES.messages}.*, ${STORED_SIZE} AS stored_size,
-                                    sum(${STORED_SIZE}) OVER (ORDER BY index) AS stored_through
-                             FROM ${TABLES.messages}
-                             WHERE index >= $1 AND index <= $2${typeClause}
-                             ORDER BY index LIMIT $3) stored
-                       WHERE stored_through - stored_size < $4) rendered) sized
-           WHERE json_through - octet_length(json) < $4
+    text: `SELECT index, message_type, user_id, ${RENDERED_MESSAGE_JSON} AS json, stored_through
+           FROM (SELECT ${MESSAGE_COLUMNS}, ${STORED_SIZE} AS stored_size,
+                        sum(${STORED_SIZE}) OVER (ORDER BY index) AS stored_through
+                 FROM ${TABLES.messages}
+                 WHERE index >= $1 AND index <= $2${typeClause}
+                 ORDER BY index LIMIT $3) stored
+           WHERE stored_through - stored_size < $4
            ORDER BY index`,
     values: types.length === 0 ? [from, to, limit, maxBytes] : [from, to, limit, maxBytes, types],
   };
+}
+
+/**
+ * The rows of a rendered page whose JSON before them is under `maxBytes` (the first always),
+ * and whether the page may have stopped early (cut here, or by the stored sizes in SQL).
+ * Lengths are the strings' (what they hold in memory), not their UTF-8 bytes.
+ */
+export function cutRenderedPage<R extends { json: string; stored_through?: string | number }>(
+  rows: R[],
+  maxBytes: number,
+): { rows: R[]; cut: boolean } {
+  let held = 0;
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && held >= maxBytes) return { rows: rows.slice(0, i), cut: true };
+    held += rows[i].json.length;
+  }
+  const last = rows[rows.length - 1];
+  return { rows, cut: last !== undefined && Number(last.stored_through) >= maxBytes };
 }
