@@ -5,12 +5,7 @@ import fc from 'fast-check';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, waitFor, type HttpResponse } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
-import {
-  api,
-  freePort,
-  startOrdinalProcess,
-  type OrdinalProcess,
-} from '../support/ordinal-process.js';
+import { api, startOrdinalProcess, type OrdinalProcess } from '../support/ordinal-process.js';
 import { HeldTransaction, sessionsBlockedBy } from '../support/held-transaction.js';
 import {
   brokerUrl,
@@ -244,7 +239,6 @@ function propertySuite(mode: Mode, numRuns: number) {
   describe(`${mode} mode`, () => {
     let db: TestDatabase;
     let broker: TestBroker;
-    let port: number;
     let runNo = 0;
     const configDir = mkdtempSync(join(tmpdir(), 'ordinal-p10-'));
     const live = {
@@ -263,10 +257,9 @@ function propertySuite(mode: Mode, numRuns: number) {
 
     beforeAll(async () => {
       db = await createTestDatabase();
-      port = await freePort();
       broker = await connectTestBroker();
       // The schema, once (a first server runs the migrations and stops).
-      const first = await startOrdinalProcess(db.url, { ORDINAL_ORDERING: mode }, port);
+      const first = await startOrdinalProcess(db.url, { ORDINAL_ORDERING: mode });
       await first.stop();
     });
     afterAll(async () => {
@@ -342,7 +335,8 @@ function propertySuite(mode: Mode, numRuns: number) {
           events: [{ eventType: 'Step', data: { run, s } }],
         });
       const startServer = async (withInterface: boolean) => {
-        server = await startOrdinalProcess(db.url, env(withInterface), port);
+        // (each start binds a port of its own: nothing in a run depends on the address)
+        server = await startOrdinalProcess(db.url, env(withInterface));
         live.server = server;
         // The interface's consumer joins once its sink exists (and stays: deliveries wait in the sink meanwhile).
         if (withInterface && !live.collector) {

@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/ordinal-process.js';
+import { listeningPort, spawnServer, type ServerProcess } from '../support/server-process.js';
 import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import { ownershipTimings } from '@ordinal/ownership';
 import {
@@ -50,16 +49,15 @@ describe('realtime interface takeover across servers', () => {
   let notify: string;
 
   const start = async () => {
-    const port = await freePort();
     const server = spawnServer({
       DATABASE_URL: db.url,
-      PORT: String(port),
+      PORT: '0',
       AMQP_URL: brokerUrl(),
       ORDINAL_AMQP_INPUT_QUEUE: 'off',
       ORDINAL_INTERFACES: file,
       ORDINAL_TAKEOVER_MS: String(TAKEOVER_MS),
     });
-    await server.waitForOutput(/listening on/, 60_000);
+    const port = await listeningPort(server, 60_000);
     servers.push({ port, server });
   };
   const list = async (port: number): Promise<Listed[]> =>

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { EmbeddedPostgresError } from '@ordinal/nestjs';
 import { ConfigError, DEV_TOKEN, loadConfig } from './config/ordinal-config.js';
@@ -32,13 +33,15 @@ async function main(): Promise<void> {
     app.enableShutdownHooks();
   }
   await listen(app, config.port, config.host);
+  // The port bound, which PORT=0 leaves to the system: whoever started the process reads it here.
+  const { port } = app.getHttpServer().address() as AddressInfo;
   const log = new Logger('Bootstrap');
   log.log(
-    `Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: http://localhost:${config.port}/console`,
+    `Ordinal ${config.env} server listening on http://localhost:${port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: http://localhost:${port}/console`,
   );
   if (config.env === 'development') {
     log.log(
-      `Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`,
+      `Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${port}/api/events/head)`,
     );
   }
 }
