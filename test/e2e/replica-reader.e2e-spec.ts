@@ -3,7 +3,6 @@ import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import { startOrdinalProcess, type OrdinalProcess } from '../support/ordinal-process.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/ordinal-process.js';
 import { HeldTransaction } from '../support/held-transaction.js';
 import { startStreamingReplica, type StreamingReplica } from '../support/streaming-replica.js';
 
@@ -398,7 +397,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       await replica!.caughtUp();
       const server = spawnServer({
         DATABASE_URL: replica!.url(db.name),
-        PORT: String(await freePort()),
+        PORT: '0',
         HOST: '127.0.0.1',
       });
       servers.push(server);
@@ -411,7 +410,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       await replica!.caughtUp();
       const server = spawnServer({
         DATABASE_URL: replica!.url(db.name),
-        PORT: String(await freePort()),
+        PORT: '0',
         HOST: '127.0.0.1',
         ORDINAL_ROLE: 'replica-reader',
       });
