@@ -209,12 +209,12 @@ describe('the Docker image and compose files (no Docker engine here: their conte
       expect(existsSync(join(dir, 'test'))).toBe(false);
       // When the image's command starts it in production mode
       const cmd = JSON.parse(inStage(FINAL, 'CMD')[0].args) as string[];
-      const port = '18741';
       const env = {
         PATH: process.env.PATH ?? '',
         NODE_ENV: 'production',
         ORDINAL_ENV: 'production',
-        PORT: port,
+        // 0: the system picks a free port, and the server says which one it bound
+        PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: db.url,
         ORDINAL_TOKENS: 'ops:image-test-secret:read+write+admin',
@@ -237,13 +237,14 @@ describe('the Docker image and compose files (no Docker engine here: their conte
             throw new Error(`The server did not start:\n${output}`);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
+        const port = /listening on http:\/\/localhost:(\d+)/.exec(output)![1];
         // Then the HEALTHCHECK passes, its token works and the development token does not
         const healthcheck = JSON.parse(
           /HEALTHCHECK .*CMD (\[.*\])$/.exec(
             inStage(FINAL, 'HEALTHCHECK')[0].args.replace(/^/, 'HEALTHCHECK '),
           )![1],
         ) as string[];
-        await run(process.execPath, healthcheck.slice(1), { env: { ...env } });
+        await run(process.execPath, healthcheck.slice(1), { env: { ...env, PORT: port } });
         const base = `http://127.0.0.1:${port}`;
         expect(
           (

@@ -14,6 +14,7 @@ import { createApp } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/test-server.js';
+import { HeldTransaction } from '../support/held-transaction.js';
 
 /** The server on a given port (0: any), so a test can restart it on the same address. */
 async function listen(
@@ -225,5 +226,68 @@ describe('the TypeScript client and its pull consumer (R6)', () => {
       bad,
     );
     await expect(consumer.done).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe('the pull consumer and a late arrival (concurrent mode)', () => {
+  let db: TestDatabase;
+  let app: NestFastifyApplication;
+  let client: OrdinalClient;
+  let consumer: PullConsumer | null = null;
+  let writer: HeldTransaction | null = null;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const config = loadConfig({
+      ORDINAL_ENV: 'development',
+      DATABASE_URL: db.url,
+      ORDINAL_ORDERING: 'concurrent',
+      ORDINAL_GAP_TIMEOUT_MS: '1000',
+    });
+    app = await createApp(config, { logger: false, openApiUi: false });
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    client = new OrdinalClient({ baseUrl: `http://127.0.0.1:${port}`, token: 'dev-ordinal-token' });
+  });
+  afterAll(async () => {
+    await consumer?.stop();
+    await writer?.rollback().catch(() => undefined);
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('calls the handler with context.late = true and leaves the bookmark where it is', async () => {
+    // Given a consumer from the start, recording what it handles and every bookmark save
+    const handled: { index: number; late: boolean }[] = [];
+    const saves: number[] = [];
+    consumer = client.consume({
+      bookmark: callbackBookmark({ load: () => 0, save: (index) => void saves.push(index) }),
+      handler: (_m, context) => void handled.push({ index: context.index, late: context.late }),
+    });
+    // And a writer that drew a position and holds it past the gap timeout
+    writer = await HeldTransaction.begin(db.url);
+    const held = await writer.drawPosition('late-1', 'Held', { n: 1 });
+    // And a message above it, which the consumer handles once the hole is given up (so it passed the held position)
+    const above = await client.publish({ messageType: 'Above', content: { n: 2 } });
+    const aboveIndex = above.status === 'duplicate' ? -1 : above.message.id;
+    expect(aboveIndex).toBeGreaterThan(held);
+    await waitFor(() => saves.includes(aboveIndex), 10_000, `the bookmark at ${aboveIndex}`);
+
+    // When the held writer commits
+    await writer.commit();
+    await waitFor(() => handled.some((h) => h.index === held), 10_000, 'the late arrival');
+
+    // Then the handler got it once, marked late, after the message above it
+    expect(handled.filter((h) => h.index === held)).toEqual([{ index: held, late: true }]);
+    expect(handled.findIndex((h) => h.index === held)).toBeGreaterThan(
+      handled.findIndex((h) => h.index === aboveIndex),
+    );
+    // And the bookmark never moved to it: it stays at the message above until the next one
+    expect(saves).not.toContain(held);
+    expect(saves.at(-1)).toBe(aboveIndex);
+    const next = await client.publish({ messageType: 'Next', content: { n: 3 } });
+    const nextIndex = next.status === 'duplicate' ? -1 : next.message.id;
+    await waitFor(() => saves.includes(nextIndex), 10_000, `the bookmark at ${nextIndex}`);
+    expect(saves.filter((s, k) => k > 0 && s <= saves[k - 1])).toEqual([]);
   });
 });

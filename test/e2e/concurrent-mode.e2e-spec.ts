@@ -90,15 +90,17 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
     return line === undefined ? null : Number(line.slice(line.lastIndexOf(' ') + 1));
   };
   /**
-   * The scenario's "a moment later": gives the idle router (no feed open) the time to hear of
-   * `index` (own commit, NOTIFY, poll), up to a bound; it is not an error if it never says so.
+   * The scenario's precondition "the server has seen a commit above the held position, and
+   * holds": its watermark has held a hole (its router asked it to pass a commit above one).
+   * The router cannot report the commit itself: it must not pass the hole. Failing, not
+   * waiting on, when that does not happen within the deadline: the case would test nothing.
    */
-  const routerHeardOf = (server: OrdinalProcess, index: number) =>
+  const watermarkHolds = (server: OrdinalProcess) =>
     waitFor(
-      async () => ((await metric(server, 'ordinal_router_delivered_up_to')) ?? 0) >= index,
-      800,
-      'the router to hear of ' + index,
-    ).catch(() => undefined);
+      async () => ((await metric(server, 'ordinal_watermark_holes_held_total')) ?? 0) >= 1,
+      10_000,
+      'the watermark to hold the hole below a commit',
+    );
   /** Sleeps for the rest of a deliberate hold (the scenario's slow writer), measured from `since`. */
   const holdUntil = (since: number, ms: number) =>
     new Promise((r) => setTimeout(r, Math.max(0, since + ms - Date.now())));
@@ -154,7 +156,8 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       });
       expect(above.status).toBe(201);
       expect(above.body.id).toBeGreaterThan(heldIndex);
-      await routerHeardOf(server, above.body.id);
+      await watermarkHolds(server);
+      expect((await metric(server, 'ordinal_router_delivered_up_to')) ?? 0).toBeLessThan(heldIndex);
       // And a client connects from below the held position
       const stream = await connect(server, `/api/events/stream?startIndex=${from}`);
       await stream.waitFor(
@@ -213,7 +216,8 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
         `SELECT max(index)::text AS index FROM messages WHERE message_type = 'StartMarker'`,
       );
       expect(Number(marker.index)).toBeGreaterThan(above.body.id);
-      await routerHeardOf(second, Number(marker.index));
+      await watermarkHolds(second);
+      expect((await metric(second, 'ordinal_router_delivered_up_to')) ?? 0).toBeLessThan(heldIndex);
       // And a client connects from below the held position
       const stream = await connect(second, `/api/events/stream?startIndex=${from}`);
       await stream.waitFor(
@@ -242,12 +246,21 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
   });
 
   describe('case 2: a write that commits after its hole was abandoned reaches every reader that passed it, marked late', () => {
-    it('SSE: a `late-message` event (same data as `message`, no `id:`); a replayable interface: header `late: true`; a subscription: ctx.isLate; /metrics counts it', async () => {
-      // Given a server with a 1 s gap timeout and a replayable interface, a consumer of its sink, a subscription elsewhere
+    it('SSE: a `late-message` event (same data as `message`, no `id:`); a replayable and a realtime interface: header `late: true`; a subscription: ctx.isLate; /metrics counts it', async () => {
+      // Given a server with a 1 s gap timeout, a replayable and a realtime interface, a consumer of each sink, a subscription elsewhere
       broker ??= await connectTestBroker();
       const name = uniqueName('c10-late');
+      const realtime = `${name}-rt`;
       const configFile = join(configDir, `${name}.json`);
-      writeFileSync(configFile, JSON.stringify({ interfaces: [{ name, type: 'replayable' }] }));
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          interfaces: [
+            { name, type: 'replayable' },
+            { name: realtime, type: 'realtime' },
+          ],
+        }),
+      );
       const server = await start({
         ORDINAL_GAP_TIMEOUT_MS: '1000',
         AMQP_URL: brokerUrl(),
@@ -264,6 +277,25 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
           });
           channel.ack(msg);
         }),
+      );
+      const realtimeDeliveries: { index: number; late: unknown }[] = [];
+      collectors.push(
+        await collect(broker, `${realtime}.sink`, (msg, channel) => {
+          realtimeDeliveries.push({
+            index: Number(msg.properties.headers?.index),
+            late: msg.properties.headers?.late,
+          });
+          channel.ack(msg);
+        }),
+      );
+      // (the realtime interface publishes only what commits while it runs: it must be live first)
+      await waitFor(
+        async () =>
+          (await http(server.baseUrl, 'GET', '/api/interfaces')).body.interfaces.some(
+            (i: { name: string; state: string }) => i.name === realtime && i.state === 'live',
+          ),
+        30_000,
+        'the realtime interface to be live',
       );
       // (its watermark never claims late arrivals itself: the durable claim is once per database, and the server's must count this one)
       const app = await startProjectionsApp(db.url, {
@@ -321,11 +353,17 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
       const lateEvents = () => stream.events.filter((e) => e.event === 'late-message');
       const metricNow = async () =>
         (await metric(server, 'ordinal_watermark_late_arrivals_total')) ?? 0;
+      const interfaceLate = async (iface: string) =>
+        (await fetch(`${server.baseUrl}/metrics`).then((r) => r.text()))
+          .split('\n')
+          .filter((l) => l.startsWith(`ordinal_interface_late_total{interface="${iface}"}`))
+          .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
       await waitFor(
         async () =>
           (await metricNow()) >= 1 &&
           applied.some((a) => a.index === heldIndex) &&
           deliveries.some((d) => d.index === heldIndex) &&
+          realtimeDeliveries.some((d) => d.index === heldIndex) &&
           lateEvents().length > 0,
         8000,
         'the late arrival to reach every reader',
@@ -339,6 +377,11 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
         subscription: applied.filter((a) => a.index === heldIndex),
         // the replayable interface published it once, with the header late: true
         interface: deliveries.filter((d) => d.index === heldIndex),
+        // so did the realtime interface, which had published the message above it
+        realtime: realtimeDeliveries.filter((d) => d.index === heldIndex),
+        realtimeHadAbove: realtimeDeliveries.some((d) => d.index === above.body.id),
+        // and each interface counts it in ordinal_interface_late_total
+        interfaceLateTotal: [await interfaceLate(name), await interfaceLate(realtime)],
         // the SSE reader received it once as `late-message` (the data a `message` event has), without an `id:` line
         sseLateIndices: late.map((e) => e.data?.message?.id),
         sseLateWithoutId: late.map((e) => e.id === undefined),
@@ -350,6 +393,9 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
         lateArrivalsMetricAtLeastOne: true,
         subscription: [{ index: heldIndex, isLate: true }],
         interface: [{ index: heldIndex, late: true }],
+        realtime: [{ index: heldIndex, late: true }],
+        realtimeHadAbove: true,
+        interfaceLateTotal: [[1], [1]],
         sseLateIndices: [heldIndex],
         sseLateWithoutId: [true],
         sseLateData: [{ message: stored.body }],

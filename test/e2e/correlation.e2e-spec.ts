@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/ordinal-process.js';
+import { listeningPort, spawnServer, type ServerProcess } from '../support/server-process.js';
 import { DEV_AUTH, http, rawHttp, waitFor } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import {
@@ -40,16 +39,14 @@ describe('correlation and causation through REST, a projection, an aggregate and
     const dir = mkdtempSync(join(tmpdir(), 'ordinal-trace-'));
     const file = join(dir, 'interfaces.yaml');
     writeFileSync(file, `interfaces:\n  - name: ${iface}\n    type: realtime\n`);
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
     server = spawnServer({
       DATABASE_URL: db.url,
-      PORT: String(port),
+      PORT: '0',
       AMQP_URL: brokerUrl(),
       ORDINAL_AMQP_INPUT_QUEUE: 'off',
       ORDINAL_INTERFACES: file,
     });
-    await server.waitForOutput(/listening on/, 60_000);
+    baseUrl = `http://127.0.0.1:${await listeningPort(server, 60_000)}`;
     chain = await startChainApp(db.url);
     sink = await collect(broker, `${iface}.sink`);
     await waitFor(

@@ -23,6 +23,9 @@ describe('database outage (G1, I3)', () => {
   it('connections killed mid-load: every 201 is in the log exactly once, failures are 503, and the server recovers', async () => {
     // Given 8 producers publishing unique bodies
     const acknowledged: { key: string; id: number }[] = [];
+    /** Keys answered 503 without outcomeUnknown: nothing of them may be stored. */
+    const refused: string[] = [];
+    let unknown = 0;
     const statuses = new Map<number, number>();
     let running = true;
     const producer = async (p: number) => {
@@ -34,7 +37,11 @@ describe('database outage (G1, I3)', () => {
         });
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status === 201) acknowledged.push({ key, id: res.body.id });
-        else expect(res.status).toBe(503);
+        else {
+          expect(res.status).toBe(503);
+          if (res.body.outcomeUnknown === true) unknown++;
+          else refused.push(key);
+        }
       }
     };
     const load = Promise.all(Array.from({ length: 8 }, (_, p) => producer(p)));
@@ -68,6 +75,10 @@ describe('database outage (G1, I3)', () => {
     for (const r of rows) byKey.set(r.key, [...(byKey.get(r.key) ?? []), Number(r.index)]);
     expect(acknowledged.length).toBeGreaterThan(300);
     for (const { key, id } of acknowledged) expect(byKey.get(key)).toEqual([id]);
+    // And nothing of a 503 without outcomeUnknown is stored (one with it may be, once)
+    expect(refused.length + unknown).toBeGreaterThan(0);
+    expect(refused.filter((key) => byKey.has(key))).toEqual([]);
+    expect([...byKey.values()].filter((indices) => indices.length > 1)).toEqual([]);
     // And the log is still gap-free
     const [g] = await db.query<{ n: string; max: string }>(
       'SELECT count(*) AS n, max(index) AS max FROM messages',
@@ -93,6 +104,7 @@ describe('database outage (G1, I3)', () => {
         error: 'Service Unavailable',
         message: expect.stringContaining('database'),
       });
+      expect(res.body.outcomeUnknown).toBeUndefined();
       const health = await http(server.baseUrl, 'GET', '/health', undefined, {});
       expect(health.status).toBe(503);
       expect(health.body.database).toBe('down');
@@ -112,5 +124,10 @@ describe('database outage (G1, I3)', () => {
       'recovery',
     );
     expect(after.body.id).toBeGreaterThan(1);
+    // And the message answered 503 without outcomeUnknown was not stored
+    const down = await db.query<{ n: string }>(
+      `SELECT body->>'n' AS n FROM messages WHERE message_type = 'Down' ORDER BY index`,
+    );
+    expect(down.map((r) => r.n)).toEqual(['2']);
   });
 });

@@ -2,21 +2,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/ordinal-process.js';
 import { http } from '../support/test-server.js';
 
 /** A server on the embedded database in `dir`; resolves with the first line saying it started or why not. */
 async function startEmbedded(
   dir: string,
 ): Promise<{ server: ServerProcess; base: string; line: string }> {
-  const port = await freePort();
   const server = spawnServer({
     ORDINAL_EMBEDDED: '1',
     ORDINAL_EMBEDDED_DIR: dir,
-    PORT: String(port),
+    PORT: '0',
     HOST: '127.0.0.1',
   });
   const line = await server.waitForOutput(/Development token|Ordinal cannot start: .*/, 60_000);
+  // (the port it bound, when it started: PORT=0 lets the system pick one)
+  const port = /listening on http:\/\/localhost:(\d+)/.exec(server.output())?.[1] ?? '0';
   return { server, base: `http://127.0.0.1:${port}`, line };
 }
 

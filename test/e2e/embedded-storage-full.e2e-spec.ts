@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { api, freePort } from '../support/ordinal-process.js';
+import { listeningPort, spawnServer, type ServerProcess } from '../support/server-process.js';
+import { api } from '../support/ordinal-process.js';
 
 /** A message of about `bytes` that PostgreSQL cannot compress much (random text). */
 const bulky = (bytes: number) => ({
@@ -58,14 +58,13 @@ describe('the embedded database (PGlite) out of disk: 503 storage_full, /health 
     wal = join(dir, 'pg_wal');
     mkdirSync(wal, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', wal]);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
     server = spawnServer({
       ORDINAL_EMBEDDED: '1',
       ORDINAL_EMBEDDED_DIR: dir,
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
     });
+    base = `http://127.0.0.1:${await listeningPort(server, 60_000)}`;
     await server.waitForOutput(/Development token/, 60_000);
   }, 90_000);
 
@@ -127,11 +126,10 @@ describe('the embedded database (PGlite) out of disk: 503 storage_full, /health 
     const filler = fill(root, 0);
     const walFiller = fill(wal, 0);
     // When it starts again
-    const port = await freePort();
     server = spawnServer({
       ORDINAL_EMBEDDED: '1',
       ORDINAL_EMBEDDED_DIR: dir,
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
     });
     // Then it exits, saying the disk is full

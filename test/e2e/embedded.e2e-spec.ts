@@ -7,17 +7,17 @@ import { SubscriptionsService } from '@ordinal/subscriptions';
 import { createApp, listen } from '../../apps/eventstore/src/create-app.js';
 import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
 import { EMBEDDED_POOL_SIZE } from '../../apps/eventstore/src/database/embedded-default.js';
-import { spawnServer, type ServerProcess } from '../support/server-process.js';
+import { listeningPort, spawnServer, type ServerProcess } from '../support/server-process.js';
 import { http } from '../support/test-server.js';
-
-const PORT = 18721;
-const BASE = `http://127.0.0.1:${PORT}`;
 
 describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () => {
   let dir: string;
   let server: ServerProcess | null = null;
+  /** The running server's address (it binds port 0 and says which port it got). */
+  let baseUrl = '';
   const start = async () => {
-    server = spawnServer({ ORDINAL_EMBEDDED: '1', ORDINAL_EMBEDDED_DIR: dir, PORT: String(PORT) });
+    server = spawnServer({ ORDINAL_EMBEDDED: '1', ORDINAL_EMBEDDED_DIR: dir, PORT: '0' });
+    baseUrl = `http://127.0.0.1:${await listeningPort(server, 60_000)}`;
     await server.waitForOutput(/Development token/, 60_000);
     return server;
   };
@@ -37,20 +37,20 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
       `Embedded PostgreSQL (PGlite) with its data in ${dir}/ (ORDINAL_EMBEDDED=1); for a real server set DATABASE_URL=`,
     );
     // When a message and a batch are published
-    const one = await http(BASE, 'PUT', '/api/events/message', {
+    const one = await http(baseUrl, 'PUT', '/api/events/message', {
       messageType: 'Embedded',
       userId: 'u-1',
       content: { n: 1 },
     });
     expect(one.status).toBe(201);
     expect(one.body.id).toBe(2);
-    const batch = await http(BASE, 'POST', '/api/events/messages', {
+    const batch = await http(baseUrl, 'POST', '/api/events/messages', {
       messages: [1, 2, 3].map((n) => ({ messageType: 'EmbeddedBatch', content: { batch: n } })),
     });
     expect(batch.status).toBe(201);
     expect(batch.body.messages.map((m: { id: number }) => m.id)).toEqual([3, 4, 5]);
     // Then an SSE stream sends the history, then a message published while it is open
-    const client = new OrdinalClient({ baseUrl: BASE, token: 'dev-ordinal-token' });
+    const client = new OrdinalClient({ baseUrl: baseUrl, token: 'dev-ordinal-token' });
     const abort = new AbortController();
     const seen: number[] = [];
     const stream = (async () => {
@@ -62,7 +62,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
         if (event.event === 'message') {
           seen.push(event.message.id);
           if (event.message.id === 5)
-            await http(BASE, 'PUT', '/api/events/message', {
+            await http(baseUrl, 'PUT', '/api/events/message', {
               messageType: 'EmbeddedLive',
               content: { live: true },
             });
@@ -75,7 +75,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
     // And an aggregate stream saves with its expected version, loads, and conflicts
     expect(
       (
-        await http(BASE, 'POST', '/api/streams/cart-1/events', {
+        await http(baseUrl, 'POST', '/api/streams/cart-1/events', {
           expectedVersion: 0,
           events: [
             { eventType: 'ItemAdded', data: { sku: 'a' } },
@@ -86,17 +86,21 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
     ).toBe(201);
     expect(
       (
-        await http(BASE, 'POST', '/api/streams/cart-1/events', {
+        await http(baseUrl, 'POST', '/api/streams/cart-1/events', {
           expectedVersion: 0,
           events: [{ eventType: 'ItemAdded', data: { sku: 'c' } }],
         })
       ).status,
     ).toBe(409);
     expect(
-      (await http(BASE, 'PUT', '/api/streams/cart-1/snapshot', { version: 2, state: { items: 2 } }))
-        .status,
+      (
+        await http(baseUrl, 'PUT', '/api/streams/cart-1/snapshot', {
+          version: 2,
+          state: { items: 2 },
+        })
+      ).status,
     ).toBeLessThan(300);
-    const loaded = await http(BASE, 'GET', '/api/streams/cart-1');
+    const loaded = await http(baseUrl, 'GET', '/api/streams/cart-1');
     expect(loaded.body).toMatchObject({
       streamId: 'cart-1',
       version: 2,
@@ -106,14 +110,14 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
     expect(await first.stop()).toBe(0);
     const second = await start();
     // Then everything is still there, after a new StartMarker
-    const head = (await http(BASE, 'GET', '/api/events/head')).body.head;
+    const head = (await http(baseUrl, 'GET', '/api/events/head')).body.head;
     expect(head).toBe(9);
-    expect((await http(BASE, 'GET', '/api/events/2')).body).toMatchObject({
+    expect((await http(baseUrl, 'GET', '/api/events/2')).body).toMatchObject({
       messageType: 'Embedded',
       body: { n: 1 },
     });
-    expect((await http(BASE, 'GET', '/api/streams/cart-1/version')).body.version).toBe(2);
-    expect((await http(BASE, 'GET', '/health')).body).toMatchObject({
+    expect((await http(baseUrl, 'GET', '/api/streams/cart-1/version')).body.version).toBe(2);
+    expect((await http(baseUrl, 'GET', '/health')).body).toMatchObject({
       status: 'ok',
       database: 'up',
     });
@@ -126,7 +130,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
       ORDINAL_EMBEDDED: '1',
       ORDINAL_EMBEDDED_DIR: `${dir}-concurrent`,
       ORDINAL_ORDERING: 'concurrent',
-      PORT: String(PORT + 1),
+      PORT: '0',
     });
     expect(await concurrent.exited).toBe(1);
     expect(concurrent.output()).toContain(
@@ -137,7 +141,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
       ORDINAL_EMBEDDED: '1',
       DATABASE_URL: 'postgres://x@127.0.0.1:1/x',
       ORDINAL_TOKENS: 'ops:a-long-secret:admin',
-      PORT: String(PORT + 1),
+      PORT: '0',
     });
     expect(await production.exited).toBe(1);
     expect(production.output()).toContain(

@@ -2,8 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/ordinal-process.js';
+import { listeningPort, spawnServer, type ServerProcess } from '../support/server-process.js';
 import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import {
   brokerUrl,
@@ -33,18 +32,17 @@ describe('two servers with the same interfaces publish each message once per int
       file,
       `interfaces:\n  - name: ${billing}\n    type: replayable\n    ackBatch: 10\n  - name: ${notify}\n    type: realtime\n    includeTypes: [Paid]\n`,
     );
-    ports.push(await freePort(), await freePort());
-    for (const port of ports) {
+    for (let i = 0; i < 2; i++) {
       const server = spawnServer({
         DATABASE_URL: db.url,
-        PORT: String(port),
+        PORT: '0',
         AMQP_URL: brokerUrl(),
         ORDINAL_AMQP_INPUT_QUEUE: 'off',
         ORDINAL_INTERFACES: file,
         ORDINAL_TAKEOVER_MS: '3000',
       });
       servers.push(server);
-      await server.waitForOutput(/listening on/, 60_000);
+      ports.push(await listeningPort(server, 60_000));
     }
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { http, startServer } from '../support/test-server.js';
+import { startOrdinalProcess } from '../support/ordinal-process.js';
 
 /** Checks G4 on the table itself: indices are exactly 1..N. */
 async function expectGapFree(db: TestDatabase): Promise<number> {
@@ -61,12 +62,15 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
     }
   });
 
-  it('two server processes with separate pools on one database stay gap-free', async () => {
-    // Given two servers (two Nest apps, two pools) on the same database
+  it('two server processes on one database stay gap-free', async () => {
+    // Given two server processes (two Node processes, two pools) on the same database
     db = await createTestDatabase();
-    const a = await startServer(db.url);
-    const b = await startServer(db.url);
+    const [a, b] = await Promise.all([
+      startOrdinalProcess(db.url, { ORDINAL_ORDERING: 'gapless' }),
+      startOrdinalProcess(db.url, { ORDINAL_ORDERING: 'gapless' }),
+    ]);
     try {
+      expect(a.child.pid).not.toBe(b.child.pid);
       // When both ingest concurrently
       const results = await Promise.all(
         Array.from({ length: 16 }, (_, p) =>
@@ -82,8 +86,7 @@ describe('ordering under concurrency (G4, L2, L3)', () => {
       ]);
       expect(markers).toHaveLength(2);
     } finally {
-      await a.close();
-      await b.close();
+      await Promise.all([a.stop(), b.stop()]);
     }
   });
 

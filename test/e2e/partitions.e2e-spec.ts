@@ -33,7 +33,11 @@ describe('a partitioned projection over three processes', () => {
   const unownedSince = new Map<string, number>();
   let longestUnownedMs = 0;
 
-  beforeAll(async () => {
+  // Each test has its own database, processes and log: none relies on what an earlier one left.
+  beforeEach(async () => {
+    written.length = 0;
+    unownedSince.clear();
+    longestUnownedMs = 0;
     db = await createTestDatabase();
     writerApp = await startEventStoreContext(db.url);
     await db.query(
@@ -41,19 +45,29 @@ describe('a partitioned projection over three processes', () => {
     );
     await db.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
   });
-  afterAll(async () => {
+  afterEach(async () => {
     sampling = false;
     await sampler;
-    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await Promise.all(workers.splice(0).map((w) => w.stop('SIGKILL')));
     await server?.close();
+    server = undefined;
     await writerApp?.close();
     await db?.drop();
   });
 
   const leases = () =>
-    db.query<{ name: string; owner: string | null; live: boolean }>(
-      `SELECT name, owner, expires_at > clock_timestamp() AS live FROM consumer_leases WHERE group_name = 'summary' ORDER BY name`,
+    db.query<{ name: string; owner: string | null; live: boolean; acquiredMs: number }>(
+      `SELECT name, owner, expires_at > clock_timestamp() AS live,
+              extract(epoch FROM acquired_at)::float8 * 1000 AS "acquiredMs"
+         FROM consumer_leases WHERE group_name = 'summary' ORDER BY name`,
     );
+  /** The database's clock (ms): leases are stamped by it, so a takeover is measured on it. */
+  const dbNow = async () =>
+    (
+      await db.query<{ ms: number }>(
+        'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
+      )
+    )[0].ms;
   const shares = async () => {
     const rows = await leases();
     const byPid = new Map<number, number>();
@@ -159,17 +173,40 @@ describe('a partitioned projection over three processes', () => {
   });
 
   it('kill -9 of one: its partitions are taken over within the bound; nothing lost, per-key order kept', async () => {
+    // Given three processes sharing the partitions 3 + 3 + 2, and events streaming in
+    workers.push(
+      ...(await Promise.all([spawnWorker(env()), spawnWorker(env()), spawnWorker(env())])),
+    );
+    await waitFor(async () => balanced([2, 3, 3])(await shares()), 30_000, '3 + 3 + 2');
+    startSampling();
     const victim = workers[0];
+    const victimsPartitions = (await leases())
+      .filter((l) => l.owner && Number(l.owner.split(':')[1]) === victim.pid)
+      .map((l) => l.name);
+    expect(victimsPartitions.length).toBeGreaterThan(0);
     const streaming = (async () => {
       for (let i = 0; i < 8; i++) await append(50);
     })();
+    // When one is killed (the time read just before: the takeover is measured from no later than the death)
+    const killedAt = await dbNow();
     await victim.stop('SIGKILL');
     workers.splice(0, 1);
-    await waitFor(
-      async () => balanced([4, 4])(await shares()),
+    // Then the survivors hold 4 + 4
+    const after = await waitFor(
+      async () => {
+        const rows = await leases();
+        return balanced([4, 4])(await shares()) ? rows : null;
+      },
       30_000,
       'the survivors to hold 4 + 4',
     );
+    // And each of its partitions was claimed within the bound of its death (on the database's
+    // clock, so the test's polling is not in it; by design at most ttl + tick, then the claim)
+    const takeovers = after
+      .filter((l) => victimsPartitions.includes(l.name))
+      .map((l) => Math.round(l.acquiredMs - killedAt));
+    expect(takeovers).toHaveLength(victimsPartitions.length);
+    expect(takeovers.filter((ms) => ms <= 0 || ms > TAKEOVER_MS)).toEqual([]);
     await streaming;
     await caughtUp();
     sampling = false;

@@ -3,7 +3,6 @@ import { DEV_AUTH, http, waitFor } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import { startOrdinalProcess, type OrdinalProcess } from '../support/ordinal-process.js';
 import { spawnServer, type ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/ordinal-process.js';
 import { HeldTransaction } from '../support/held-transaction.js';
 import { startStreamingReplica, type StreamingReplica } from '../support/streaming-replica.js';
 
@@ -23,6 +22,8 @@ describe('replica readers on a streaming replica (issue 15)', () => {
   const held: HeldTransaction[] = [];
   /** The replica reader's default poll (docs/configuration.md): live delivery on a replica relies on it. */
   const REPLICA_POLL_MS = 200;
+  /** A page read on the replica and the event's write to the stream, on a loaded machine. */
+  const READ_ALLOWANCE_MS = 300;
 
   const database = async () => {
     const db = await createTestDatabase('ordinal_replica');
@@ -212,33 +213,50 @@ describe('replica readers on a streaming replica (issue 15)', () => {
 
       // When 20 messages are published on the primary, one at a time
       const sentAt = new Map<number, number>();
+      /** When each row was seen on the replica (its replay; seen a little late at worst, never early). */
+      const replayedAt = new Map<number, number>();
       for (let i = 0; i < 20; i++) {
         const id = await publish(primary, 'Live', { i });
         sentAt.set(id, Date.now());
+        const replayed = waitFor(
+          () => visibleOnReplica(db, id),
+          5000,
+          `index ${id} replayed on the replica`,
+        ).then(() => replayedAt.set(id, Date.now()));
         await stream.waitFor(
           () => stream.indices().includes(id),
           5000,
           `live index ${id} on the replica`,
         );
+        await replayed;
         // The scenario's publisher: a random pause, so that publishing does not fall into step with the poll.
         await new Promise((r) => setTimeout(r, Math.random() * REPLICA_POLL_MS));
       }
 
-      // Then each arrived within the replica's poll (plus replay and request time): half a poll on average, one at most
-      const latencies = stream.events
-        .filter((e) => e.event === 'message' && sentAt.has(e.data.message.id))
-        .map((e) => stream.arrivedAt(e) - sentAt.get(e.data.message.id)!)
+      // Then each arrived within one poll of its replay (docs/guarantees.md: behind by the
+      // replication lag plus up to one ORDINAL_LIVE_POLL_MS), plus the page read and the write
+      // of the event, measured per message from its replay (the lag is the replica's, not Ordinal's)
+      const live = stream.events.filter(
+        (e) => e.event === 'message' && sentAt.has(e.data.message.id),
+      );
+      expect(live).toHaveLength(20);
+      const afterReplay = live.map(
+        (e) => stream.arrivedAt(e) - replayedAt.get(e.data.message.id as number)!,
+      );
+      const latencies = live
+        .map((e) => stream.arrivedAt(e) - sentAt.get(e.data.message.id as number)!)
         .sort((a, b) => a - b);
-      expect(latencies).toHaveLength(20);
-      const p50 = latencies[9];
-      const max = latencies[19];
       console.log(
         JSON.stringify({
-          replicaLiveDelivery: { pollMs: REPLICA_POLL_MS, p50Ms: p50, maxMs: max },
+          replicaLiveDelivery: {
+            pollMs: REPLICA_POLL_MS,
+            p50Ms: latencies[9],
+            maxMs: latencies[19],
+            maxAfterReplayMs: Math.max(...afterReplay),
+          },
         }),
       );
-      expect(p50).toBeLessThanOrEqual(REPLICA_POLL_MS + 100);
-      expect(max).toBeLessThan(REPLICA_POLL_MS + 1000);
+      expect(afterReplay.filter((ms) => ms > REPLICA_POLL_MS + READ_ALLOWANCE_MS)).toEqual([]);
     });
 
     it('refuses writes with 421 and a JSON body naming the problem; reads and aggregates load work', async () => {
@@ -379,7 +397,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       await replica!.caughtUp();
       const server = spawnServer({
         DATABASE_URL: replica!.url(db.name),
-        PORT: String(await freePort()),
+        PORT: '0',
         HOST: '127.0.0.1',
       });
       servers.push(server);
@@ -392,7 +410,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
       await replica!.caughtUp();
       const server = spawnServer({
         DATABASE_URL: replica!.url(db.name),
-        PORT: String(await freePort()),
+        PORT: '0',
         HOST: '127.0.0.1',
         ORDINAL_ROLE: 'replica-reader',
       });

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { spawnServer } from '../support/server-process.js';
+import { listeningPort, spawnServer } from '../support/server-process.js';
 import { createServer, type Server } from 'node:net';
 import { http } from '../support/test-server.js';
 
@@ -13,16 +13,17 @@ describe('the server as a process (start:prod, production rules)', () => {
   });
 
   it('starts on PORT, prints the development token, serves the API docs and stops promptly on SIGTERM', async () => {
-    // Given the built server started with only DATABASE_URL and PORT
-    const server = spawnServer({ DATABASE_URL: db.url, PORT: '18583' });
+    // Given the built server started with only DATABASE_URL and PORT (0: the system picks one)
+    const server = spawnServer({ DATABASE_URL: db.url, PORT: '0' });
     try {
-      // Then it reports where it listens and which development token it accepts
-      await server.waitForOutput(/listening on http:\/\/localhost:18583/);
+      // Then it reports where it listens (the port it bound) and which development token it accepts
+      const port = await listeningPort(server);
+      expect(port).toBeGreaterThan(0);
       await server.waitForOutput(/Development token: dev-ordinal-token/);
-      const docs = await fetch('http://127.0.0.1:18583/api/docs');
+      const docs = await fetch(`http://127.0.0.1:${port}/api/docs`);
       expect(docs.status).toBe(200);
       expect(await docs.text()).toContain('swagger');
-      const res = await http('http://127.0.0.1:18583', 'PUT', '/api/events/message', {
+      const res = await http(`http://127.0.0.1:${port}`, 'PUT', '/api/events/message', {
         messageType: 'FromProcess',
         content: { a: 1 },
       });
@@ -40,7 +41,7 @@ describe('the server as a process (start:prod, production rules)', () => {
   it('creates a missing development database', async () => {
     const url = new URL(db.url);
     url.pathname = `/${db.name}_created`;
-    const server = spawnServer({ DATABASE_URL: url.toString(), PORT: '18584' });
+    const server = spawnServer({ DATABASE_URL: url.toString(), PORT: '0' });
     try {
       await server.waitForOutput(/listening on/);
       const rows = await db.admin('SELECT 1 FROM pg_database WHERE datname = $1', [
@@ -54,15 +55,16 @@ describe('the server as a process (start:prod, production rules)', () => {
   });
 
   it('writes no StartMarker when it cannot listen (the port is taken)', async () => {
-    // Given the port is taken by another process's socket
+    // Given a port taken by another socket (held by the test, so no one else can take it meanwhile)
     const blocker: Server = createServer();
-    await new Promise<void>((resolve) => blocker.listen(18587, '0.0.0.0', resolve));
+    await new Promise<void>((resolve) => blocker.listen(0, '0.0.0.0', resolve));
+    const taken = (blocker.address() as { port: number }).port;
     try {
       // When the server starts on it, it fails
       // (the StartMarker names the pid only when asked to)
       const server = spawnServer({
         DATABASE_URL: db.url,
-        PORT: '18587',
+        PORT: String(taken),
         ORDINAL_START_MARKER_IDENTITY: 'true',
       });
       expect(await server.exited).toBe(1);
@@ -81,7 +83,7 @@ describe('the server as a process (start:prod, production rules)', () => {
   it('says in one line what to do when PostgreSQL cannot be reached', async () => {
     const server = spawnServer({
       DATABASE_URL: 'postgres://postgres@127.0.0.1:1/ordinal',
-      PORT: '18585',
+      PORT: '0',
     });
     expect(await server.exited).toBe(1);
     const lines = server.output().trim().split('\n');
@@ -104,7 +106,7 @@ describe('the server as a process (start:prod, production rules)', () => {
       /needs DATABASE_URL/,
     ],
   ])('refuses to start in production %s', async (_name, env, message) => {
-    const server = spawnServer({ ORDINAL_ENV: 'production', PORT: '18586', ...env });
+    const server = spawnServer({ ORDINAL_ENV: 'production', PORT: '0', ...env });
     expect(await server.exited).toBe(1);
     expect(server.output()).toMatch(message);
     expect(server.output()).not.toContain('listening');

@@ -43,9 +43,22 @@ export interface TestBroker {
   close(): Promise<void>;
 }
 
+/**
+ * Connects to the suite's broker. No broker is a failure, never a reason to test less: the
+ * error says how to start one.
+ */
 export async function connectTestBroker(): Promise<TestBroker> {
-  const connection = await connect(brokerUrl(), {
+  const url = brokerUrl();
+  const connection = await connect(url, {
     clientProperties: { connection_name: uniqueName('ordinal-test-client') },
+  }).catch((cause: unknown) => {
+    const where = new URL(url);
+    throw new Error(
+      `No RabbitMQ answers on ${where.hostname}:${where.port || 5672} (${String(cause)}): ` +
+        'this suite needs a broker. Start one (`docker compose -f docker/compose.yml up -d ' +
+        'rabbitmq`, or `sudo service rabbitmq-server start`) or set AMQP_URL to one.',
+      { cause },
+    );
   });
   connection.on('error', () => undefined);
   const confirm: ConfirmChannel = await connection.createConfirmChannel();

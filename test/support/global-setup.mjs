@@ -24,6 +24,12 @@ function reachable(url, defaultPort) {
   });
 }
 
+/** What to do when no broker answers (test/support/amqp-broker.ts says the same). */
+const NO_BROKER =
+  `No RabbitMQ answers on ${LOCAL_AMQP.replace('guest:guest@', '')} and no Docker engine runs: ` +
+  'the AMQP suites need a broker. Start one (`docker compose -f docker/compose.yml up -d ' +
+  'rabbitmq`, or `sudo service rabbitmq-server start`) or set AMQP_URL to one.';
+
 const dockerEngine = () => existsSync('/var/run/docker.sock') || Boolean(process.env.DOCKER_HOST);
 
 export default async function globalSetup() {
@@ -57,6 +63,10 @@ export default async function globalSetup() {
         .start();
       globalThis.__ORDINAL_CONTAINERS__.push(mq);
       process.env.AMQP_URL = `amqp://guest:guest@${mq.getHost()}:${mq.getMappedPort(5672)}`;
+    } else {
+      // Suites that test AMQP (interfaces, the input queue, the delivery property) need it:
+      // running them without a broker would test less and still pass.
+      throw new Error(NO_BROKER);
     }
   }
 }

@@ -1,8 +1,12 @@
 import { http } from './test-server.js';
 import { createServer } from 'node:net';
-import { spawnServer, type ServerProcess } from './server-process.js';
+import { listeningPort, spawnServer, type ServerProcess } from './server-process.js';
 
-/** A free TCP port on 127.0.0.1 (asked of the kernel, then released for the child to take). */
+/**
+ * A free TCP port on 127.0.0.1 (asked of the kernel, then released for the child to take):
+ * another process may take it in between. Prefer PORT=0 and `listeningPort`; this is for
+ * processes that cannot report the port they bound.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
@@ -22,23 +26,24 @@ export interface OrdinalProcess extends ServerProcess {
 
 /**
  * Spawns `apps/eventstore/dist/main.js` on `databaseUrl` with `env` on top, and resolves once
- * it says it listens. Pass the same `port` to restart "the same" server.
+ * it says it listens. Without `port` it binds port 0 and reports the port it got; pass a
+ * `port` to restart "the same" server.
  */
 export async function startOrdinalProcess(
   databaseUrl: string,
   env: Record<string, string> = {},
   port?: number,
 ): Promise<OrdinalProcess> {
-  const chosen = port ?? (await freePort());
   const server = spawnServer({
     DATABASE_URL: databaseUrl,
-    PORT: String(chosen),
+    PORT: String(port ?? 0),
     HOST: '127.0.0.1',
     ORDINAL_DUPLICATE_WINDOW: '0',
     ...env,
   });
+  let chosen: number;
   try {
-    await server.waitForOutput(/listening on http:\/\/localhost:\d+/, 30_000);
+    chosen = await listeningPort(server, 30_000);
   } catch (error) {
     await server.stop();
     throw error;

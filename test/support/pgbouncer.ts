@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './ordinal-process.js';
+import { serverUrl } from './test-database.js';
 
 /** Where Debian installs it (`apt-get install pgbouncer`; .ci/run does). */
 export const PGBOUNCER_BIN = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
@@ -21,27 +22,43 @@ export interface PgBouncer {
 
 /**
  * Starts `/usr/sbin/pgbouncer` with its own ini in a temporary folder: a random port,
- * `pool_mode = transaction`, trust authentication, every database forwarded to
- * 127.0.0.1:5432. Throws (it never skips) with what went wrong when it cannot start.
+ * `pool_mode = transaction`, trust authentication towards its clients, every database
+ * forwarded to the suites' server (DATABASE_URL, as test/support/global-setup.mjs resolved
+ * it) as its user. Throws (it never skips) with what went wrong when it cannot start.
+ *
+ * PgBouncer cannot bind port 0 and say which port it got: it is given a free port, and when
+ * another process took that port in between, it starts again on another (three tries).
  */
 export async function startPgBouncer(): Promise<PgBouncer> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort());
+    } catch (error) {
+      if (attempt >= 3 || !/already in use|EADDRINUSE/i.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startOn(port: number): Promise<PgBouncer> {
+  const server = new URL(serverUrl());
+  const user = decodeURIComponent(server.username || 'postgres');
+  const password = decodeURIComponent(server.password);
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-pgbouncer-'));
   const ini = join(dir, 'pgbouncer.ini');
   const users = join(dir, 'userlist.txt');
-  writeFileSync(users, '"postgres" ""\n');
+  writeFileSync(users, `"${user}" ""\n`);
   writeFileSync(
     ini,
     [
       '[databases]',
-      '* = host=127.0.0.1 port=5432',
+      `* = host=${server.hostname} port=${server.port || 5432} user=${user}${password ? ` password=${password}` : ''}`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
       'unix_socket_dir =',
       'auth_type = trust',
       `auth_file = ${users}`,
-      'admin_users = postgres',
+      `admin_users = ${user}`,
       'pool_mode = transaction',
       'max_client_conn = 500',
       'default_pool_size = 20',
@@ -83,7 +100,8 @@ export async function startPgBouncer(): Promise<PgBouncer> {
       ),
     );
   });
-  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const url = (database: string) =>
+    `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${database}`;
   const ready = (async () => {
     const deadline = Date.now() + 15_000;
     for (;;) {

@@ -18,6 +18,15 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string | null>;
 }
 
+/**
+ * The port a spawned server says it listens on (start it with PORT=0: the system picks a free
+ * one and the server binds it at once, so no other process can take it in between).
+ */
+export async function listeningPort(server: ServerProcess, timeoutMs?: number): Promise<number> {
+  const line = await server.waitForOutput(/listening on http:\/\/localhost:\d+/, timeoutMs);
+  return Number(/:(\d+)$/.exec(line)![1]);
+}
+
 export function spawnServer(env: Record<string, string>): ServerProcess {
   // AMQP stays off unless a suite passes AMQP_URL (development would default it to the local broker).
   return spawnScript(SERVER_MAIN, { ORDINAL_LOG_FORMAT: 'text', AMQP_URL: '', ...env });

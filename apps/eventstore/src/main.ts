@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { EmbeddedPostgresError } from '@ordinal/nestjs';
 import { ConfigError, DEV_TOKEN, loadConfig } from './config/ordinal-config.js';
@@ -32,17 +33,19 @@ async function main(): Promise<void> {
     app.enableShutdownHooks();
   }
   await listen(app, config.port, config.host);
+  // The port bound, which PORT=0 leaves to the system: whoever started the process reads it here.
+  const { port } = app.getHttpServer().address() as AddressInfo;
   const log = new Logger('Bootstrap');
   const development = config.env === 'development';
   // In development the printed link opens the console signed in: the token rides in the
   // fragment, which the browser keeps to itself (the page never embeds a token).
-  const consoleUrl = `http://localhost:${config.port}/console${development ? `#token=${DEV_TOKEN}` : ''}`;
+  const consoleUrl = `http://localhost:${port}/console${development ? `#token=${DEV_TOKEN}` : ''}`;
   log.log(
-    `Ordinal ${config.env} server listening on http://localhost:${config.port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: ${consoleUrl}`,
+    `Ordinal ${config.env} server listening on http://localhost:${port} (ordering ${config.ordering}${config.role === 'replica-reader' ? ', replica reader: reads only' : ''}); console: ${consoleUrl}`,
   );
   if (development) {
     log.log(
-      `Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${config.port}/api/events/head)`,
+      `Development token: ${DEV_TOKEN}  (try: curl -H 'Authorization: Bearer ${DEV_TOKEN}' localhost:${port}/api/events/head)`,
     );
   }
 }

@@ -74,7 +74,8 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
   let app: INestApplicationContext;
   let indices: number[];
 
-  beforeAll(async () => {
+  // Each test has its own database, app and batch: none relies on what an earlier one left.
+  beforeEach(async () => {
     db = await createTestDatabase();
     await db.query(
       'CREATE TABLE policy_orders (projection text NOT NULL, order_id text NOT NULL, currency text NOT NULL, index bigint NOT NULL)',
@@ -90,7 +91,7 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
     });
     indices = result.entries.map((e) => (e.status === 'created' ? e.message.id : -1));
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await app?.close();
     await db?.drop();
   });
@@ -103,6 +104,16 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
         [projection],
       )
     ).map((r) => `${r.order_id}:${r.currency}`);
+
+  const stoppedBy = (name: string, what: string) =>
+    waitFor(
+      async () => {
+        const s = await status(name);
+        return s.state === 'stopped' ? s : null;
+      },
+      30_000,
+      what,
+    );
 
   it('skip: after the retries, the events around the poison commit and the checkpoint moves over it', async () => {
     await app.get(ProjectionsService).waitFor(SkipProjection, indices[2], 30_000);
@@ -128,24 +139,32 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
   });
 
   it('stop: after the retries it stops with the error shown, applies nothing of the batch, and resumes after a fix', async () => {
-    const stopped = await waitFor(
-      async () => {
-        const s = await status('policy-stop');
-        return s.state === 'stopped' ? s : null;
-      },
-      30_000,
-      'the stop policy to stop',
-    );
+    const stopped = await stoppedBy('policy-stop', 'the stop policy to stop');
     expect(stopped.position).toBeLessThan(indices[0]);
     expect(stopped.lastError).toContain('refusing poison');
     expect(await orders('policy-stop')).toEqual([]);
-    // Still stopped a while later: no more retries
-    const retries = stopped.retries;
-    await new Promise((r) => setTimeout(r, 600)); // the scenario: time passing without retries
-    expect((await status('policy-stop')).retries).toBe(retries);
+    // When a message is appended after it stopped, and a running projection has applied it
+    // (every subscription of the process was woken by it: a live loop would have run again)
+    const marker = await app.get(LogWriter).append({
+      messages: [placed('after-stop')],
+      skipDuplicateWindow: true,
+    });
+    const markerIndex = marker.entries[0].status === 'created' ? marker.entries[0].message.id : -1;
+    await app.get(ProjectionsService).waitFor(SkipProjection, markerIndex, 30_000);
+    // Then it is still stopped where it was: no more retries, nothing applied
+    expect(await status('policy-stop')).toMatchObject({
+      state: 'stopped',
+      retries: stopped.retries,
+      position: stopped.position,
+    });
+    expect(await orders('policy-stop')).toEqual([]);
   });
 
   it('after the fix: the parked message replays through the upcaster, and the stopped projection resumes', async () => {
+    // Given the poison parked by one projection and another stopped at it
+    await app.get(ProjectionsService).waitFor(ParkProjection, indices[2], 30_000);
+    expect(await status('policy-park')).toMatchObject({ parked: 1 });
+    await stoppedBy('policy-stop', 'the stop policy to stop');
     // When the handler is fixed
     app.get(Poison).broken = false;
     // And the parked message is replayed from code
@@ -160,18 +179,15 @@ describe('error policies: stop, skip, park (and replay after a fix, through the 
   });
 
   it('during a rebuild the default is stop: a poison at or below the replay boundary stops the park projection instead of parking', async () => {
-    // Given the handler broken again and a rebuild
+    // Given the park projection at the end of the log with every order (the handler fixed)
+    app.get(Poison).broken = false;
+    await app.get(ProjectionsService).waitFor(ParkProjection, indices[2], 30_000);
+    expect(await orders('policy-park')).toEqual(['a:EUR', 'poison:EUR', 'b:EUR']);
+    // And the handler broken again, and a rebuild
     app.get(Poison).broken = true;
     await app.get(ProjectionsService).rebuild(ParkProjection);
     // Then the replay stops at the poison, parking nothing
-    const stopped = await waitFor(
-      async () => {
-        const s = await status('policy-park');
-        return s.state === 'stopped' ? s : null;
-      },
-      30_000,
-      'the rebuild to stop at the poison',
-    );
+    const stopped = await stoppedBy('policy-park', 'the rebuild to stop at the poison');
     expect(stopped.parked).toBe(0);
     expect(stopped.lastError).toContain('refusing poison');
     // When fixed and resumed, the rebuild completes

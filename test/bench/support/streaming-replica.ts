@@ -91,12 +91,22 @@ function asClusterUser(
 }
 
 /**
- * The primary must accept replication connections from 127.0.0.1: adds `host replication all
- * 127.0.0.1/32 trust` to its pg_hba.conf once (idempotent; CI runs on a clean machine whose
- * pg_hba.conf has only `host all all 127.0.0.1/32 trust`, which does not cover replication)
- * and reloads it.
+ * The host's pg_hba.conf as it was before this process added its replication line, and how
+ * many of this process's replicas still need the line: the last one to stop puts the file back.
  */
-async function allowLocalReplication(client: pg.Client): Promise<void> {
+let hbaChange: { file: string; original: string; users: number } | null = null;
+
+/**
+ * The primary must accept replication connections from 127.0.0.1: when its pg_hba.conf does
+ * not allow them (CI runs on a clean machine whose pg_hba.conf has only `host all all
+ * 127.0.0.1/32 trust`), adds `host replication all 127.0.0.1/32 trust` and reloads it.
+ * Resolves with what undoes that: the host's file is left as it was found once the last
+ * replica of this process stops.
+ */
+async function allowLocalReplication(
+  client: pg.Client,
+  primaryUrl: string,
+): Promise<() => Promise<void>> {
   const allowed = async () =>
     (
       await client.query<{ n: number }>(
@@ -105,13 +115,27 @@ async function allowLocalReplication(client: pg.Client): Promise<void> {
       )
     ).rows[0].n > 0;
   const [{ hba_file: file }] = (await client.query<{ hba_file: string }>('SHOW hba_file')).rows;
-  if (!(await allowed())) {
+  if (hbaChange) hbaChange.users += 1;
+  else if (!(await allowed())) {
+    const original = readFileSync(file, 'utf8');
     appendFileSync(
       file,
-      '\n# added by test/bench/support/streaming-replica.ts (replica-reader suite, bench:replica)\nhost replication all 127.0.0.1/32 trust\n',
+      '\n# added by test/bench/support/streaming-replica.ts while a replica runs (removed when it stops)\nhost replication all 127.0.0.1/32 trust\n',
     );
+    hbaChange = { file, original, users: 1 };
   }
   await client.query('SELECT pg_reload_conf()');
+  const change = hbaChange;
+  let undone = false;
+  return async () => {
+    if (!change || undone) return;
+    undone = true;
+    change.users -= 1;
+    if (change.users > 0) return;
+    writeFileSync(change.file, change.original);
+    hbaChange = null;
+    await onServer((c) => c.query('SELECT pg_reload_conf()'), primaryUrl).catch(() => undefined);
+  };
 }
 
 /**
@@ -124,8 +148,9 @@ export async function startStreamingReplica(
   const primaryUrl = options.primaryUrl ?? serverUrl();
   const primary = new URL(primaryUrl);
   const onPrimary = <T>(fn: (client: pg.Client) => Promise<T>) => onServer(fn, primaryUrl);
+  let restoreHba: () => Promise<void> = () => Promise.resolve();
   const { bin, settings, owner } = await onPrimary(async (client) => {
-    await allowLocalReplication(client);
+    restoreHba = await allowLocalReplication(client, primaryUrl);
     const [{ v }] = (
       await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")
     ).rows;
@@ -164,6 +189,7 @@ export async function startStreamingReplica(
     rmSync(dir, { recursive: true, force: true });
     // A slot left behind would keep the primary's WAL forever.
     await dropSlot(name, primaryUrl);
+    await restoreHba();
   };
   try {
     // A physical replication slot (created by pg_basebackup, named in the replica's settings by -R)
