@@ -69,6 +69,13 @@ const MAX_PENDING_OWN = 256;
  * before trusting it lets the own batch arrive first, so an own commit is not read back.
  */
 const NOTIFY_GRACE_MS = 10;
+
+/**
+ * When this process has a flush in flight as the grace ends, the NOTIFY may be that flush's
+ * commit, whose callback is late (a loaded event loop): wait for the flush to settle, at most
+ * this long (a NOTIFY of another process's commit must not wait on a slow flush of ours).
+ */
+const NOTIFY_FLUSH_WAIT_MS = 250;
 /**
  * Concurrent mode with no feed open: the router still reads the safe head (its position stays
  * a recent safe head for a feed that joins, and the watermark goes on recording holes, which
@@ -108,6 +115,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly mailboxes = new Set<Mailbox>();
   private readonly listener: NotifyListener;
   private readonly stopCommits: () => void;
+  private readonly stopFlushes: () => void;
   private readonly source: FeedSource;
   private markReady!: () => void;
   private readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
@@ -123,6 +131,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private failing = false;
   private pollTimer: NodeJS.Timeout | null = null;
   private graceTimer: NodeJS.Timeout | null = null;
+  private notifyWaitsOnFlush = false;
   private notifiedHead = 0;
   private idleReadAt = 0;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -147,13 +156,17 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
 
   constructor(
     private readonly dataSource: DataSource,
-    writer: LogWriter,
+    private readonly writer: LogWriter,
     private readonly reader: LogReader,
     watermark: LogWatermark,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
     this.budget = new PageBudget(this.options.streamsBufferBytes);
     this.stopCommits = writer.onCommit((batch, bytes) => this.onOwnCommit(batch, bytes));
+    // A flush settles after its commit callback: a NOTIFY waiting on it can be trusted then.
+    this.stopFlushes = writer.onFlush(() => {
+      if (this.notifyWaitsOnFlush) this.trustNotify();
+    });
     this.stopLate = watermark.onLate(() => this.checkLate());
     this.listener = new NotifyListener({
       client: listenerClientConfig(dataSource),
@@ -244,6 +257,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
     this.stopCommits();
+    this.stopFlushes();
     this.stopLate();
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.lateTimer) clearInterval(this.lateTimer);
@@ -289,12 +303,26 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     if (!Number.isSafeInteger(head)) return this.wake(true);
     if (head <= this.delivered || this.closed) return;
     this.notifiedHead = Math.max(this.notifiedHead, head);
-    if (this.graceTimer) return;
+    if (this.graceTimer || this.notifyWaitsOnFlush) return;
     this.graceTimer = setTimeout(() => {
       this.graceTimer = null;
-      this.knownHead = Math.max(this.knownHead, this.notifiedHead);
-      this.wake(false);
+      if (this.writer.flushesInFlight === 0) return this.trustNotify();
+      this.notifyWaitsOnFlush = true;
+      this.graceTimer = setTimeout(() => {
+        this.graceTimer = null;
+        this.trustNotify();
+      }, NOTIFY_FLUSH_WAIT_MS);
     }, NOTIFY_GRACE_MS);
+  }
+
+  /** Takes the notified head as known (an own commit applied meanwhile is not read back). */
+  private trustNotify(): void {
+    this.notifyWaitsOnFlush = false;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
+    if (this.closed) return;
+    this.knownHead = Math.max(this.knownHead, this.notifiedHead);
+    this.wake(false);
   }
 
   private wake(read: boolean): void {
