@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import {
   appendFileSync,
@@ -175,11 +176,11 @@ export async function startStreamingReplica(
     };
   });
   const tool = asClusterUser(owner);
-  const port = await freePort();
+  let port = 0;
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-replica-'));
   const data = join(dir, 'data');
   // The pid says whose it is: a slot whose process is gone was left by a killed run.
-  const name = `${SLOT_PREFIX}${process.pid}_${port}`;
+  const name = `${SLOT_PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
   const ownerIds = owner ? await ids(owner) : null;
   if (ownerIds) chownSync(dir, ownerIds.uid, ownerIds.gid);
   const stop = async () => {
@@ -216,7 +217,6 @@ export async function startStreamingReplica(
       name,
     ]);
     const conf = [
-      `port = ${port}`,
       `listen_addresses = '127.0.0.1'`,
       `unix_socket_directories = '${dir}'`,
       `cluster_name = '${name}'`,
@@ -234,16 +234,7 @@ export async function startStreamingReplica(
     if (ownerIds)
       for (const f of ['postgresql.conf', 'pg_hba.conf', 'pg_ident.conf'])
         chownSync(join(data, f), ownerIds.uid, ownerIds.gid);
-    await tool(join(bin, 'pg_ctl'), [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'log'),
-      '-w',
-      '-t',
-      '30',
-      'start',
-    ]);
+    port = await startOnFreePort(tool, bin, data, dir);
     // Streaming: the primary sees the replica's WAL receiver (named after cluster_name).
     await waitFor(
       () =>
@@ -382,7 +373,7 @@ export async function startLocalCluster(settings: string[] = []): Promise<LocalC
     return { bin: `/usr/lib/postgresql/${Math.floor(Number(v) / 10000)}/bin`, owner };
   });
   const tool = asClusterUser(owner);
-  const port = await freePort();
+  let port = 0;
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-cluster-'));
   const data = join(dir, 'data');
   const ownerIds = owner ? await ids(owner) : null;
@@ -404,7 +395,6 @@ export async function startLocalCluster(settings: string[] = []): Promise<LocalC
       '--no-instructions',
     ]);
     const conf = [
-      `port = ${port}`,
       `listen_addresses = '127.0.0.1'`,
       `unix_socket_directories = '${dir}'`,
       'wal_level = replica',
@@ -418,16 +408,7 @@ export async function startLocalCluster(settings: string[] = []): Promise<LocalC
       'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n',
     );
     if (ownerIds) chownSync(join(data, 'pg_hba.conf'), ownerIds.uid, ownerIds.gid);
-    await tool(join(bin, 'pg_ctl'), [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'log'),
-      '-w',
-      '-t',
-      '30',
-      'start',
-    ]);
+    port = await startOnFreePort(tool, bin, data, dir);
   } catch (error) {
     throw await failedStart(error, dir, 'cluster', stop);
   }
@@ -456,4 +437,43 @@ async function failedStart(
     `${(error as Error).message}${log ? `\n${what} log (last lines):\n${log}` : ''}`,
     { cause: error },
   );
+}
+
+/**
+ * Starts the cluster in `data` on a port that is free when it binds: a port found free can be
+ * taken by another process before PostgreSQL binds it, so a start that could not bind tries
+ * again on another (the port is given on the command line, not in the files).
+ */
+async function startOnFreePort(
+  tool: (file: string, args: string[]) => Promise<unknown>,
+  bin: string,
+  data: string,
+  dir: string,
+): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      await tool(join(bin, 'pg_ctl'), [
+        '-D',
+        data,
+        '-l',
+        join(dir, 'log'),
+        '-o',
+        `-p ${port}`,
+        '-w',
+        '-t',
+        '30',
+        'start',
+      ]);
+      return port;
+    } catch (error) {
+      let log = '';
+      try {
+        log = readFileSync(join(dir, 'log'), 'utf8');
+      } catch {
+        // no log: the start failed before PostgreSQL wrote one
+      }
+      if (attempt >= 3 || !/could not bind|already in use/i.test(log)) throw error;
+    }
+  }
 }
