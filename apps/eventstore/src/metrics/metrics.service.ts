@@ -2,6 +2,13 @@ import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { LogReader, LogWriter } from '@ordinal/log';
 
+/** prom-client's default gauges named like counters. */
+const TOTAL_NAMED_GAUGES = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /** The server's Prometheus registry. One per application, never global. */
 @Injectable()
 export class MetricsService implements OnModuleDestroy {
@@ -11,6 +18,10 @@ export class MetricsService implements OnModuleDestroy {
   constructor(writer: LogWriter, reader: LogReader) {
     // The standard names (process_cpu_seconds_total, nodejs_eventloop_lag_seconds, …), so stock Node dashboards work.
     collectDefaultMetrics({ register: this.registry });
+    // Gauges whose names end in _total break Prometheus's naming rule (promtool check metrics
+    // exits 3 on them); the same counts stay per type in nodejs_active_handles,
+    // nodejs_active_requests and nodejs_active_resources (sum them for the total).
+    for (const name of TOTAL_NAMED_GAUGES) this.registry.removeSingleMetric(name);
     const ingested = new Counter({
       name: 'ordinal_messages_ingested_total',
       help: 'Messages committed to the log by this process',
