@@ -1,11 +1,9 @@
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startLogContext } from '@ordinal/test-support/log-context';
 import { take } from '@ordinal/test-support/feed-take';
-import { LogModule } from '../log.module.js';
 import type { LogModuleOptions } from '../log-options.js';
 import { SEQUENCE } from '../log.constants.js';
 import { LogWriter } from '../writer/log-writer.service.js';
@@ -15,25 +13,8 @@ import { LogWatermark } from '../watermark/log-watermark.service.js';
 import type { LogFeed } from '../router/log-feed.js';
 
 /** A log in concurrent mode in its own Nest context on the suite's database. */
-async function startLog(url: string, options: LogModuleOptions): Promise<INestApplicationContext> {
-  @Module({
-    imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], extra: { max: 6 } }),
-      LogModule.forRoot({
-        isGlobal: true,
-        ordering: 'concurrent',
-        duplicateWindow: 0,
-        livePollMs: 50,
-        lateRescanMs: 50,
-        ...options,
-      }),
-    ],
-  })
-  class TestLogModule {}
-  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
-  await context.init();
-  return context;
-}
+const startLog = (url: string, options: LogModuleOptions) =>
+  startLogContext(url, { ordering: 'concurrent', ...options });
 
 /** Inserts a row at a position chosen outside the INSERT (the shape Ordinal never writes). */
 const insertAt = (client: pg.Client | { query: pg.Client['query'] }, index: number) =>

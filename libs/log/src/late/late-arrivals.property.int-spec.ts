@@ -1,11 +1,9 @@
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
 import fc from 'fast-check';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
-import { LogModule } from '../log.module.js';
+import { startLogContext } from '@ordinal/test-support/log-context';
 import { SEQUENCE } from '../log.constants.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LiveRouter } from '../router/live-router.service.js';
@@ -90,25 +88,8 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   after: fc.option(actors(1, 8), { nil: null, freq: 2 }),
 });
 
-async function startLog(url: string): Promise<INestApplicationContext> {
-  @Module({
-    imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, entities: [], extra: { max: 6 } }),
-      LogModule.forRoot({
-        isGlobal: true,
-        ordering: 'concurrent',
-        duplicateWindow: 0,
-        gapTimeoutMs: GAP_TIMEOUT_MS,
-        livePollMs: 50,
-        lateRescanMs: 50,
-      }),
-    ],
-  })
-  class PropertyLogModule {}
-  const context = await NestFactory.createApplicationContext(PropertyLogModule, { logger: false });
-  await context.init();
-  return context;
-}
+const startLog = (url: string) =>
+  startLogContext(url, { ordering: 'concurrent', gapTimeoutMs: GAP_TIMEOUT_MS });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,11 +1,9 @@
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startLogContext } from '@ordinal/test-support/log-context';
 import { take as takeWithin } from '@ordinal/test-support/feed-take';
-import { LogModule } from '../log.module.js';
 import type { LogModuleOptions } from '../log-options.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
@@ -14,35 +12,8 @@ import { LogWatermark } from '../watermark/log-watermark.service.js';
 import type { LogFeed } from './log-feed.js';
 
 /** A log in concurrent mode in its own Nest context on the suite's database. */
-async function startLog(
-  url: string,
-  options: LogModuleOptions = {},
-): Promise<INestApplicationContext> {
-  @Module({
-    imports: [
-      TypeOrmModule.forRoot({
-        type: 'postgres',
-        url,
-        entities: [],
-        synchronize: false,
-        extra: { max: 6 },
-      }),
-      LogModule.forRoot({
-        isGlobal: true,
-        ordering: 'concurrent',
-        duplicateWindow: 0,
-        startMarker: false,
-        livePollMs: 50,
-        lateRescanMs: 50,
-        ...options,
-      }),
-    ],
-  })
-  class TestLogModule {}
-  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
-  await context.init();
-  return context;
-}
+const startLog = (url: string, options: LogModuleOptions = {}) =>
+  startLogContext(url, { ordering: 'concurrent', ...options });
 
 /** A writer like Ordinal's concurrent flush: xid first, positions drawn inside the INSERT, then held open. */
 async function heldWriter(url: string): Promise<{
