@@ -119,6 +119,13 @@ interface Call {
 }
 
 /** Requests for one operation: valid ones and ones with a body, parameter or header mutated. */
+/**
+ * A path parameter as one segment. Empty, `.` and `..` cannot be one: URL parsing resolves dot
+ * segments (encoded too), so the request would reach another path (`/api/projections/./rebuild`
+ * is `/api/projections/rebuild`), not this operation.
+ */
+const segment = (value: string) => (value === '' || value === '.' || value === '..' ? 'x' : value);
+
 function callsFor(schemas: DocumentSchemas, path: string, op: Operation): fc.Arbitrary<Call> {
   const params = op.parameters ?? [];
   const pathParams = params.filter((p) => p.in === 'path');
@@ -188,7 +195,7 @@ function callsFor(schemas: DocumentSchemas, path: string, op: Operation): fc.Arb
       let concrete = path;
       pathParams.forEach(
         (p, i) =>
-          (concrete = concrete.replace(`{${p.name}}`, encodeURIComponent(pathValues[i] || 'x'))),
+          (concrete = concrete.replace(`{${p.name}}`, encodeURIComponent(segment(pathValues[i])))),
       );
       const q: [string, string][] = queryParams.flatMap((p, i) =>
         validQuery[i] === undefined ? [] : [[p.name, validQuery[i]] as [string, string]],
