@@ -25,7 +25,6 @@ describe('database outage (G1, I3)', () => {
     const acknowledged: { key: string; id: number }[] = [];
     /** Keys answered 503 without outcomeUnknown: nothing of them may be stored. */
     const refused: string[] = [];
-    let unknown = 0;
     const statuses = new Map<number, number>();
     let running = true;
     const producer = async (p: number) => {
@@ -39,8 +38,7 @@ describe('database outage (G1, I3)', () => {
         if (res.status === 201) acknowledged.push({ key, id: res.body.id });
         else {
           expect(res.status).toBe(503);
-          if (res.body.outcomeUnknown === true) unknown++;
-          else refused.push(key);
+          if (res.body.outcomeUnknown !== true) refused.push(key);
         }
       }
     };
@@ -75,8 +73,9 @@ describe('database outage (G1, I3)', () => {
     for (const r of rows) byKey.set(r.key, [...(byKey.get(r.key) ?? []), Number(r.index)]);
     expect(acknowledged.length).toBeGreaterThan(300);
     for (const { key, id } of acknowledged) expect(byKey.get(key)).toEqual([id]);
-    // And nothing of a 503 without outcomeUnknown is stored (one with it may be, once)
-    expect(refused.length + unknown).toBeGreaterThan(0);
+    // And nothing of a 503 without outcomeUnknown is stored (one with it may be, once). A kill
+    // may land between flushes, and a flush that lost its connection before COMMIT is retried
+    // once, so a run can have no 503 at all; when there are some, none of the refused is stored.
     expect(refused.filter((key) => byKey.has(key))).toEqual([]);
     expect([...byKey.values()].filter((indices) => indices.length > 1)).toEqual([]);
     // And the log is still gap-free
