@@ -16,7 +16,15 @@ if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   console.log('Installing dependencies (npm ci)...');
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
+// The first build takes about half a minute and prints nothing: say what is happening.
+console.log(
+  'Building the server and its libraries (tsc -b: about 30 s the first time, a few seconds after)...',
+);
+const started = Date.now();
 run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-b']);
+console.log(
+  `Built in ${((Date.now() - started) / 1000).toFixed(1)} s; starting the server (apps/eventstore/dist/main.js)...`,
+);
 
 const child = spawn(process.execPath, [join(root, 'apps', 'eventstore', 'dist', 'main.js')], {
   cwd: root,

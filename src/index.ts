@@ -5,6 +5,7 @@
  */
 export { OrdinalModule, type OrdinalFeatureOptions } from './ordinal.module.js';
 export { ORDINAL_OPTIONS } from './ordinal.module-definition.js';
+export { ordinalMigrations } from './ordinal-migrations.js';
 export {
   type OrdinalModuleOptions,
   type OrdinalModuleExtras,
@@ -27,6 +28,10 @@ export {
   retryOnConflict,
   isValidStreamId,
   StreamStore,
+  StreamMetadataStore,
+  StreamDeletedError,
+  StreamTombstonedError,
+  StreamNotFoundError,
   AggregateNotFoundError,
   InvalidAggregateError,
   InvalidStreamIdError,
@@ -46,6 +51,11 @@ export {
   type SaveResult,
   type RecordedEvent,
   type Snapshot,
+  type StreamMetadata,
+  type StoredStreamMetadata,
+  type DeleteStreamOptions,
+  type DeletedStream,
+  type StreamStatus,
 } from '@ordinal/event-sourcing';
 
 // Projections and subscriptions
@@ -54,10 +64,17 @@ export {
   EventHandler,
   ProjectionsService,
   InvalidProjectionError,
+  ProjectionVersionConflictError,
+  ProjectionVersionNotFoundError,
+  type ProjectionRead,
+  type ProjectionVersionStatus,
+  type RebuildOptions,
   type ProjectionContext,
   type ProjectionOptions,
   type ProjectionRef,
   type HandledEvent,
+  TOMBSTONE_ROUTE,
+  type TombstoneEvent,
   type PartitionKey,
 } from '@ordinal/projections';
 export {
@@ -85,6 +102,23 @@ export {
   type ConsumersHealth,
   type StuckConsumer,
 } from '@ordinal/subscriptions';
+// Consumer groups for external services (docs/consumer-groups.md)
+export {
+  ConsumerGroupsService,
+  ConsumerGroupNotFoundError,
+  ConsumerGroupConflictError,
+  InvalidConsumerGroupError,
+  MemberLeaseLostError,
+  type ConsumerGroupDeclaration,
+  type ConsumerGroupInput,
+  type ConsumerGroupDefinition,
+  type ConsumerGroupStatus,
+  type GroupSource,
+  type GroupStrategy,
+} from '@ordinal/subscriptions';
+
+// The database the module connects to is missing (SQLSTATE 3D000) and was not created
+export { DatabaseMissingError } from '@ordinal/pg';
 
 // The log
 export {
@@ -107,7 +141,28 @@ export {
   type StoredMessage,
   type NewMessage,
   type ExpectedVersion,
+  type DeleteMode,
   type Ordering,
+  type TombstoneReason,
+  STREAM_DELETED_TYPE,
+} from '@ordinal/log';
+
+// Personal data that can be forgotten (docs/personal-data.md)
+export {
+  PersonalData,
+  SubjectErasure,
+  EnvKeyProvider,
+  StaticKeyProvider,
+  SubjectErasedError,
+  MasterKeyMismatchError,
+  InvalidPersonalDataRuleError,
+  SUBJECT_ERASED_TYPE,
+  subjectHash,
+  type KeyProvider,
+  type PersonalDataRule,
+  type PersonalDataOptions,
+  type ErasureResult,
+  type SubjectErasedBody,
 } from '@ordinal/log';
 
 // Correlation, causation and traces (docs/observability.md)
@@ -131,3 +186,14 @@ export {
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
 } from './embedded/index.js';
+
+// Access rules (docs/security.md): the `access` option, compiled into an injectable AccessRules
+export {
+  AccessRules,
+  AccessRuleError,
+  type AccessRule,
+  type AccessAction,
+  type AccessPrincipal,
+  type AccessSubject,
+  type AccessCheck,
+} from '@ordinal/log';

@@ -1,8 +1,15 @@
+import type { AccessRule } from '@ordinal/log';
 import type { Type } from '@nestjs/common';
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
 import type { MigrationInterface } from 'typeorm';
 import type { LogModuleOptions } from '@ordinal/log';
-import { OrdinalError } from '@ordinal/pg';
+import {
+  connectionUrlProblem,
+  isAuthenticationFailure,
+  isMissingDatabase,
+  maskCredentials,
+  OrdinalError,
+} from '@ordinal/pg';
 import type { EventSourcingOptions } from '@ordinal/event-sourcing';
 import { EVENT_SOURCING_MIGRATIONS } from '@ordinal/event-sourcing/internal';
 import type { SubscriptionsModuleOptions } from '@ordinal/subscriptions';
@@ -18,6 +25,13 @@ export type OrdinalTypeOrmOptions = Omit<
 export interface OrdinalModuleOptions {
   /** PostgreSQL connection URL of the DataSource OrdinalModule creates, e.g. `postgres://user@host:5432/db`. Ignored with `useExistingDataSource`. */
   url?: string;
+  /**
+   * Create the database the connection names when it does not exist (SQLSTATE 3D000), as the
+   * Ordinal server does in development; the role needs CREATEDB. Without it a missing database
+   * fails the start at once with one error that says so (no retries).
+   * @default true unless NODE_ENV is `production`
+   */
+  createDatabase?: boolean;
   /** Entities of your read models, added to the DataSource OrdinalModule creates. @default [] */
   entities?: Type[];
   /** More TypeORM options for the DataSource OrdinalModule creates (pool size in `extra.max`, ssl, `autoLoadEntities`, …). */
@@ -44,6 +58,12 @@ export interface OrdinalModuleOptions {
   eventSourcing?: Omit<EventSourcingOptions, 'migrate'>;
   /** Options of subscriptions and projections: batch size, polls, retry back-off. */
   subscriptions?: Omit<SubscriptionsModuleOptions, 'migrate'>;
+  /**
+   * Access rules on categories and message types (docs/security.md), compiled into the
+   * injectable `AccessRules`, which your own controllers may ask (`allows`, `checkFor`); the
+   * Ordinal server enforces them on every path. @default { rules: [] } (everything allowed)
+   */
+  access?: { rules?: AccessRule[] };
 }
 
 /**
@@ -60,11 +80,14 @@ export interface OrdinalModuleExtras {
 /** The options after defaults: what each library module receives. */
 export interface ResolvedOrdinalOptions {
   useExistingDataSource: boolean;
+  /** Create a missing database at start (with the DataSource OrdinalModule creates). */
+  createDatabase: boolean;
   /** TypeORM options of the DataSource OrdinalModule creates (null with `useExistingDataSource`). */
   typeorm: (Extract<TypeOrmModuleOptions, { type?: 'postgres' }> & { type: 'postgres' }) | null;
   log: LogModuleOptions;
   eventSourcing: EventSourcingOptions;
   subscriptions: SubscriptionsModuleOptions;
+  access: { rules: AccessRule[] };
 }
 
 /** Applies every default of OrdinalModule, in this one place; the libraries resolve their own sections the same way. */
@@ -79,15 +102,34 @@ export function resolveOrdinalOptions(
       'OrdinalModule needs a PostgreSQL url (forRoot({ url })), typeorm connection options, or useExistingDataSource: true with your own TypeOrmModule.forRoot',
     );
   }
+  const url = options.url ?? options.typeorm?.url;
+  const problem =
+    url === undefined ? null : connectionUrlProblem(url, 'url', ['postgres:', 'postgresql:']);
+  if (!useExistingDataSource && problem)
+    throw new OrdinalError(
+      'invalid_configuration',
+      `OrdinalModule: ${maskCredentials(problem)} (forRoot({ url }) or typeorm.url)`,
+    );
   const migrate = options.migrate ?? true;
   return {
+    access: { rules: options.access?.rules ?? [] },
     useExistingDataSource,
+    createDatabase: options.createDatabase ?? process.env.NODE_ENV !== 'production',
     typeorm: useExistingDataSource
       ? null
       : {
           ...options.typeorm,
           type: 'postgres',
-          url: options.url ?? options.typeorm?.url,
+          url,
+          // A missing database, a refused password or a malformed URL stays so: one clear
+          // error at once, not TypeORM's ten retries each logging a stack.
+          toRetry:
+            options.typeorm?.toRetry ??
+            ((error: unknown) =>
+              !isMissingDatabase(error) &&
+              !isAuthenticationFailure(error) &&
+              !(error instanceof OrdinalError) &&
+              !(error instanceof TypeError)),
           entities: [
             ...(options.entities ?? []),
             ...((options.typeorm?.entities as Type[] | undefined) ?? []),

@@ -2,7 +2,7 @@ import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventSourcingModule } from '@ordinal/event-sourcing';
-import { LogModule } from '@ordinal/log';
+import { AccessRules, LogModule } from '@ordinal/log';
 import { ProjectionsModule } from '@ordinal/projections';
 import { SubscriptionsModule } from '@ordinal/subscriptions';
 import {
@@ -11,6 +11,7 @@ import {
   type OrdinalModuleOptions,
   type ResolvedOrdinalOptions,
 } from './ordinal-options.js';
+import { openDataSource } from './database/open-data-source.js';
 
 /** Injection token of the resolved options (`ResolvedOrdinalOptions`), the one provider every section is read from. */
 export const ORDINAL_OPTIONS = Symbol('ORDINAL_OPTIONS');
@@ -26,6 +27,8 @@ function withLibraries(
   definition: DynamicModule,
   extras: Required<OrdinalModuleExtras>,
 ): DynamicModule {
+  // Read by the DataSource factory, which TypeOrmModule calls with the TypeORM options only.
+  let createDatabase = false;
   const fromOrdinal = <K extends keyof ResolvedOrdinalOptions>(key: K) => ({
     isGlobal: true,
     useFactory: (options: ResolvedOrdinalOptions) => options[key],
@@ -40,7 +43,11 @@ function withLibraries(
         ? []
         : [
             TypeOrmModule.forRootAsync({
-              useFactory: (options: ResolvedOrdinalOptions) => options.typeorm!,
+              useFactory: (options: ResolvedOrdinalOptions) => {
+                createDatabase = options.createDatabase;
+                return options.typeorm!;
+              },
+              dataSourceFactory: (options) => openDataSource(options!, createDatabase),
               inject: [ORDINAL_OPTIONS],
             }),
           ]),
@@ -57,8 +64,13 @@ function withLibraries(
         useFactory: (raw: OrdinalModuleOptions) => resolveOrdinalOptions(raw, extras),
         inject: [ORDINAL_RAW_OPTIONS],
       },
+      {
+        provide: AccessRules,
+        useFactory: (options: ResolvedOrdinalOptions) => new AccessRules(options.access.rules),
+        inject: [ORDINAL_OPTIONS],
+      },
     ],
-    exports: [...(definition.exports ?? []), ORDINAL_OPTIONS],
+    exports: [...(definition.exports ?? []), ORDINAL_OPTIONS, AccessRules],
   };
 }
 

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { OrdinalClient } from '@ordinal/client';
-import { UsageError } from './cli-error.js';
+import { DEVELOPMENT_TOKEN, OrdinalClient, OrdinalHttpError } from '@ordinal/client';
+import { CliError, EXIT, UsageError } from './cli-error.js';
 import type { Terminal } from './terminal.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -49,7 +49,7 @@ export function helpOf(command: Command): string {
       '',
       'Connection:',
       `  --url URL      the server (ORDINAL_URL; default ${DEFAULT_URL})`,
-      '  --token TOKEN  a bearer token (ORDINAL_TOKEN)',
+      '  --token TOKEN  a bearer token (ORDINAL_TOKEN; none: the development token for a server on this machine)',
     );
   }
   lines.push('  --help         this text');
@@ -109,6 +109,9 @@ export async function runCommand(
     /\/+$/,
     '',
   );
+  const given = (values.token as string | undefined) || env.ORDINAL_TOKEN || '';
+  // No token for a server on this machine: the development token, which only a development server accepts.
+  const development = given === '' && command.server !== false && isLoopback(baseUrl);
   let client: OrdinalClient | null = null;
   const context: CommandContext = {
     values,
@@ -116,11 +119,41 @@ export async function runCommand(
     term,
     env,
     baseUrl,
-    client: () =>
-      (client ??= new OrdinalClient({
+    client: () => {
+      if (!client && development)
+        term.err(
+          `ordinal: no token set (ORDINAL_TOKEN or --token): using the development token, which a development server on this machine accepts\n`,
+        );
+      return (client ??= new OrdinalClient({
         baseUrl,
-        token: (values.token as string | undefined) || env.ORDINAL_TOKEN || '',
-      })),
+        token: development ? DEVELOPMENT_TOKEN : given,
+      }));
+    },
   };
-  return (await command.run(context)) ?? 0;
+  try {
+    return (await command.run(context)) ?? 0;
+  } catch (error) {
+    if (development && error instanceof OrdinalHttpError && error.status === 401)
+      throw new CliError(
+        `The server at ${baseUrl} refused the development token (401): it is not a development server. Set ORDINAL_TOKEN or pass --token`,
+        EXIT.unauthorized,
+      );
+    throw error;
+  }
+}
+
+/** Whether `baseUrl` names this machine: localhost, 127.0.0.0/8 or ::1. */
+export function isLoopback(baseUrl: string): boolean {
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    return false;
+  }
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  );
 }

@@ -19,12 +19,17 @@ function networkCode(error: unknown): string | null {
 export function explainError(error: unknown, baseUrl: string): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof OrdinalHttpError) {
-    const body = error.body as { message?: string } | undefined;
+    const body = error.body as { message?: string; code?: string } | undefined;
     const detail = typeof body?.message === 'string' ? body.message : error.message;
     if (error.status === 401)
       return new CliError(
         `The server at ${baseUrl} refused the token (401: ${detail}). Set ORDINAL_TOKEN or pass --token`,
         EXIT.unauthorized,
+      );
+    if (error.status === 403 && body?.code === 'access_denied')
+      return new CliError(
+        `An access rule of the server refuses this (403: ${detail}). Ask an operator for a rule that allows it (ORDINAL_ACCESS_RULES on the server)`,
+        EXIT.forbidden,
       );
     if (error.status === 403)
       return new CliError(

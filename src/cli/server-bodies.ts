@@ -12,7 +12,33 @@ export interface ProjectionBody {
   lag: number | null;
   state: string;
   owner: unknown;
+  /** The other live processes that registered it (absent from servers before they were reported). */
+  standbys?: unknown[];
   lastError: string | null;
+  /** A build of a versioned projection: its projection, version, build and state. */
+  projection?: string;
+  version?: number;
+  build?: number;
+  versionState?: string;
+  /** GET of one projection: who serves reads, and every build. */
+  servingVersion?: number;
+  servingPosition?: number;
+  versions?: VersionBody[];
+}
+
+/** One build of a projection version. */
+export interface VersionBody {
+  version: number;
+  build: number;
+  state: string;
+  position: number;
+  lag: number;
+  running: boolean;
+}
+
+/** `POST /api/projections/:name/versions/:v/retire`. */
+export interface RetiredBody {
+  dropped: string[];
 }
 
 /** `GET /api/projections`. */
@@ -34,6 +60,8 @@ export interface ProjectionsBody {
 /** `POST /api/projections/:name/rebuild`. */
 export interface RebuildBody {
   head: number;
+  /** Blue/green: the builds, the new one a `candidate`. */
+  versions?: VersionBody[];
 }
 
 /** One push interface of `GET /api/interfaces`. */
@@ -77,4 +105,61 @@ export interface RedriveBody {
   from: string;
   to: string;
   moved: number;
+}
+
+/** One scavenge run (`POST /api/admin/scavenge`, `GET /api/admin/scavenge`). */
+export interface ScavengeRunBody {
+  id: number;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+  through: number;
+  position: number;
+  rowsErased: number;
+  bytesFreed: number;
+  tableBytesBefore: number | null;
+  tableBytesAfter: number | null;
+}
+
+/** `GET /api/admin/scavenge`. */
+export interface ScavengeBody {
+  running: ScavengeRunBody | null;
+  runs: ScavengeRunBody[];
+}
+
+/** `GET|PUT /api/streams/:id/metadata`. */
+export interface StreamMetadataBody {
+  streamId: string;
+  metadataVersion: number;
+  maxAge?: number;
+  maxCount?: number;
+  truncateBefore?: number;
+  custom?: Record<string, unknown>;
+}
+
+/** `POST /api/subjects/:id/erase`. */
+export interface ErasureBody {
+  subjectHash: string;
+  erasedAt: string;
+  reason: string;
+  markerIndex: number | null;
+  alreadyErased: boolean;
+}
+
+/** `POST /api/erasures/reapply`. */
+export interface ReapplyBody {
+  subjects: number;
+}
+
+/** `POST /api/admin/redact`. */
+export interface RedactBody {
+  messageTypes: string[];
+  through: number;
+  scanned: number;
+  rewritten: number;
+  rewrittenErased: number;
+  alreadySealed: number;
+  unredactable: number;
+  unredactableRows: { index: number; reason: string }[];
+  verification: { clearRows: number; clearIndices: number[]; verified: boolean };
 }

@@ -1,6 +1,13 @@
 import { Column, Entity, PrimaryColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
 import pg from 'pg';
-import { DomainEvent, EventHandler, Projection, type ProjectionContext } from '@ordinal/nestjs';
+import {
+  DomainEvent,
+  EventHandler,
+  Projection,
+  TOMBSTONE_ROUTE,
+  type ProjectionContext,
+  type TombstoneEvent,
+} from '@ordinal/nestjs';
 import { ProjectionSpec } from '@ordinal/nestjs/testing';
 import { serverUrl } from '@ordinal/test-support/test-database';
 
@@ -35,6 +42,30 @@ class ShowSalesProjection {
       'INSERT INTO show_sales (show, seats) VALUES ($1, $2) ON CONFLICT (show) DO UPDATE SET seats = show_sales.seats + $2',
       [event.show, event.seats],
     );
+  }
+}
+
+/** Keyed by stream: a `$stream-deleted` removes the row; tombstones are counted. */
+@Projection('show-totals', { readModels: [ShowSales] })
+class ShowTotalsProjection {
+  tombstones: TombstoneEvent[] = [];
+
+  @EventHandler(TicketSold)
+  async onTicketSold(event: TicketSold, ctx: ProjectionContext): Promise<void> {
+    await ctx.manager.query(
+      'INSERT INTO show_sales (show, seats) VALUES ($1, $2) ON CONFLICT (show) DO UPDATE SET seats = show_sales.seats + $2',
+      [event.show, event.seats],
+    );
+  }
+
+  @EventHandler('$stream-deleted')
+  async onDeleted(event: { streamId: string }, ctx: ProjectionContext): Promise<void> {
+    await ctx.manager.query('DELETE FROM show_sales WHERE show = $1', [event.streamId]);
+  }
+
+  @EventHandler(TOMBSTONE_ROUTE)
+  onTombstone(event: TombstoneEvent): void {
+    this.tombstones.push(event);
   }
 }
 
@@ -122,6 +153,32 @@ describe('ProjectionSpec', () => {
       }),
     ).rejects.toThrow(/Migrations failed/);
     expect(await specDatabases('ordinal_spec_broken_%')).toEqual([]);
+  });
+  it('hands a projection $stream-deleted and the tombstones of the deleted stream, never their bodies', async () => {
+    // Given a projection keyed by stream, with a $stream-deleted and a $tombstone handler,
+    // deployed after the history below (so it cannot have read show-1's bodies before the delete)
+    const spec = await ProjectionSpec.start(ShowTotalsProjection, {
+      url: serverUrl(),
+      entities: [ShowSales],
+      migrations: [CreateShowSales1767225600000],
+      startAtRun: true,
+    });
+    try {
+      // When a stream is deleted before the projection reads it, and another stays
+      await spec.given('show-1', new TicketSold('show-1', 2), new TicketSold('show-1', 3));
+      await spec.givenExpecting('show-2', 'no_stream', new TicketSold('show-2', 1));
+      await spec.givenDeleted('show-1');
+      await spec.givenExpecting('show-2', 'stream_exists', new TicketSold('show-2', 4));
+      await spec.run();
+      // Then the deleted stream's events came as tombstones, its row is gone, the other stays
+      expect(spec.projection.tombstones).toEqual([
+        expect.objectContaining({ streamId: 'show-1', streamVersion: 1, reason: 'deleted' }),
+        expect.objectContaining({ streamId: 'show-1', streamVersion: 2, reason: 'deleted' }),
+      ]);
+      expect(await spec.repository(ShowSales).find()).toEqual([{ show: 'show-2', seats: 5 }]);
+    } finally {
+      await spec.stop();
+    }
   });
 });
 

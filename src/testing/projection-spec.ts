@@ -18,7 +18,13 @@ import {
 } from 'typeorm';
 import { StreamStore, type EventClass } from '@ordinal/event-sourcing';
 import { eventClassOf, requireEventMetadata, toEventData } from '@ordinal/event-sourcing/internal';
-import { LogReader, LogWriter, type NewMessage } from '@ordinal/log';
+import {
+  LogReader,
+  LogWriter,
+  type DeleteMode,
+  type ExpectedVersion,
+  type NewMessage,
+} from '@ordinal/log';
 import { OrdinalError } from '@ordinal/pg';
 import { ProjectionsService } from '@ordinal/projections';
 import { OrdinalModule } from '../ordinal.module.js';
@@ -51,6 +57,13 @@ export interface ProjectionSpecOptions {
   ordinal?: Pick<OrdinalModuleOptions, 'log' | 'eventSourcing' | 'subscriptions'>;
   /** Prefix of the database's name (letters, digits, `_`; a random suffix follows). @default 'ordinal_spec' */
   databasePrefix?: string;
+  /**
+   * Starts the projection at the first `run()` instead of at `start`, so it reads every given
+   * as history, the way a projection deployed onto an existing log does (a deleted stream's
+   * events reach it as tombstones only). Until then `app` has Ordinal without the projection.
+   * @default false: the projection runs from `start` and reads the givens as they are appended
+   */
+  startAtRun?: boolean;
   /** Longest wait of `run()` for the projection to reach the head (ms). @default 10000 */
   timeoutMs?: number;
   /** Nest's logger: `false` (the default) keeps the test output quiet. */
@@ -78,13 +91,15 @@ export class ProjectionSpec<P> {
   private stopped = false;
 
   private constructor(
-    readonly app: INestApplicationContext,
+    private context: INestApplicationContext,
     private readonly projectionClass: Type<P>,
+    /** Starts the context that runs the projection (when `startAtRun` deferred it), else null. */
+    private startProjection: (() => Promise<INestApplicationContext>) | null,
     private readonly drop: () => Promise<void>,
     private readonly timeoutMs: number,
   ) {}
 
-  /** Creates a fresh database and starts `projection` on it. */
+  /** Creates a fresh database and starts `projection` on it (or, with `startAtRun`, Ordinal alone). */
   static async start<P>(
     projection: Type<P>,
     options: ProjectionSpecOptions = {},
@@ -94,43 +109,32 @@ export class ProjectionSpec<P> {
         ? await embeddedDatabase(options)
         : await freshDatabase(options);
     try {
-      @Module({
-        imports: [
-          OrdinalModule.forRoot({
-            url: database.url,
-            entities: options.entities ?? [],
-            migrations: options.migrations ?? [],
-            // The embedded database is one session: one pooled connection (see startEmbeddedPostgres).
-            typeorm: {
-              extra: {
-                max: database.embedded ? 1 : 4,
-                application_name: 'ordinal-projection-spec',
-              },
-            },
-            ...options.ordinal,
-            log: { duplicateWindow: 0, ...options.ordinal?.log },
-            subscriptions: {
-              idlePollMs: 50,
-              retryInitialMs: 50,
-              retryMaxMs: 500,
-              ...options.ordinal?.subscriptions,
-            },
-            cqrs: false,
-          }),
-          ...(options.imports ?? []),
-        ],
-        providers: [projection, ...(options.providers ?? [])],
-      })
-      class ProjectionSpecModule {}
-      const app = await NestFactory.createApplicationContext(ProjectionSpecModule, {
-        logger: options.logger ?? false,
-      });
-      await app.init();
-      return new ProjectionSpec(app, projection, database.drop, options.timeoutMs ?? 10_000);
+      const timeoutMs = options.timeoutMs ?? 10_000;
+      if (!options.startAtRun) {
+        const app = await applicationContext(database, options, projection);
+        return new ProjectionSpec(app, projection, null, database.drop, timeoutMs);
+      }
+      const writer = await applicationContext(database, options, null);
+      const spec = new ProjectionSpec(
+        writer,
+        projection,
+        async () => {
+          await writer.close();
+          return applicationContext(database, options, projection);
+        },
+        database.drop,
+        timeoutMs,
+      );
+      return spec;
     } catch (error) {
       await database.drop().catch(() => undefined);
       throw error;
     }
+  }
+
+  /** The Nest application context: Ordinal and the projection (before a deferred start, Ordinal alone). */
+  get app(): INestApplicationContext {
+    return this.context;
   }
 
   /** Appends `events` (instances of `@DomainEvent` classes) to the stream `streamId`, after whatever it holds. */
@@ -144,6 +148,34 @@ export class ProjectionSpec<P> {
     return this;
   }
 
+  /**
+   * Appends `events` to `streamId` only if it is at `expectedVersion` (a number, `'no_stream'`,
+   * `'stream_exists'` or `'any'`); a mismatch rejects as the repository does
+   * (`VersionConflictError`, `StreamDeletedError`, `StreamTombstonedError`).
+   */
+  async givenExpecting(
+    streamId: string,
+    expectedVersion: ExpectedVersion,
+    ...events: object[]
+  ): Promise<this> {
+    const encoded = events.map((event) => {
+      const { eventType, schemaVersion } = requireEventMetadata(eventClassOf(event) as EventClass);
+      return { eventType, schemaVersion, data: toEventData(event) };
+    });
+    await this.app.get(StreamStore).append(streamId, expectedVersion, encoded);
+    return this;
+  }
+
+  /**
+   * Deletes `streamId` (docs/lifecycle.md): its events become tombstones (a `$tombstone`
+   * handler gets them) and a `$stream-deleted` message is appended (a handler of that type
+   * gets `{streamId, mode, lastVersion}`).
+   */
+  async givenDeleted(streamId: string, mode: DeleteMode = 'soft'): Promise<this> {
+    await this.app.get(StreamStore).delete(streamId, { mode });
+    return this;
+  }
+
   /** Appends plain messages (no stream), as `PUT /api/events/message` would. */
   async givenMessages(...messages: NewMessage[]): Promise<this> {
     if (messages.length > 0)
@@ -153,6 +185,11 @@ export class ProjectionSpec<P> {
 
   /** Waits until the projection has applied every message in the log (WaitTimeoutError after `timeoutMs`). */
   async run(): Promise<void> {
+    if (this.startProjection) {
+      const start = this.startProjection;
+      this.startProjection = null;
+      this.context = await start();
+    }
     const head = await this.app.get(LogReader).safeHead();
     await this.app.get(ProjectionsService).waitFor(this.projectionClass, head, this.timeoutMs);
   }
@@ -181,11 +218,52 @@ export class ProjectionSpec<P> {
     if (this.stopped) return;
     this.stopped = true;
     try {
-      await this.app.close();
+      await this.context.close();
     } finally {
       await this.drop();
     }
   }
+}
+
+/** Ordinal (and `projection`, unless null) on the spec's database, in a Nest application context. */
+async function applicationContext(
+  database: { url: string; embedded: boolean },
+  options: ProjectionSpecOptions,
+  projection: Type | null,
+): Promise<INestApplicationContext> {
+  @Module({
+    imports: [
+      OrdinalModule.forRoot({
+        url: database.url,
+        entities: options.entities ?? [],
+        migrations: options.migrations ?? [],
+        // The embedded database is one session: one pooled connection (see startEmbeddedPostgres).
+        typeorm: {
+          extra: {
+            max: database.embedded ? 1 : 4,
+            application_name: 'ordinal-projection-spec',
+          },
+        },
+        ...options.ordinal,
+        log: { duplicateWindow: 0, ...options.ordinal?.log },
+        subscriptions: {
+          idlePollMs: 50,
+          retryInitialMs: 50,
+          retryMaxMs: 500,
+          ...options.ordinal?.subscriptions,
+        },
+        cqrs: false,
+      }),
+      ...(options.imports ?? []),
+    ],
+    providers: [...(projection ? [projection] : []), ...(options.providers ?? [])],
+  })
+  class ProjectionSpecModule {}
+  const app = await NestFactory.createApplicationContext(ProjectionSpecModule, {
+    logger: options.logger ?? false,
+  });
+  await app.init();
+  return app;
 }
 
 /** A fresh database on the PostgreSQL server of `options.url`, dropped by `drop`. */

@@ -5,7 +5,9 @@
  * - single messages (`PUT /api/events/message`) at 1, 8 and 32 keep-alive clients, in both
  *   ordering modes (gapless, concurrent), each with the duplicate window at its default
  *   (2,000) first and then off, beside the seed's write path (one transaction per message
- *   behind a process-wide mutex) on the same PostgreSQL;
+ *   behind a process-wide mutex) on the same PostgreSQL, and beside a bare Fastify route with
+ *   the writer's group commit and multi-row insert and nothing else (support/bare-ingest-server.ts:
+ *   `ratiosAt32.gaplessOverBare`, goal ≥ 0.5, issue 30);
  * - batches (`POST /api/events/messages`, 100 messages a request) at 8 clients in both modes,
  *   beside a bare `pg` baseline: 8 connections committing 100-row INSERTs into a copy of the
  *   log's table (support/pg-insert-load.ts, its own process).
@@ -20,6 +22,11 @@
  *
  * BENCH_ROUNDS (3), BENCH_SECONDS (5 per phase), BENCH_CLIENTS ("1,8,32"), BENCH_PART
  * ("single,batches") shorten a development run.
+ *
+ * `BENCH_AUTH=jwt-rules` adds the part `auth` (alone: `BENCH_PART=auth`): single messages and
+ * batches on two gapless servers side by side, one with the static token and no rules, one
+ * with JWT authentication (ES256) and 50 access rules (support/auth-fixture.ts); the ratio
+ * of the second to the first per round (goal ≥ 0.9).
  */
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
@@ -32,20 +39,27 @@ import { freePort } from './support/free-port.js';
 import { startChild, type ChildServer } from './support/child-server.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
 import { backendsOf, cpuUs } from './support/proc-cpu.js';
+import { authFixture } from './support/auth-fixture.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
 const baselineMain = join(here, 'support', 'seed-baseline-server.js');
+const bareMain = join(here, 'support', 'bare-ingest-server.js');
 const pgInsertMain = join(here, 'support', 'pg-insert-load.js');
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,8,32').split(',').map(Number);
 const AT = CLIENTS.includes(32) ? 32 : CLIENTS[CLIENTS.length - 1];
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const PER_PHASE = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const MAX_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const PARTS = new Set((process.env.BENCH_PART ?? 'single,batches').split(','));
+const PARTS = new Set(
+  (
+    process.env.BENCH_PART ??
+    (process.env.BENCH_AUTH === 'jwt-rules' ? 'single,batches,auth' : 'single,batches')
+  ).split(','),
+);
 const BATCH = 100;
 const BATCH_CLIENTS = 8;
-const headers = { authorization: 'Bearer dev-ordinal-token' };
+const HEADERS: Record<string, string> = { authorization: 'Bearer dev-ordinal-token' };
 const body = (n: number) =>
   JSON.stringify({
     messageType: 'OrderPlaced',
@@ -72,6 +86,7 @@ async function phase(
   clients: number,
   seconds = MAX_SECONDS,
   batch = 0,
+  headers = HEADERS,
 ): Promise<LoadResult> {
   const url = `${baseUrl}/api/events/${batch > 0 ? 'messages' : 'message'}`;
   phaseCounter += 1;
@@ -184,9 +199,24 @@ const measured1 = (m: Measured, run: () => Promise<LoadResult>) =>
 /** Rotates the order servers run in each round, so none always goes first. */
 const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by) % items.length]);
 
-async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Promise<unknown> {
+async function single(
+  databases: BenchDatabase[],
+  baselineDb: BenchDatabase,
+  bareDb: BenchDatabase,
+): Promise<unknown> {
   const measured: Measured[] = [];
   try {
+    measured.push({
+      name: 'bareBaseline',
+      server: await startChild(
+        bareMain,
+        { DATABASE_URL: bareDb.url },
+        await freePort(),
+        /listening/,
+      ),
+      database: bareDb.name,
+      runs: [],
+    });
     measured.push({
       name: 'seedBaseline',
       server: await startChild(
@@ -213,6 +243,8 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
       concurrentOverGapless: [],
       concurrentOverGaplessWindowOff: [],
       gaplessOverSeed: [],
+      gaplessOverBare: [],
+      concurrentOverBare: [],
       windowDefaultOverOffGapless: [],
       windowDefaultOverOffConcurrent: [],
     };
@@ -233,6 +265,8 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
         at('concurrentWindowOff') / at('gaplessWindowOff'),
       );
       ratios.gaplessOverSeed.push(at('gapless') / at('seedBaseline'));
+      ratios.gaplessOverBare.push(at('gapless') / at('bareBaseline'));
+      ratios.concurrentOverBare.push(at('concurrent') / at('bareBaseline'));
       ratios.windowDefaultOverOffGapless.push(at('gapless') / at('gaplessWindowOff'));
       ratios.windowDefaultOverOffConcurrent.push(at('concurrent') / at('concurrentWindowOff'));
       const cpuAt = (name: string) => {
@@ -276,7 +310,13 @@ async function single(databases: BenchDatabase[], baselineDb: BenchDatabase): Pr
       [`cpuPerMsgRatiosAt${AT}ByRound`]: Object.fromEntries(
         Object.entries(cpuRatios).map(([k, v]) => [k, v.map(round2)]),
       ),
-      goals: { concurrentOverGapless: 1, stretch: 1.3 },
+      baselines: {
+        seedBaseline:
+          "the seed's write path: a mutex, then BEGIN, max(index)+1, INSERT, COMMIT per message",
+        bareBaseline:
+          "a bare Fastify route with Ordinal's group commit and multi-row insert and nothing else (support/bare-ingest-server.ts)",
+      },
+      goals: { concurrentOverGapless: 1, stretch: 1.3, gaplessOverBare: 0.5 },
     };
   } finally {
     for (const m of measured) await m.server.stop();
@@ -330,20 +370,93 @@ async function batches(databases: BenchDatabase[], baselineDb: BenchDatabase): P
   }
 }
 
+/** BENCH_AUTH=jwt-rules: the static token without rules beside a JWT with 50 rules, same run. */
+async function auth(databases: BenchDatabase[]): Promise<unknown> {
+  const fixture = await authFixture();
+  const servers: (Measured & { headers: Record<string, string> })[] = [];
+  try {
+    for (const [i, config] of [
+      { name: 'staticNoRules', env: {}, headers: HEADERS },
+      { name: 'jwtRules', env: fixture.env, headers: fixture.headers },
+    ].entries()) {
+      const server = await startChild(
+        serverMain,
+        { DATABASE_URL: databases[i].url, ORDINAL_LOG_FORMAT: 'json', ...config.env },
+        await freePort(),
+        /listening on/,
+      );
+      servers.push({
+        name: config.name,
+        server,
+        database: databases[i].name,
+        runs: [],
+        headers: config.headers,
+      });
+    }
+    for (const m of servers) await phase(m.server.baseUrl, 8, 2, 0, m.headers);
+    const kinds = [
+      ...CLIENTS.map((clients) => ({ key: `single${clients}`, clients, batch: 0 })),
+      ...(hasWrk()
+        ? [{ key: `batch${BATCH_CLIENTS}x${BATCH}`, clients: BATCH_CLIENTS, batch: BATCH }]
+        : []),
+    ];
+    const figures: Record<string, Record<string, number[]>> = Object.fromEntries(
+      kinds.map((k) => [k.key, { staticNoRules: [], jwtRules: [] }]),
+    );
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of kinds) {
+        for (const m of rotate(servers, round)) {
+          const result = await phase(
+            m.server.baseUrl,
+            kind.clients,
+            MAX_SECONDS,
+            kind.batch,
+            m.headers,
+          );
+          if (result.failures > 0) throw new Error(`${m.name}: ${result.failures} requests failed`);
+          figures[kind.key][m.name].push(result.msgPerSec);
+        }
+      }
+    }
+    return {
+      what: 'gapless, the static token and no rules beside a JWT (ES256) and 50 access rules, same run, interleaved',
+      msgPerSec: Object.fromEntries(
+        Object.entries(figures).map(([k, v]) => [
+          k,
+          { staticNoRules: median(v.staticNoRules), jwtRules: median(v.jwtRules) },
+        ]),
+      ),
+      ratioJwtRulesOverStatic: Object.fromEntries(
+        Object.entries(figures).map(([k, v]) => [
+          k,
+          round2(median(v.jwtRules.map((x, i) => x / v.staticNoRules[i]))),
+        ]),
+      ),
+      runs: figures,
+      goal: 0.9,
+    };
+  } finally {
+    for (const m of servers) await m.server.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const databases = await Promise.all(CONFIGS.map(() => createBenchDatabase()));
   const baselineDb = await createBenchDatabase();
+  const bareDb = await createBenchDatabase();
   admin = new pg.Client({ connectionString: baselineDb.url });
   await admin.connect();
   try {
     // The baselines write to the same schema: let Ordinal create it first.
-    const schema = await startChild(
-      serverMain,
-      { DATABASE_URL: baselineDb.url, ORDINAL_LOG_FORMAT: 'json' },
-      await freePort(),
-      /listening on/,
-    );
-    await schema.stop();
+    for (const db of [baselineDb, bareDb]) {
+      const schema = await startChild(
+        serverMain,
+        { DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' },
+        await freePort(),
+        /listening on/,
+      );
+      await schema.stop();
+    }
     const report: Record<string, unknown> = {
       benchmark: 'ingest',
       machine: {
@@ -358,12 +471,13 @@ async function main(): Promise<void> {
           'median over the rounds; runsMsgPerSec lists every run; ratios are medians of same-round ratios',
       },
     };
-    if (PARTS.has('single')) report.single = await single(databases, baselineDb);
+    if (PARTS.has('single')) report.single = await single(databases, baselineDb, bareDb);
     if (PARTS.has('batches')) report.batches = await batches(databases, baselineDb);
+    if (PARTS.has('auth')) report.auth = await auth(databases);
     console.log(JSON.stringify(report, null, 2));
   } finally {
     await admin.end();
-    for (const db of [...databases, baselineDb]) await db.drop();
+    for (const db of [...databases, baselineDb, bareDb]) await db.drop();
   }
 }
 

@@ -22,6 +22,13 @@
  * kill -9 the owner of one partition and time until every partition is owned again by a live
  * process (lease rows polled every 20 ms); a replacement worker is started and the partitions
  * rebalanced before the next kill. ORDINAL_TAKEOVER_MS (default 5000) is the bound.
+ *
+ * Blue/green (support/blue-green.ts): over BENCH_BLUE_GREEN_EVENTS events (default 20,000: the
+ * goal is stated over 1,000,000, which takes tens of minutes on a shared 2-core machine at the
+ * ~1,000 events/s of one upsert per event; set it to 1000000 for that), the time to
+ * a promoted v2 deployed beside v1 against an in-place rebuild of the same log, and the read
+ * p99 of the serving model during the candidate's replay against at rest (goal: at most 2×).
+ * BENCH_BLUE_GREEN_EVENTS=0 skips it; BENCH_ROUNDS=0 BENCH_KILLS=0 runs it alone.
  */
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,6 +39,7 @@ import pg from 'pg';
 import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { backendsOf, cpuMeter, type CpuSpent } from './support/proc-cpu.js';
+import { blueGreen } from './support/blue-green.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 24000);
 /**
@@ -48,6 +56,7 @@ const POOL = Number(process.env.BENCH_POOL ?? 3);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
 const TAKEOVER_MS = Number(process.env.ORDINAL_TAKEOVER_MS ?? 5000);
+const BLUE_GREEN_EVENTS = Number(process.env.BENCH_BLUE_GREEN_EVENTS ?? 20_000);
 const WORKER = fileURLToPath(new URL('./support/projection-worker.js', import.meta.url));
 
 interface Worker {
@@ -327,11 +336,15 @@ async function main(): Promise<void> {
     threes.push(await throughput(3));
   }
   const kills = KILLS > 0 ? await takeover() : null;
+  const blueGreenRow = BLUE_GREEN_EVENTS > 0 ? await blueGreen(BLUE_GREEN_EVENTS) : null;
   const rate = (runs: typeof ones) =>
-    Math.round((runs.length * EVENTS) / runs.reduce((t, r) => t + r.seconds, 0));
+    runs.length === 0
+      ? 0
+      : Math.round((runs.length * EVENTS) / runs.reduce((t, r) => t + r.seconds, 0));
   const one = { processes: 1, eventsPerSecond: rate(ones), runs: ones };
   const three = { processes: 3, eventsPerSecond: rate(threes), runs: threes };
-  const speedup = Math.round((three.eventsPerSecond / one.eventsPerSecond) * 100) / 100;
+  const speedup =
+    ROUNDS === 0 ? 0 : Math.round((three.eventsPerSecond / one.eventsPerSecond) * 100) / 100;
   // The machine's own limit at 3 processes: its ceiling at the CPU an event costs there, over the 1-process rate.
   const ceiling = Math.round(median(threes.map((r) => r.cpu.ceilingEventsPerSecond)));
   const machine = {
@@ -344,7 +357,7 @@ async function main(): Promise<void> {
       threeProcesses: Math.round(median(threes.map((r) => r.cpu.machineBusy)) * 100) / 100,
     },
     ceilingEventsPerSecondAtThree: ceiling,
-    speedupCeiling: Math.round((ceiling / one.eventsPerSecond) * 100) / 100,
+    speedupCeiling: ROUNDS === 0 ? 0 : Math.round((ceiling / one.eventsPerSecond) * 100) / 100,
   };
   console.log(
     JSON.stringify(
@@ -369,6 +382,7 @@ async function main(): Promise<void> {
           machine,
         },
         takeoverAfterKill9: kills,
+        blueGreen: blueGreenRow,
       },
       null,
       2,

@@ -6,6 +6,9 @@
  * default settings; this process is the reader (it only counts `event: message` lines).
  * `BENCH_SERVER=inprocess` runs the server inside this process instead (the old figure).
  * `BENCH_CPU_PROF=<dir>` writes the server's CPU profile there (node --cpu-prof).
+ * `BENCH_AUTH=jwt-rules` also runs a second server on the same log with JWT authentication
+ * and 50 access rules (support/auth-fixture.ts), its streams alternating with the static
+ * token's, and reports `auth`: the same figures and their ratios (goal ≥ 0.9).
  * Prints one JSON object.
  */
 import http from 'node:http';
@@ -17,6 +20,7 @@ import { startChild } from './support/child-server.js';
 import { countStream, type StreamCount } from './support/sse-count.js';
 import { fillLog } from './support/fill-log.js';
 import { pagePg } from './support/page-pg.js';
+import { authFixture, type AuthFixture } from './support/auth-fixture.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `BENCH_SERVER_MAIN`: another build's server (e.g. main's, for a before/after figure). */
@@ -28,18 +32,23 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 2);
 const STREAMS = 10;
 const MODE = process.env.BENCH_SERVER === 'inprocess' ? 'inprocess' : 'child';
 const AUTH = { authorization: 'Bearer dev-ordinal-token' };
+const WITH_AUTH = process.env.BENCH_AUTH === 'jwt-rules';
 
 interface Server {
   baseUrl: string;
   stop(): Promise<void>;
 }
 
-async function startServer(databaseUrl: string): Promise<Server> {
+async function startServer(
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Promise<Server> {
   // Default settings: only what a development server needs to start.
   const env: Record<string, string> = {
     ORDINAL_ENV: 'development',
     DATABASE_URL: databaseUrl,
     ORDINAL_LOG_FORMAT: 'json',
+    ...extra,
   };
   if (MODE === 'child') {
     const profile = process.env.BENCH_CPU_PROF;
@@ -76,8 +85,14 @@ async function repeat<T>(times: number, run: () => Promise<T>): Promise<T[]> {
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
   let server: Server | null = null;
+  let authServer: Server | null = null;
+  let fixture: AuthFixture | null = null;
   try {
     server = await startServer(db.url);
+    if (WITH_AUTH) {
+      fixture = await authFixture();
+      authServer = await startServer(db.url, fixture.env);
+    }
     const head = await fillLog(db.url, MESSAGES);
     const agent = new http.Agent({ keepAlive: true, maxSockets: STREAMS });
     const stream = () => countStream(server!.baseUrl, AUTH, 1, head, agent);
@@ -87,30 +102,65 @@ async function main(): Promise<void> {
       return { ms: performance.now() - started, runs };
     };
 
+    const authStream = () => countStream(authServer!.baseUrl, fixture!.headers, 1, head, agent);
+    const authTen = async (): Promise<{ ms: number; runs: StreamCount[] }> => {
+      const started = performance.now();
+      const runs = await Promise.all(Array.from({ length: STREAMS }, authStream));
+      return { ms: performance.now() - started, runs };
+    };
+
     // Warm-up: caches, JIT and pools on both sides.
     await pagePg(db.url, Math.min(head, 50_000));
     await countStream(server.baseUrl, AUTH, 1, Math.min(head, 50_000), agent);
+    if (authServer)
+      await countStream(authServer.baseUrl, fixture!.headers, 1, Math.min(head, 50_000), agent);
 
     // Baseline and Ordinal alternate, so a burst of load elsewhere hits both.
     const baselineRuns: { rows: number; ms: number }[] = [];
     const oneRuns: StreamCount[] = [];
     const tenRuns: { ms: number; runs: StreamCount[] }[] = [];
+    const authOneRuns: StreamCount[] = [];
+    const authTenRuns: { ms: number; runs: StreamCount[] }[] = [];
     for (let i = 0; i < RUNS; i++) {
       baselineRuns.push(await pagePg(db.url, head));
+      // With BENCH_AUTH the two servers alternate which goes first.
+      if (authServer && i % 2 === 1) authOneRuns.push(await authStream());
       oneRuns.push(...(await repeat(1, stream)));
+      if (authServer && i % 2 === 0) authOneRuns.push(await authStream());
+      if (authServer && i % 2 === 1) authTenRuns.push(await authTen());
       tenRuns.push(await ten());
+      if (authServer && i % 2 === 0) authTenRuns.push(await authTen());
     }
     agent.destroy();
     const baseline = best(baselineRuns);
     const one = best(oneRuns);
     const many = best(tenRuns);
-    for (const run of [...oneRuns, ...tenRuns.flatMap((t) => t.runs)]) {
+    for (const run of [
+      ...oneRuns,
+      ...tenRuns.flatMap((t) => t.runs),
+      ...authOneRuns,
+      ...authTenRuns.flatMap((t) => t.runs),
+    ]) {
       if (run.messages !== head)
         throw new Error(`A stream delivered ${run.messages} of ${head} messages`);
     }
     const baselineRate = rate(baseline.rows, baseline.ms);
     const oneRate = rate(one.messages, one.ms);
     const tenRate = rate(head * STREAMS, many.ms);
+    const auth = authServer
+      ? (() => {
+          const authOne = rate(head, best(authOneRuns).ms);
+          const authTenRate = rate(head * STREAMS, best(authTenRuns).ms);
+          return {
+            what: 'a second server on the same log: JWT (ES256) + 50 access rules, a reader without admin, beside the static token and no rules',
+            sseOneStreamMsgPerSec: authOne,
+            sseTenStreamsTotalMsgPerSec: authTenRate,
+            ratioOneStreamToStatic: ratio(authOne, oneRate),
+            ratioTenStreamsToStatic: ratio(authTenRate, tenRate),
+            goal: 0.9,
+          };
+        })()
+      : undefined;
     console.log(
       JSON.stringify(
         {
@@ -143,6 +193,7 @@ async function main(): Promise<void> {
           },
           ratioOneStreamToBaseline: ratio(oneRate, baselineRate),
           ratioTenStreamsTotalToBaseline: ratio(tenRate, baselineRate),
+          ...(auth ? { auth } : {}),
           goals: { oneStreamRatio: 0.5, oneStreamStretchRatio: 0.8, tenStreamsTotalRatio: 1 },
           met: {
             oneStream: oneRate >= baselineRate * 0.5,
@@ -156,6 +207,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await server?.stop();
+    await authServer?.stop();
     await db.drop();
   }
 }

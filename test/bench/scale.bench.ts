@@ -13,7 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { MESSAGE_COLUMNS, readOpenSkipped, TABLES } from '@ordinal/log/internal';
+import { latestHashes, MESSAGE_COLUMNS, readOpenSkipped, TABLES } from '@ordinal/log/internal';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { startChild, type ChildServer } from './support/child-server.js';
 import { fillLog } from './support/fill-log.js';
@@ -157,10 +157,7 @@ async function explain(
       values: [FILL - 100_000, FILL, 1000],
     },
     maxIndex: { text: `SELECT max(index) FROM ${TABLES.messages}`, values: [] },
-    latestHashes: {
-      text: `SELECT content_hash FROM ${TABLES.messages} ORDER BY index DESC LIMIT $1`,
-      values: [2000],
-    },
+    latestHashes: latestHashes(2000),
     categoryPage: {
       text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE category = $1 AND index > $2 ORDER BY index LIMIT $3`,
       values: ['bench', FILL - 100_000, 1000],

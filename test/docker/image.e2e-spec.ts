@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { loadInterfacesFile } from '@ordinal/amqp';
+import { loadConfig } from '../../apps/eventstore/src/config/ordinal-config.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { http } from '../support/test-server.js';
 import { spawn } from 'node:child_process';
@@ -13,12 +14,15 @@ import { spawn } from 'node:child_process';
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
+/** A production token secret, as long as `ordinal token` makes them. */
+const IMAGE_SECRET = 'image-test-secret-0123456789abcdefghijklmnopq';
 
 /** What the compose specs read of a service. */
 interface ComposeService {
   healthcheck?: { test?: unknown };
   volumes?: string[];
   ports?: string[];
+  networks?: string[];
 }
 
 /** One Dockerfile instruction, continuation lines joined. */
@@ -76,7 +80,7 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     }
     // The build compiles the server only (not the samples or benchmarks)
     expect(
-      dockerfile.filter((i) => i.op === 'RUN' && /tsc/.test(i.args)).map((i) => i.args),
+      dockerfile.filter((i) => i.op === 'RUN' && /\btsc -b\b/.test(i.args)).map((i) => i.args),
     ).toEqual(['node node_modules/typescript/bin/tsc -b apps/eventstore']);
   });
 
@@ -107,7 +111,7 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     }
   });
 
-  it('compose: healthchecks on every service, named volumes, an env-supplied token in production, never the development token, the interfaces file mounted', () => {
+  it('compose: healthchecks on every service, named volumes, an env-supplied token in production, never the development token, no published port, interfaces opt-in', () => {
     const dev = parse(read('docker/compose.yml'));
     const deploy = parse(read('docker/compose.deploy.yml'));
     for (const file of [dev, deploy]) {
@@ -130,24 +134,62 @@ describe('the Docker image and compose files (no Docker engine here: their conte
     const ordinal = deploy.services.ordinal;
     expect(ordinal.environment.ORDINAL_ENV).toBe('production');
     expect(ordinal.environment.ORDINAL_TOKENS).toMatch(/^\$\{ORDINAL_TOKENS:\?/);
+    // The database password never goes raw into a URL (base64 has '/', '+'): PGPASSWORD carries it
+    expect(ordinal.environment.DATABASE_URL).not.toContain('POSTGRES_PASSWORD');
+    expect(ordinal.environment.PGPASSWORD).toBe('${POSTGRES_PASSWORD}');
     // A container listens on every interface, said where it runs (development defaults to 127.0.0.1)
     expect(ordinal.environment.HOST).toBe('0.0.0.0');
     expect(read('docker/Dockerfile')).toMatch(/^ENV .*\bHOST=0\.0\.0\.0\b/m);
-    // Only Ordinal publishes a port in the deployment; the development services bind to this machine only
+    // No service publishes a port in the deployment (plain HTTP, /metrics and /api/docs without a
+    // token): Ordinal is reached on the proxy network only, the databases on an internal one
     expect(
       Object.entries<ComposeService>(deploy.services)
         .filter(([, s]) => s.ports)
         .map(([n]) => n),
-    ).toEqual(['ordinal']);
+    ).toEqual([]);
+    expect(ordinal.networks).toEqual(['backend', 'proxy']);
+    expect(deploy.services.postgres.networks).toEqual(['backend']);
+    expect(deploy.services.rabbitmq.networks).toEqual(['backend']);
+    expect(deploy.networks.backend).toEqual({ internal: true });
+    expect(deploy.networks.proxy).toMatchObject({ external: true });
     for (const service of Object.values<ComposeService>(dev.services))
       for (const port of service.ports!) expect(port).toMatch(/^127\.0\.0\.1:/);
-    // The mounted interfaces file is the one ORDINAL_INTERFACES names, and it loads
-    const [mount] = ordinal.volumes as string[];
-    const [hostPath, containerPath] = mount.split(':');
-    expect(containerPath).toBe(ordinal.environment.ORDINAL_INTERFACES);
-    expect(loadInterfacesFile(join(root, 'docker', hostPath)).map((i) => i.name)).toEqual([
-      'billing',
-      'notifications',
+    // Push interfaces are opt-in: the deploy file has none; the interfaces file mounts one and
+    // names it in ORDINAL_INTERFACES, and the example loads
+    expect(ordinal.environment.ORDINAL_INTERFACES).toBeUndefined();
+    expect(ordinal.volumes).toBeUndefined();
+    const interfaces = parse(read('docker/compose.interfaces.yml')).services.ordinal;
+    const [mount] = interfaces.volumes as string[];
+    const [, hostPath, containerPath] = /^(.*):(\/[^:]+):ro$/.exec(mount)!;
+    expect(containerPath).toBe(interfaces.environment.ORDINAL_INTERFACES);
+    expect(hostPath).toBe('${ORDINAL_INTERFACES_FILE:-./interfaces.example.yaml}');
+    expect(
+      loadInterfacesFile(join(root, 'docker', 'interfaces.example.yaml')).map((i) => i.name),
+    ).toEqual(['billing', 'notifications']);
+  });
+
+  it("deployment.md's first commands make ORDINAL_TOKENS a production server accepts, with only a shell and openssl (no npm ci, no build)", async () => {
+    // Given the guide's first shell block up to its docker commands
+    const block = /```bash\n(token\(\)[\s\S]*?)```/.exec(read('docs/deployment.md'))![1];
+    const lines = block.split('\n').filter((line) => line && !line.startsWith('docker '));
+    // When they run in a bare shell (PATH only: no node_modules, no repository build)
+    const { stdout } = await run(
+      'bash',
+      ['-euo', 'pipefail', '-c', `${lines.join('\n')}\nprintf %s "$ORDINAL_TOKENS"`],
+      {
+        cwd: tmpdir(),
+        env: { PATH: '/usr/bin:/bin' },
+      },
+    );
+    // Then they are two entries of 43-character secrets, which production accepts
+    const config = loadConfig({
+      ORDINAL_ENV: 'production',
+      DATABASE_URL: 'postgres://db/ordinal',
+      ORDINAL_TOKENS: stdout,
+    });
+    expect(config.tokens.map((t) => [t.name, [...t.scopes].join('+'), t.secret.length])).toEqual([
+      ['ingest', 'write', 43],
+      ['ops', 'read+write+admin', 43],
     ]);
   });
 
@@ -204,6 +246,8 @@ describe('the Docker image and compose files (no Docker engine here: their conte
         'fast-check',
         '@electric-sql',
         '@event-driven-io',
+        // @nestjs/swagger's optional peer: the lockfile marks it devOptional, which --omit=dev keeps
+        'typescript',
       ])
         expect([absent, existsSync(join(dir, 'node_modules', absent))]).toEqual([absent, false]);
       expect(existsSync(join(dir, 'test'))).toBe(false);
@@ -217,7 +261,7 @@ describe('the Docker image and compose files (no Docker engine here: their conte
         PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: db.url,
-        ORDINAL_TOKENS: 'ops:image-test-secret:read+write+admin',
+        ORDINAL_TOKENS: `ops:${IMAGE_SECRET}:read+write+admin`,
       };
       const child = spawn(process.execPath, cmd.slice(1), {
         cwd: dir,
@@ -253,7 +297,7 @@ describe('the Docker image and compose files (no Docker engine here: their conte
               'PUT',
               '/api/events/message',
               { messageType: 'FromImage', content: { ok: true } },
-              { authorization: 'Bearer image-test-secret' },
+              { authorization: `Bearer ${IMAGE_SECRET}` },
             )
           ).status,
         ).toBe(201);

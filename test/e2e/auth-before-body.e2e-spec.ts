@@ -192,6 +192,8 @@ describe('authentication before the body is read', () => {
     gc();
     const after = process.memoryUsage();
     const grew = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
-    expect(grew).toBeLessThan(20e6);
+    // (200 bodies of 1 MB read would be 200 MB; 40 MB leaves room for what the in-process
+    // server allocates meanwhile — its dashboard sampler, pools — without hiding a read body)
+    expect(grew).toBeLessThan(40e6);
   });
 });

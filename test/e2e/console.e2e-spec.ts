@@ -211,6 +211,95 @@ describe('the console at /console in a real headless Chromium', () => {
     await expectRendered(page);
   });
 
+  it('lists the streams in the stream browser (id, version, last append), filters them by prefix, and opens one from the list', async () => {
+    // Given three shelves besides the streams of the tests above
+    for (const id of ['shelf-c', 'shelf-a', 'shelf-b'])
+      expect(
+        (
+          await http(server.baseUrl, 'POST', `/api/streams/${id}/events`, {
+            expectedVersion: 0,
+            events: [{ eventType: 'ShelfBuilt', data: { id } }],
+          })
+        ).status,
+      ).toBe(201);
+    const listed = () =>
+      page
+        .locator('#stream-list tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent)),
+        );
+    // When the stream browser opens without a stream
+    await page.evaluate(() => (location.hash = '#stream'));
+    await page.locator('#stream-list a').first().waitFor({ timeout: 10_000 });
+    // Then it lists every stream in id order, with its version
+    expect(await listed()).toEqual([
+      ['order-77', '2'],
+      ['shelf-a', '1'],
+      ['shelf-b', '1'],
+      ['shelf-c', '1'],
+    ]);
+    expect(await page.locator('#stream-more').isHidden()).toBe(true);
+    // When it is filtered by a prefix
+    await page.fill('#stream-prefix', 'shelf-');
+    await page.click('#stream-list-form button');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#stream-list a').length === 3,
+      undefined,
+      { timeout: 10_000 },
+    );
+    expect((await listed()).map(([id]) => id)).toEqual(['shelf-a', 'shelf-b', 'shelf-c']);
+    await expectRendered(page);
+    // And one is opened from the list: its detail replaces the list
+    await page.click('#stream-list a:text-is("shelf-b")');
+    await page.locator('#stream-detail:not([hidden])').waitFor({ timeout: 10_000 });
+    expect(await page.textContent('#stream-name')).toBe('shelf-b');
+    expect(await page.textContent('#stream-version')).toBe('1');
+    expect(await page.locator('#stream-list-box').isHidden()).toBe(true);
+  });
+
+  it("shows a stream's state and metadata: live with hidden versions, deleted, tombstoned", async () => {
+    // Given a stream with a retention rule, one soft-deleted and one tombstoned
+    await http(server.baseUrl, 'POST', '/api/streams/memo-1/events', {
+      expectedVersion: 0,
+      events: [1, 2, 3].map((n) => ({ eventType: 'Noted', data: { n } })),
+    });
+    await http(server.baseUrl, 'PUT', '/api/streams/memo-1/metadata', { truncateBefore: 3 });
+    for (const id of ['memo-2', 'memo-3'])
+      await http(server.baseUrl, 'POST', `/api/streams/${id}/events`, {
+        expectedVersion: 0,
+        events: [{ eventType: 'Noted', data: {} }],
+      });
+    await http(server.baseUrl, 'DELETE', '/api/streams/memo-2');
+    await http(server.baseUrl, 'DELETE', '/api/streams/memo-3?mode=tombstone');
+    const stateOf = async (id: string) => {
+      await page.evaluate((hash) => (location.hash = hash), `#stream/${id}`);
+      await page.waitForFunction(
+        (want) =>
+          document.getElementById('stream-name')?.textContent === want &&
+          !document.getElementById('stream-detail')?.hidden,
+        id,
+        { timeout: 10_000 },
+      );
+      return [await page.textContent('#stream-state'), await page.textContent('#stream-metadata')];
+    };
+    // Then each page says what the stream is
+    const [live, metadata] = await stateOf('memo-1');
+    expect(live).toBe('live, versions below 3 hidden (truncated)');
+    expect(metadata).toContain('"truncateBefore":3');
+    expect((await stateOf('memo-2'))[0]).toContain('deleted at version 1');
+    expect((await stateOf('memo-3'))[0]).toBe('tombstoned (for ever)');
+    // And after a scavenge the consumers view shows the run and what it freed
+    const run = await http(server.baseUrl, 'POST', '/api/admin/scavenge?wait=true');
+    await page.evaluate(() => (location.hash = '#consumers'));
+    await page.waitForFunction(
+      (id) =>
+        (document.getElementById('scavenge')?.textContent ?? '').startsWith(`run ${id} finished`),
+      run.body.id,
+      { timeout: 10_000 },
+    );
+    expect(await page.textContent('#scavenge')).toContain(`${run.body.rowsErased} rows erased`);
+  });
+
   it('shows the chain of a correlation: every message in index order, each under its cause, the cause a link', async () => {
     // Given an order and two messages caused by it (as a handler of it would store them), and one of another correlation
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -349,6 +438,17 @@ describe('the console at /console in a real headless Chromium', () => {
     expect(await fresh.inputValue('#token')).toBe('');
     expect(await fresh.textContent('#tail-status')).toBe('disconnected');
     await fresh.close();
+  });
+
+  it('is the page the API description links (its description and its external docs)', async () => {
+    const docs = (await http(server.baseUrl, 'GET', '/api/docs-json', undefined, {})).body as {
+      info: { description: string };
+      externalDocs: { url: string };
+    };
+    expect(docs.externalDocs.url).toBe('/console');
+    expect(docs.info.description).toContain('[/console](/console)');
+    expect(docs.info.description).not.toContain('/debug/events');
+    expect((await fetch(`${server.baseUrl}${docs.externalDocs.url}`)).status).toBe(200);
   });
 
   it('says why when the token is wrong; the old debug page still works', async () => {

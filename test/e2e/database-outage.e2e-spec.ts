@@ -90,6 +90,13 @@ describe('database outage (G1, I3)', () => {
     await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
     await killServerBackends();
     try {
+      // (and the server has seen its connections go: a statement sent on a pooled connection
+      // whose termination it has not read yet is, honestly, an unknown outcome)
+      await waitFor(
+        async () => (await http(server.baseUrl, 'GET', '/health', undefined, {})).status === 503,
+        10_000,
+        'the server to see the database down',
+      );
       // When a message is published
       const res = await http(server.baseUrl, 'PUT', '/api/events/message', {
         messageType: 'Down',

@@ -140,7 +140,7 @@ describe('the server on the embedded database (PGlite, ORDINAL_EMBEDDED=1)', () 
       ORDINAL_ENV: 'production',
       ORDINAL_EMBEDDED: '1',
       DATABASE_URL: 'postgres://x@127.0.0.1:1/x',
-      ORDINAL_TOKENS: 'ops:a-long-secret:admin',
+      ORDINAL_TOKENS: `ops:${'a'.repeat(43)}:admin`,
       PORT: '0',
     });
     expect(await production.exited).toBe(1);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, startServer, waitFor, type TestServer } from '../support/test-server.js';
@@ -165,14 +166,19 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
   it.each([
     ['DELETE', '/api/events/head', 'GET, HEAD'],
     ['POST', '/api/events/42', 'GET, HEAD'],
-    ['DELETE', '/api/events/message', 'GET, HEAD, PUT'], // `message` also matches GET /api/events/:index
+    // A path that is a route of its own is never taken for GET /api/events/:index
+    ['DELETE', '/api/events/message', 'PUT'],
+    ['GET', '/api/events/message', 'PUT'],
     ['PATCH', '/api/streams/s-1/snapshot', 'GET, HEAD, PUT'],
-    ['PUT', '/api/events/messages', 'GET, HEAD, POST'],
+    ['PUT', '/api/events/messages', 'POST'],
+    ['GET', '/api/events/stream-ticket', 'POST'],
+    ['HEAD', '/api/events/stream-ticket', 'POST'],
   ])('a wrong method on a known route is a 405 with Allow: %s %s', async (method, path, allow) => {
     const res = await send(method, path, undefined);
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe(allow);
-    expect(res.body).toMatchObject({ statusCode: 405, code: 'method_not_allowed' });
+    if (method !== 'HEAD')
+      expect(res.body).toMatchObject({ statusCode: 405, code: 'method_not_allowed' });
   });
 
   it('an unknown route stays a 404', async () => {
@@ -203,6 +209,17 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
         });
         socket.on('error', reject);
       });
+
+    it('says X-Accel-Buffering: no on every stream, as docs/deployment.md says', async () => {
+      // Given the deployment guide's advice on proxies
+      const guide = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+      expect(guide).toContain('Ordinal sends `X-Accel-Buffering: no` on every stream');
+      expect(guide).not.toMatch(/X-Accel-Buffering: no` is not sent/);
+      // When a stream opens, Then its answer carries the header
+      const { status, text } = await firstBlock('/api/events/stream?startIndex=1', DEV_AUTH);
+      expect(status).toBe(200);
+      expect(text).toMatch(/\r\nx-accel-buffering: no\r\n/i);
+    });
 
     it('sends a retry: field with connected', async () => {
       const { status, text } = await firstBlock('/api/events/stream?startIndex=1', DEV_AUTH);

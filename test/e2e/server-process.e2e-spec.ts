@@ -1,5 +1,15 @@
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { listeningPort, spawnServer } from '../support/server-process.js';
+import { listeningPort, spawnScript, spawnServer } from '../support/server-process.js';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const START_SCRIPT = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'scripts',
+  'start.mjs',
+);
 import { createServer, type Server } from 'node:net';
 import { http } from '../support/test-server.js';
 
@@ -102,8 +112,13 @@ describe('the server as a process (start:prod, production rules)', () => {
     ],
     [
       'without DATABASE_URL',
-      { ORDINAL_TOKENS: 'ops:s3cret-value:read+write' },
+      { ORDINAL_TOKENS: `ops:${'s'.repeat(43)}:read+write` },
       /needs DATABASE_URL/,
+    ],
+    [
+      'with a token secret shorter than 32 characters (ordinal token makes 43)',
+      { DATABASE_URL: 'postgres://x@127.0.0.1/x', ORDINAL_TOKENS: 'ops:12345:read' },
+      /Ordinal cannot start: ORDINAL_ENV=production needs token secrets of at least 32 random characters; 'ops' has 5: make each with `npx ordinal token/,
     ],
   ])('refuses to start in production %s', async (_name, env, message) => {
     const server = spawnServer({ ORDINAL_ENV: 'production', PORT: '0', ...env });
@@ -111,4 +126,40 @@ describe('the server as a process (start:prod, production rules)', () => {
     expect(server.output()).toMatch(message);
     expect(server.output()).not.toContain('listening');
   });
+});
+
+describe('npm start (scripts/start.mjs)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('says it is building before the build, how long it took, and then starts the server', async () => {
+    // Given `npm start`'s script, with the installed dependencies (it skips npm ci)
+    const server = spawnScript(
+      START_SCRIPT,
+      { DATABASE_URL: db.url, PORT: '0', AMQP_URL: '' },
+      180_000,
+    );
+    try {
+      // Then its first line says what the silent build is, and the next one that it is done
+      await listeningPort(server, 180_000);
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((line) => line.trim() !== '');
+      expect(lines[0]).toBe(
+        'Building the server and its libraries (tsc -b: about 30 s the first time, a few seconds after)...',
+      );
+      expect(lines[1]).toMatch(
+        /^Built in \d+\.\d s; starting the server \(apps\/eventstore\/dist\/main\.js\)\.\.\.$/,
+      );
+    } finally {
+      // (npm start forwards the signal to the server and exits when it does)
+      await server.stop();
+    }
+  }, 200_000);
 });

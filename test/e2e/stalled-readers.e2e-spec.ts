@@ -109,13 +109,10 @@ class StalledReader {
   }
 }
 
-// 4 MiB: the stalled streams fit; 1 MiB (the least allowed): some are dropped and reopened.
-describe.each([
-  [4 * 1024 * 1024, false],
-  [1024 * 1024, true],
-])(
+// 4 MiB: the stalled streams fit; 1 MiB (the least allowed): some may be dropped and reopened.
+describe.each([[4 * 1024 * 1024], [1024 * 1024]])(
   'stalled SSE readers of large messages, all streams within %i bytes',
-  (STREAMS_BUFFER_BYTES, drops) => {
+  (STREAMS_BUFFER_BYTES) => {
     let db: TestDatabase;
     let server: TestServer;
 
@@ -180,14 +177,18 @@ describe.each([
       const bound = STREAMS_BUFFER_BYTES + readers.length * (64 * 1024 + 2 * MESSAGE_BYTES) + 10e6;
       expect(held).toBeLessThan(bound);
       expect(router.stats().pagesHeldBytes).toBeLessThanOrEqual(STREAMS_BUFFER_BYTES);
-      if (drops) expect(router.stats().drops).toBeGreaterThan(0);
+      // (whether the bound had to drop a stream depends on how much the kernel's socket buffers
+      // took before the streams stalled: on a machine with large ones no page is held at the
+      // stall; the choice of the holder to drop is page-budget.spec.ts's)
+      const dropped = router.stats().drops;
 
       // And when they read again, each gets every message from where it started, in order
       // (a stream the server dropped is reopened from its Last-Event-ID)
       for (const reader of readers) reader.resume();
       await Promise.all(readers.map((r) => r.done));
       for (const reader of readers) expect(reader.lastId).toBe(last);
-      if (drops) expect(readers.some((r) => r.reconnects > 0)).toBe(true);
+      // (a dropped stream was reopened by its reader from its Last-Event-ID)
+      if (dropped > 0) expect(readers.some((r) => r.reconnects > 0)).toBe(true);
     });
   },
 );

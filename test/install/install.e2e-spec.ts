@@ -2,44 +2,40 @@ import { execFile, spawn } from 'node:child_process';
 import {
   copyFileSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/test-database.js';
 import { pollUntil, startReplica, type Replica } from './replica-process.js';
-import { guideFiles, guideTsconfig, writeFiles } from './sample-service.js';
+import { spawnScript } from '../support/server-process.js';
+import {
+  commandsOf,
+  guideFiles,
+  guideShellBlocks,
+  guideTsconfig,
+  writeFiles,
+} from './sample-service.js';
 
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GUIDE = join(root, 'docs', 'getting-started.md');
 /** Guides whose `// src/…` blocks join the sample service (compiled; getting-started's are also run). */
-const GUIDES = [GUIDE, join(root, 'docs', 'projections.md')];
-const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-  dependencies: Record<string, string>;
-  devDependencies: Record<string, string>;
-};
-/** The peer dependencies the guide lists, at the versions this repository tests with; plus what the sample itself uses. */
-const PEERS = [
-  '@nestjs/common',
-  '@nestjs/core',
-  '@nestjs/cqrs',
-  '@nestjs/typeorm',
-  'typeorm',
-  'pg',
-  'reflect-metadata',
-  'rxjs',
-  '@nestjs/config',
-].map((name) => `${name}@${rootPackage.dependencies[name]}`);
-const TOOLS = ['typescript', '@types/node'].map(
-  (name) => `${name}@${rootPackage.devDependencies[name]}`,
-);
+const GUIDES = [
+  GUIDE,
+  join(root, 'docs', 'projections.md'),
+  join(root, 'docs', 'subscriptions.md'),
+];
+/** Where the guide's shell blocks say the clone of Ordinal is. */
+const CLONE_PLACEHOLDER = '/path/to/ordinal';
 
 /** The environment of child processes: none of the npm_* variables `npm test` sets (they would point npm at this repository). */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -48,6 +44,34 @@ function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   );
   delete env.NODE_OPTIONS; // jest's --experimental-vm-modules is not the sample's business
   return { ...env, ...extra };
+}
+
+/**
+ * npm's settings for the guide's `npm install` lines, given as configuration so the lines run
+ * as written: the npm cache first (the registry for what it lacks), no audit or funding noise.
+ */
+const NPM_CONFIG = {
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_loglevel: 'error',
+};
+
+/** Runs one of the guide's shell blocks with bash, as written, in `cwd`; rejects with its output when a command fails. */
+async function runBlock(block: string, cwd: string, env: Record<string, string> = {}) {
+  try {
+    return await run('bash', ['-euo', 'pipefail', '-c', block], {
+      cwd,
+      env: childEnv({ ...NPM_CONFIG, ...env }),
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    const e = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(
+      `The guide's block failed in ${cwd}:\n${block}\n${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`,
+      { cause: error },
+    );
+  }
 }
 
 function* walk(dir: string): Generator<string> {
@@ -83,62 +107,75 @@ function node(cwd: string, args: string[], env: Record<string, string>): Promise
 const lastJson = (out: string): Record<string, unknown> =>
   JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 
+/**
+ * The guide followed as a new user would: in an empty folder, the tarballs `npm run pack` made
+ * where the guide says the clone is, a service folder with the guide's files and tsconfig as
+ * written, and the guide's shell blocks run as written. The same files compiled as CommonJS in
+ * a sibling folder that shares the installed node_modules.
+ */
 describe('installing @ordinal/nestjs from the tarballs into a service outside the repository', () => {
+  let base: string;
+  /** The ESM service, where the guide's commands run. */
   let dir: string;
+  /** The same service as CommonJS. */
+  let cjs: string;
+  let blocks: { clone: string; install: string[]; build: string };
   const variants = [
-    { name: 'ESM', folder: '.' },
-    { name: 'CommonJS', folder: 'cjs' },
+    { name: 'ESM', folder: () => dir },
+    { name: 'CommonJS', folder: () => cjs },
   ];
 
   beforeAll(async () => {
-    // Given the tarballs `npm run pack` writes
-    await run(process.execPath, [join(root, 'scripts', 'pack.mjs')], {
-      cwd: root,
-      env: childEnv(),
-    });
-    const tarballs = readdirSync(join(root, 'dist', 'packages')).map((name) =>
-      join(root, 'dist', 'packages', name),
-    );
-    // And a fresh service folder outside the repository: ESM at its root, CommonJS in cjs/
-    dir = mkdtempSync(join(tmpdir(), 'ordinal-install-'));
-    writeFileSync(
-      join(dir, 'package.json'),
-      JSON.stringify({ name: 'shop', private: true, type: 'module' }),
-    );
-    for (const { folder } of variants) {
-      writeFiles(join(dir, folder), guideFiles(...GUIDES));
+    // Given the guide's shell blocks: the first runs in the clone, the others in the service
+    const [clone, ...service] = guideShellBlocks(GUIDE);
+    const install = service.filter((block) => /^npm install /m.test(block));
+    const rest = service.filter((block) => !install.includes(block));
+    if (rest.length !== 1 || !/^npx tsc$/m.test(rest[0]) || !/^node --test /m.test(rest[0]))
+      throw new Error(
+        `getting-started.md's shell blocks besides the installs should be one: npx tsc, then node --test; got ${JSON.stringify(rest)}`,
+      );
+    blocks = { clone, install, build: rest[0] };
+    // And the clone's block run here: `npm ci` made the checkout this test runs in, `npm run pack` runs as written
+    const [cloneCommand] = commandsOf(clone);
+    if (cloneCommand !== 'npm ci && npm run pack')
+      throw new Error(`getting-started.md's first block is not "npm ci && npm run pack": ${clone}`);
+    await run('npm', ['run', 'pack'], { cwd: root, env: childEnv(), maxBuffer: 16 * 1024 * 1024 });
+    // And an empty folder: the tarballs where the guide has them (<clone>/dist/packages), and the service
+    base = mkdtempSync(join(tmpdir(), 'ordinal-install-'));
+    const packages = join(base, 'ordinal', 'dist', 'packages');
+    mkdirSync(packages, { recursive: true });
+    for (const name of readdirSync(join(root, 'dist', 'packages')))
+      copyFileSync(join(root, 'dist', 'packages', name), join(packages, name));
+    dir = join(base, 'shop');
+    cjs = join(base, 'shop-cjs');
+    for (const [folder, type] of [
+      [dir, 'module'],
+      [cjs, 'commonjs'],
+    ] as const) {
+      mkdirSync(folder);
+      writeFileSync(
+        join(folder, 'package.json'),
+        JSON.stringify({ name: basename(folder), private: true, type }),
+      );
+      writeFiles(folder, guideFiles(...GUIDES));
       for (const driver of ['check.ts', 'replica.ts'])
         copyFileSync(
           join(root, 'test', 'install', 'fixtures', driver),
-          join(dir, folder, 'src', driver),
+          join(folder, 'src', driver),
         );
-      writeFileSync(join(dir, folder, 'tsconfig.json'), guideTsconfig(GUIDE));
+      writeFileSync(join(folder, 'tsconfig.json'), guideTsconfig(GUIDE));
     }
-    writeFileSync(
-      join(dir, 'cjs', 'package.json'),
-      JSON.stringify({ name: 'shop-cjs', private: true, type: 'commonjs' }),
-    );
-    // When the tarballs and the peer dependencies are installed from the registry (the npm cache first)
-    await run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        ...tarballs,
-        ...PEERS,
-        ...TOOLS,
-      ],
-      { cwd: dir, env: childEnv(), maxBuffer: 16 * 1024 * 1024 },
-    );
-  }, 240_000);
+    // When the guide's install commands run in the service, as written
+    for (const block of install)
+      await runBlock(block.replaceAll(CLONE_PLACEHOLDER, join(base, 'ordinal')), dir);
+    // (the CommonJS service uses the same installation)
+    symlinkSync(join(dir, 'node_modules'), join(cjs, 'node_modules'), 'dir');
+  }, 300_000);
 
   afterAll(() => {
-    // ORDINAL_KEEP_INSTALL=1 keeps the service folder to inspect (its path is printed).
-    if (dir && process.env.ORDINAL_KEEP_INSTALL) console.log(`install test folder kept: ${dir}`);
-    else if (dir) rmSync(dir, { recursive: true, force: true });
+    // ORDINAL_KEEP_INSTALL=1 keeps the folder to inspect (its path is printed).
+    if (base && process.env.ORDINAL_KEEP_INSTALL) console.log(`install test folder kept: ${base}`);
+    else if (base) rmSync(base, { recursive: true, force: true });
   });
 
   it('installs real folders (no symlinks) and one copy of each Nest package', () => {
@@ -192,25 +229,77 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     );
   });
 
-  it.each(variants)(
-    "compiles the guide's files and the driver with tsc as $name",
-    async ({ folder }) => {
-      await run(
-        process.execPath,
-        [
-          join(dir, 'node_modules', 'typescript', 'bin', 'tsc'),
-          '-p',
-          join(dir, folder, 'tsconfig.json'),
-        ],
-        { cwd: dir, env: childEnv() },
+  it("runs the guide's build block as written in the service (npx tsc, then the kit's specs under node --test)", async () => {
+    // When the guide's `npx tsc` and `node --test dist/orders/*.spec.js` run in the ESM service
+    const { stdout } = await runBlock(blocks.build, dir, { DATABASE_URL: serverUrl() });
+    // Then the guide's files (and the driver beside them) compiled with the guide's tsconfig
+    expect(readdirSync(join(dir, 'dist'))).toEqual(
+      expect.arrayContaining([
+        'app.module.js',
+        'main.js',
+        'check.js',
+        'replica.js',
+        'orders',
+        'shipping',
+        'audit',
+      ]),
+    );
+    // And the kit's two specs passed
+    expect(stdout).toMatch(/# pass 4/);
+    expect(stdout).toMatch(/# fail 0/);
+  }, 420_000);
+
+  it("compiles the guide's files and the driver with the guide's tsconfig as CommonJS", async () => {
+    await run(
+      process.execPath,
+      [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(cjs, 'tsconfig.json')],
+      { cwd: cjs, env: childEnv() },
+    );
+    expect(readdirSync(join(cjs, 'dist'))).toEqual(
+      expect.arrayContaining(['app.module.js', 'check.js', 'replica.js', 'orders', 'shipping']),
+    );
+  }, 300_000);
+
+  it("serves the guide's main.ts over HTTP: a command through the controller, the read model read back once the projection applied it", async () => {
+    const db = await createTestDatabase('ordinal_install');
+    // Given the guide's main.js started as the guide has it (PORT 0: the system picks the port it prints)
+    const app = spawnScript(join(dir, 'dist', 'main.js'), { DATABASE_URL: db.url, PORT: '0' });
+    try {
+      const url = /Listening on (\S+)/.exec(
+        await app.waitForOutput(/Listening on \S+/, 60_000),
+      )![1];
+      // When an order is placed through the controller
+      const placed = await fetch(`${url}/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ orderId: 'order-http', customer: 'carol', total: 12 }),
+      });
+      expect([placed.status, await placed.json()]).toEqual([
+        201,
+        { orderId: 'order-http', version: 1 },
+      ]);
+      // Then the controller reads the projection's row once the projection applied the event
+      const row = await pollUntil(
+        async () => {
+          const answer = await fetch(`${url}/orders/order-http`);
+          return answer.status === 200 ? ((await answer.json()) as unknown) : null;
+        },
+        20_000,
+        'the read model to have order-http',
       );
-      const built = readdirSync(join(dir, folder, 'dist'));
-      expect(built).toEqual(
-        expect.arrayContaining(['app.module.js', 'check.js', 'replica.js', 'orders', 'shipping']),
-      );
-    },
-    120_000,
-  );
+      expect(row).toEqual({
+        orderId: 'order-http',
+        customer: 'carol',
+        total: 12,
+        status: 'placed',
+      });
+      // And an order the read model does not have is a 404
+      expect((await fetch(`${url}/orders/order-none`)).status).toBe(404);
+    } finally {
+      await app.stop();
+      await db.drop();
+    }
+  }, 90_000);
 
   describe.each(variants)('the sample service as $name', ({ folder }) => {
     let db: TestDatabase;
@@ -222,9 +311,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     });
 
     it('saves, loads, refuses a conflicting save, ships, and the projection row is there after waitFor', async () => {
-      const result = lastJson(
-        await node(join(dir, folder), ['dist/check.js'], { DATABASE_URL: db.url }),
-      );
+      const result = lastJson(await node(folder(), ['dist/check.js'], { DATABASE_URL: db.url }));
       expect(result).toEqual({
         placedVersion: 1,
         loaded: { customer: 'alice', total: 42, version: 1 },
@@ -243,6 +330,18 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
             ['order-2', 'bob', 'shipped'],
           ],
         },
+        // subscriptions.md's audit trail, started last: every message of the log, from the first, once
+        audit: {
+          placedVersion: 1,
+          head: 5,
+          trail: [
+            [1, 'OrderPlaced', 'order-1'],
+            [2, 'OrderShipped', 'order-1'],
+            [3, 'OrderPlaced', 'order-2'],
+            [4, 'OrderShipped', 'order-2'],
+            [5, 'OrderPlaced', 'order-3'],
+          ],
+        },
       });
       // And its migration was recorded once, with Ordinal's
       const migrations = await db.query<{ name: string }>(
@@ -252,16 +351,17 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
         expect.arrayContaining([
           'CreateOrderSummaries1767225600000',
           'CreateOrderStatuses1767312000000',
+          'CreateAuditTrail1767398400000',
         ]),
       );
     }, 60_000);
 
     it("passes the guide's testing-kit specs under node:test", async () => {
-      const specs = [...walk(join(dir, folder, 'dist'))]
+      const specs = [...walk(join(folder(), 'dist'))]
         .filter((path) => path.endsWith('.spec.js'))
-        .map((path) => relative(join(dir, folder), path));
+        .map((path) => relative(folder(), path));
       expect(specs).toHaveLength(2);
-      const out = await node(join(dir, folder), ['--test', ...specs], {
+      const out = await node(folder(), ['--test', ...specs], {
         DATABASE_URL: serverUrl(),
       });
       expect(out).toMatch(/# pass 4/);
@@ -275,7 +375,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       // When two processes start the sample service at once on a fresh database
       const [a, b] = await Promise.all([
         node(dir, ['dist/check.js', 'start'], { DATABASE_URL: db.url }),
-        node(join(dir, 'cjs'), ['dist/check.js', 'start'], { DATABASE_URL: db.url }),
+        node(cjs, ['dist/check.js', 'start'], { DATABASE_URL: db.url }),
       ]);
       // Then both come up
       expect(lastJson(a)).toMatchObject({ up: true });
@@ -311,9 +411,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
       db = await createTestDatabase('ordinal_install');
       // Given two replicas of the service, the ESM and the CommonJS build, started at once
       env = childEnv({ DATABASE_URL: db.url, ORDINAL_TAKEOVER_MS: String(TAKEOVER_MS) });
-      replicas.push(
-        ...(await Promise.all([startReplica(dir, env), startReplica(join(dir, 'cjs'), env)])),
-      );
+      replicas.push(...(await Promise.all([startReplica(dir, env), startReplica(cjs, env)])));
       alive = [...replicas];
     }, 120_000);
     afterAll(async () => {
@@ -549,7 +647,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
     it('SIGTERM of the owner (a rolling restart, shutdown hooks enabled as the guide says): it releases its leases on the way out, a new replica takes over, nothing is mailed twice', async () => {
       // Given a new replica started beside the owner, as a deploy does: it stands by
       const [owner] = alive;
-      const newcomer = await startReplica(join(dir, 'cjs'), env);
+      const newcomer = await startReplica(cjs, env);
       replicas.push(newcomer);
       alive.push(newcomer);
       await caughtUp(owner);

@@ -27,22 +27,25 @@ export function writeFiles(root: string, files: { path: string; text: string }[]
   }
 }
 
-/** The guide's tsconfig.json block, with `include` (and `types`, so no stray @types apply). */
+/** The guide's tsconfig.json block, as written (the install test adds nothing to it). */
 export function guideTsconfig(guidePath: string): string {
   const guide = readFileSync(guidePath, 'utf8');
   const block = /```json\n(\{\n {2}"compilerOptions"[\s\S]*?)```/.exec(guide);
   if (!block) throw new Error(`${guidePath} has no tsconfig.json block`);
-  const tsconfig = JSON.parse(block[1]) as {
-    compilerOptions: Record<string, unknown>;
-    include?: string[];
-  };
-  return JSON.stringify(
-    {
-      ...tsconfig,
-      compilerOptions: { ...tsconfig.compilerOptions, types: ['node'] },
-      include: ['src'],
-    },
-    null,
-    2,
-  );
+  return block[1];
+}
+
+/** The guide's shell blocks (```bash), in document order, as written. */
+export function guideShellBlocks(guidePath: string): string[] {
+  const guide = readFileSync(guidePath, 'utf8');
+  return [...guide.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) => match[1]);
+}
+
+/** The commands of a shell block: lines joined at a trailing `\`, comments and blank lines dropped. */
+export function commandsOf(block: string): string[] {
+  return block
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
 }

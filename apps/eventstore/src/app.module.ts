@@ -13,6 +13,7 @@ import { ImportController } from './ingest/import.controller.js';
 import { EventsController } from './events/events.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
+import { ScavengeMetrics } from './metrics/scavenge-metrics.service.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { StreamsController } from './aggregate-streams/streams.controller.js';
 import { DtoValidationPipe } from './validation/dto-validation.pipe.js';
@@ -27,8 +28,23 @@ import { ProjectionsController } from './projections/projections.controller.js';
 import { SubscriptionMetrics } from './projections/subscription-metrics.service.js';
 import { StreamTickets } from './auth/stream-tickets.service.js';
 import { RequestAuthenticator } from './auth/request-authenticator.js';
-import { DeadLettersController, InterfaceRewindController } from './operations/index.js';
+import { AccessPolicy } from './access/access-policy.service.js';
+import { AuditTrail } from './audit/audit-trail.service.js';
+import { GroupAccess } from './consumer-groups/group-access.service.js';
+import {
+  DeadLettersController,
+  InterfaceRewindController,
+  ScavengeController,
+  ScavengeSchedule,
+} from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
+import { DashboardController } from './dashboard/dashboard.controller.js';
+import { DashboardSampler } from './dashboard/dashboard-sampler.service.js';
+import { ConsumerGroupsController } from './consumer-groups/consumer-groups.controller.js';
+import { ConsumerGroupStreamController } from './consumer-groups/group-stream.controller.js';
+import { GroupMetrics } from './consumer-groups/group-metrics.service.js';
+import { PersonalDataController } from './personal-data/personal-data.controller.js';
+import { RedactController } from './personal-data/redact.controller.js';
 
 /** The Ordinal server: wiring only; the mechanisms live in libs/. */
 @Module({})
@@ -66,7 +82,13 @@ export class AppModule {
         ProjectionsController,
         InterfaceRewindController,
         DeadLettersController,
+        ScavengeController,
         ConsoleController,
+        DashboardController,
+        ConsumerGroupsController,
+        ConsumerGroupStreamController,
+        PersonalDataController,
+        RedactController,
       ],
       providers: [
         { provide: ORDINAL_CONFIG, useValue: config },
@@ -78,8 +100,15 @@ export class AppModule {
         StreamMetrics,
         AmqpMetrics,
         SubscriptionMetrics,
+        GroupMetrics,
         StreamTickets,
         RequestAuthenticator,
+        AccessPolicy,
+        AuditTrail,
+        GroupAccess,
+        DashboardSampler,
+        ScavengeSchedule,
+        ScavengeMetrics,
       ],
     };
   }

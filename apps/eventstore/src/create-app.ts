@@ -8,6 +8,7 @@ import type { OrdinalConfig } from './config/ordinal-config.js';
 import { registerHeaderText } from './validation/header-text.hook.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
 import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
+import { registerCors } from './security/cors.hook.js';
 import { registerSecurityHeaders } from './security/security-headers.hook.js';
 import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
@@ -15,8 +16,11 @@ import { MetricsService } from './metrics/metrics.service.js';
 import { registerHttpTracing } from './tracing/http-tracing.hook.js';
 import { registerEarlyAuth } from './auth/early-auth.hook.js';
 import { RequestAuthenticator } from './auth/request-authenticator.js';
+import { AuditTrail } from './audit/audit-trail.service.js';
+import { registerAuditHook } from './audit/audit.hook.js';
 import type { HttpErrorCode } from '@ordinal/contract';
 import { HTTP_STATUS_BY_CODE } from './errors/status-by-code.js';
+import { finishDocument } from './openapi/finish-document.js';
 
 export interface CreateAppOptions {
   /** `false` silences Nest's logs (tests); default: text or JSON as configured. */
@@ -48,6 +52,8 @@ export async function createApp(
   });
   // First of all, so every answer carries it, the earliest refusals included.
   registerSecurityHeaders(adapter.getInstance());
+  // Before the 405 hook: a preflight from an allowed origin is answered, not refused.
+  registerCors(adapter.getInstance(), config.corsOrigins);
   // Before Nest adds the routes, so every one is recorded.
   registerMethodNotAllowed(adapter.getInstance());
   registerBodyTimeout(adapter.getInstance(), config.bodyTimeoutMs);
@@ -67,6 +73,8 @@ export async function createApp(
   registerHttpTracing(fastify);
   // Before any body is read: a request with a body to a scoped route is authenticated on its headers.
   registerEarlyAuth(fastify, app.get(RequestAuthenticator));
+  // One audit record per admin operation, denial or audited read (ORDINAL_AUDIT=on).
+  registerAuditHook(fastify, app.get(AuditTrail));
   fastify.removeContentTypeParser('text/plain');
   registerJsonBodyParser(fastify);
   // The bulk import reads its body as a stream, line by line (never buffered whole).
@@ -79,32 +87,35 @@ export async function createApp(
     const code = 'unsupported_media_type' satisfies HttpErrorCode;
     done(Object.assign(error, { statusCode: HTTP_STATUS_BY_CODE[code], code }), undefined);
   });
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Ordinal')
-      .setDescription(
-        'One log with one global index: ingestion, reading, streams and aggregates. Every error answer has the one body `ErrorResponse`. ' +
-          'Each operation lists the token scope it needs in `x-required-scopes`. ' +
-          'The debug console, a page showing messages live as they land: [/debug/events](/debug/events).',
-      )
-      .setVersion('0.1.0')
-      // An opaque API token (ORDINAL_TOKENS), not a JWT.
-      .addSecurity('bearer', {
-        type: 'http',
-        scheme: 'bearer',
-        description:
-          'An API token from ORDINAL_TOKENS (`name:secret:scopes`); send `Authorization: Bearer <secret>`',
-      })
-      .addSecurity('ticket', {
-        type: 'apiKey',
-        in: 'query',
-        name: 'ticket',
-        description:
-          'A short-lived, single-use stream ticket from POST /api/events/stream-ticket (the stream only)',
-      })
-      .setExternalDoc('Debug console (live messages)', '/debug/events')
-      .build(),
+  const document = finishDocument(
+    SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('Ordinal')
+        .setDescription(
+          'One log with one global index: ingestion, reading, streams and aggregates. Every error answer has the one body `ErrorResponse`. ' +
+            'Each operation lists the token scope it needs in `x-required-scopes`. ' +
+            'The console, in a browser: the live tail, messages, streams, projections and interfaces: [/console](/console).',
+        )
+        .setVersion('0.1.0')
+        // An opaque API token (ORDINAL_TOKENS) or a JWT (ORDINAL_JWT_*).
+        .addSecurity('bearer', {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token from ORDINAL_TOKENS (`name:secret:scopes`), or a JWT of the identity provider named by ORDINAL_JWT_JWKS_URL (docs/security.md); send `Authorization: Bearer <token>`',
+        })
+        .addSecurity('ticket', {
+          type: 'apiKey',
+          in: 'query',
+          name: 'ticket',
+          description:
+            'A short-lived, single-use stream ticket from POST /api/events/stream-ticket (the stream only)',
+        })
+        .setExternalDoc('Console (live tail, messages, streams, consumers)', '/console')
+        .setLicense('MIT', 'https://opensource.org/license/mit')
+        .build(),
+    ),
   );
   SwaggerModule.setup('api/docs', app, document, {
     jsonDocumentUrl: 'api/docs-json',

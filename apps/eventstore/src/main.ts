@@ -1,11 +1,14 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { maskCredentials } from '@ordinal/pg';
 import { EmbeddedPostgresError } from '@ordinal/nestjs';
+import { MigrationFailedError } from '@ordinal/pg';
 import { ConfigError, DEV_TOKEN, loadConfig } from './config/ordinal-config.js';
 import { DatabaseUnreachableError, prepareDatabase } from './database/prepare-database.js';
 import { resolveDevelopmentServices } from './database/embedded-default.js';
 import { createApp, createLogger, listen } from './create-app.js';
+import { migrateOnly } from './database/migrate-only.js';
 
 async function main(): Promise<void> {
   const services = await resolveDevelopmentServices(loadConfig(), process.env);
@@ -18,6 +21,21 @@ async function main(): Promise<void> {
       `Created database for ${new URL(config.databaseUrl).pathname.slice(1)}`,
       'Bootstrap',
     );
+  if (config.migrations === 'only') {
+    // ORDINAL_MIGRATIONS=only: a migration job (before a rolling deploy, a Kubernetes Job): run them, then exit 0.
+    try {
+      const applied = await migrateOnly(config.databaseUrl);
+      logger.log(
+        applied.length === 0
+          ? 'ORDINAL_MIGRATIONS=only: nothing to migrate, the schema is up to date; exiting'
+          : `ORDINAL_MIGRATIONS=only: applied ${applied.length} migration(s): ${applied.join(', ')}; exiting`,
+        'Bootstrap',
+      );
+    } finally {
+      await embedded?.stop();
+    }
+    return;
+  }
   const app = await createApp(config, { logger });
   if (embedded) {
     // The embedded database closes after the server (PGlite writes its data out on close).
@@ -50,15 +68,25 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * A start that fails says why once, on one line of the configured format (JSON in production,
+ * so a log collector reads it), with every URL's password masked, and exits 1: no retry loop
+ * of stack traces (a supervisor that restarts it gets the same one line each time).
+ */
 main().catch((error: unknown) => {
-  if (
+  const env = process.env;
+  const json =
+    env.ORDINAL_LOG_FORMAT === 'json' ||
+    (env.ORDINAL_LOG_FORMAT !== 'text' && env.ORDINAL_ENV === 'production');
+  const logger = new ConsoleLogger({ json, colors: !json && process.stderr.isTTY === true });
+  const known =
     error instanceof ConfigError ||
     error instanceof DatabaseUnreachableError ||
-    error instanceof EmbeddedPostgresError
-  ) {
-    console.error(`Ordinal cannot start: ${error.message}`);
-  } else {
-    console.error('Ordinal failed to start:', error);
-  }
+    error instanceof EmbeddedPostgresError ||
+    error instanceof MigrationFailedError;
+  const text = known
+    ? `Ordinal cannot start: ${error.message}`
+    : `Ordinal failed to start: ${(error as Error)?.stack ?? String(error)}`;
+  logger.error(maskCredentials(text), 'Bootstrap');
   process.exit(1);
 });

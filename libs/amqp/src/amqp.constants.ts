@@ -19,6 +19,15 @@ export const HEADERS = {
   traceparent: 'traceparent',
   /** `true` on a late arrival: a row that committed inside a hole the interface had passed (concurrent mode). */
   late: 'late',
+  /** On a dead letter of the input queue: why Ordinal refused it, `{ code, message }`. */
+  ordinalError: 'x-ordinal-error',
+  /** On a tombstone (a hidden or erased message, docs/lifecycle.md): its reason; the body is the tombstone. */
+  tombstone: 'tombstone',
+  /**
+   * On a message with personal fields (docs/personal-data.md): their JSON pointers as a JSON
+   * array; the body holds their replacements (push interfaces never get the clear values).
+   */
+  redacted: 'redacted',
 } as const;
 
 /** The dead-letter queue of an input queue: `<input>.rejected`. */

@@ -1,12 +1,24 @@
 import type {
   ImportResult,
   OrdinalMessage,
+  OrdinalRecord,
+  OrdinalTombstone,
   SseEvent,
   SseEventData,
   SseEventName,
+  TombstoneReason,
 } from '@ordinal/contract';
 
-export type { ImportResult, OrdinalMessage, SseEvent, SseEventData, SseEventName };
+export type {
+  ImportResult,
+  OrdinalMessage,
+  OrdinalRecord,
+  OrdinalTombstone,
+  SseEvent,
+  SseEventData,
+  SseEventName,
+  TombstoneReason,
+};
 
 /** A message to publish. `content` is a JSON object or array. */
 export interface PublishMessage {
@@ -51,6 +63,8 @@ export interface ReadOptions {
   /** Only one correlation's messages (still in index order). */
   correlationId?: string;
   shard?: Shard;
+  /** `skip`: leave out tombstones (docs/lifecycle.md). @default 'include' */
+  tombstones?: 'include' | 'skip';
 }
 
 /** One JSON page of the log. `nextIndex` is where the next page starts. */
@@ -59,7 +73,8 @@ export interface LogPage {
   head: number;
   nextIndex: number;
   count: number;
-  messages: OrdinalMessage[];
+  /** Each position: its message, or its tombstone when hidden or erased (docs/lifecycle.md). */
+  messages: OrdinalRecord[];
 }
 
 /** One object type with the fields of an intersection (and their optionality). */

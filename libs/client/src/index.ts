@@ -6,11 +6,18 @@ export * from './bookmark.js';
 export * from './backoff.js';
 export { openEventStream, streamQuery, type StreamOptions } from './event-stream.js';
 export { SseParser, decodeSseEvent, type RawSseEvent } from './sse-parser.js';
-export { murmur3_32, shardOf } from '@ordinal/contract';
+export { murmur3_32, shardOf, DEVELOPMENT_TOKEN, isTombstone } from '@ordinal/contract';
 export {
   ORDINAL_ERROR_CODES,
   HTTP_ERROR_CODES,
   type ErrorCode,
   type OrdinalErrorCode,
   type HttpErrorCode,
+} from '@ordinal/contract';
+export { ConsumerGroupMember, type ConsumerGroupOptions } from './consumer-group.js';
+export type {
+  GroupDelivery,
+  GroupFetchResponse,
+  GroupSettleResponse,
+  GroupSseEvent,
 } from '@ordinal/contract';

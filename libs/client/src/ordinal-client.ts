@@ -2,6 +2,7 @@ import type {
   ImportResult,
   LogPage,
   OrdinalMessage,
+  OrdinalRecord,
   PublishMessage,
   PublishOptions,
   PublishResult,
@@ -11,6 +12,7 @@ import type {
 import { openEventStream, type StreamOptions } from './event-stream.js';
 import { OrdinalHttpError } from './ordinal-http.error.js';
 import { PullConsumer, type ConsumeOptions } from './pull-consumer.js';
+import { ConsumerGroupMember, type ConsumerGroupOptions } from './consumer-group.js';
 
 /** Where the server is and how to authenticate. */
 export interface OrdinalClientOptions {
@@ -107,6 +109,7 @@ export class OrdinalClient {
     });
     if (options.types && options.types.length > 0) params.set('types', options.types.join(','));
     if (options.correlationId !== undefined) params.set('correlationId', options.correlationId);
+    if (options.tombstones === 'skip') params.set('tombstones', 'skip');
     if (options.shard) {
       params.set('shardCount', String(options.shard.count));
       params.set('shardIndex', String(options.shard.index));
@@ -114,10 +117,10 @@ export class OrdinalClient {
     return (await this.request<LogPage>('GET', `/api/events?${params}`)).body;
   }
 
-  /** One message by index, or null when none has it. */
-  async get(index: number): Promise<OrdinalMessage | null> {
+  /** One message by index (its tombstone when hidden or erased), or null when none has it. */
+  async get(index: number): Promise<OrdinalRecord | null> {
     try {
-      return (await this.request<OrdinalMessage>('GET', `/api/events/${index}`)).body;
+      return (await this.request<OrdinalRecord>('GET', `/api/events/${index}`)).body;
     } catch (error) {
       if (error instanceof OrdinalHttpError && error.status === 404) return null;
       throw error;
@@ -142,6 +145,14 @@ export class OrdinalClient {
   /** Starts a pull consumer: bookmark, handler, reconnection with back-off. */
   consume(options: ConsumeOptions): PullConsumer {
     return new PullConsumer(this, options);
+  }
+
+  /**
+   * Joins a consumer group as one member (docs/consumer-groups.md): fetches, runs `handler` on
+   * each event, acknowledges on success and gives the event back (nack, retry) when it throws.
+   */
+  consumerGroup(options: ConsumerGroupOptions): ConsumerGroupMember {
+    return new ConsumerGroupMember(this, options);
   }
 
   /**

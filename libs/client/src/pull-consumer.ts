@@ -1,6 +1,6 @@
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import type { Bookmark } from './bookmark.js';
-import type { OrdinalMessage, Shard, StreamEvent } from './client-types.js';
+import type { OrdinalMessage, OrdinalTombstone, Shard, StreamEvent } from './client-types.js';
 import type { StreamOptions } from './event-stream.js';
 import { isRetryable } from './ordinal-http.error.js';
 
@@ -50,6 +50,11 @@ export interface ConsumeOptions {
   idleTimeoutMs?: number;
   /** Told about every failure that leads to a reconnection (a dropped stream, a handler error). */
   onError?: (error: unknown, attempt: number) => void;
+  /**
+   * Told about every tombstone (a position whose message is hidden or erased, docs/lifecycle.md)
+   * before the bookmark moves over it. Without it, tombstones just move the bookmark.
+   */
+  onTombstone?: (tombstone: OrdinalTombstone) => Promise<void> | void;
   /** Told about every connection (`startIndex`, `headIndex`). */
   onConnected?: (info: { startIndex: number; headIndex: number }) => void;
 }
@@ -150,6 +155,13 @@ export class PullConsumer {
           late: false,
           ...lineageOf(event.message),
         });
+        await this.options.bookmark.save(index);
+        this.saved = index;
+        if (this.stopped) return false;
+      } else if (event.event === 'tombstone') {
+        const index = event.tombstone.id;
+        if (index <= this.saved) continue;
+        await this.options.onTombstone?.(event.tombstone);
         await this.options.bookmark.save(index);
         this.saved = index;
         if (this.stopped) return false;

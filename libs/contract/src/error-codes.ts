@@ -19,6 +19,11 @@ export const ORDINAL_ERROR_CODES = [
   'import_failed',
   'log_full',
   'import_idle_timeout',
+  'subject_erased',
+  'invalid_personal_data_rule',
+  'master_key_mismatch',
+  'no_personal_data_rule',
+  'redact_running',
   // @ordinal/ownership (and the module options)
   'ownership_lost',
   'invalid_configuration',
@@ -31,6 +36,10 @@ export const ORDINAL_ERROR_CODES = [
   'unknown_event_type',
   'invalid_upcaster',
   'missing_upcaster',
+  'stream_not_found',
+  'stream_deleted',
+  'stream_tombstoned',
+  'scavenge_running',
   // @ordinal/subscriptions
   'subscription_not_found',
   'duplicate_subscription',
@@ -39,8 +48,15 @@ export const ORDINAL_ERROR_CODES = [
   'wait_timeout',
   'checkpoint_moved',
   'handler_failed',
+  // @ordinal/subscriptions: consumer groups
+  'consumer_group_not_found',
+  'consumer_group_conflict',
+  'invalid_consumer_group',
+  'member_lease_lost',
   // @ordinal/projections
   'invalid_projection',
+  'projection_version_not_found',
+  'projection_version_conflict',
   // @ordinal/amqp
   'amqp_unavailable',
   'interface_config',
@@ -66,6 +82,10 @@ export const HTTP_ERROR_CODES = [
   'method_not_allowed',
   'body_timeout',
   'unsupported_media_type',
+  'invalid_stream_ticket',
+  'invalid_token',
+  'missing_scope',
+  'access_denied',
 ] as const;
 
 /** A code of the HTTP layer (see `HTTP_ERROR_CODES`). */

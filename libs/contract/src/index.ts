@@ -7,3 +7,5 @@ export * from './shard.js';
 export * from './message.js';
 export * from './error-codes.js';
 export * from './sse-events.js';
+export * from './development.js';
+export * from './consumer-groups.js';

@@ -25,6 +25,11 @@ export interface OrdinalMessage {
   causationId?: string;
   /** The W3C trace context of the append that stored it. */
   traceparent?: string;
+  /**
+   * The JSON pointers of the body's personal fields this reader gets as their replacement
+   * (docs/personal-data.md): without the `personal` scope, or once the subject was erased.
+   */
+  redacted?: string[];
 }
 
 /** The fields of `OrdinalMessage` that may be absent from its JSON. */
@@ -45,6 +50,13 @@ export type MessageFieldRule<K extends keyof OrdinalMessage = keyof OrdinalMessa
       }
     : { readonly optional: false };
 
+/** A rule may say the field is kept by a tombstone (see `OrdinalTombstone`). */
+export type MessageFieldRuleKept<K extends keyof OrdinalMessage = keyof OrdinalMessage> =
+  MessageFieldRule<K> & {
+    /** A tombstone of the message keeps this field (its body and metadata are gone). */
+    readonly kept?: true;
+  };
+
 /**
  * The wire fields of the stored message in wire order: every reader gets the keys in this
  * order, byte-identical (a message reads back the same through a page, SSE, the client).
@@ -52,21 +64,56 @@ export type MessageFieldRule<K extends keyof OrdinalMessage = keyof OrdinalMessa
  * (`MessageFieldRule`).
  */
 export const MESSAGE_FIELDS = {
-  id: { optional: false },
-  messageType: { optional: false },
+  id: { optional: false, kept: true },
+  messageType: { optional: false, kept: true },
   userId: { optional: false },
   body: { optional: false },
   metadata: { optional: false },
   contentHash: { optional: false },
-  createdAt: { optional: false },
-  streamId: { optional: true },
-  streamVersion: { optional: true, presentWith: 'streamId' },
+  createdAt: { optional: false, kept: true },
+  streamId: { optional: true, kept: true },
+  streamVersion: { optional: true, presentWith: 'streamId', kept: true },
   schemaVersion: { optional: true, default: 1 },
   idempotencyKey: { optional: true },
-  correlationId: { optional: true },
-  causationId: { optional: true },
+  correlationId: { optional: true, kept: true },
+  causationId: { optional: true, kept: true },
   traceparent: { optional: true },
-} as const satisfies { readonly [K in keyof OrdinalMessage]-?: MessageFieldRule<K> };
+  redacted: { optional: true },
+} as const satisfies { readonly [K in keyof OrdinalMessage]-?: MessageFieldRuleKept<K> };
+
+/** Why a position reads back as a tombstone (docs/lifecycle.md). */
+export const TOMBSTONE_REASONS = ['deleted', 'truncated', 'expired', 'scavenged'] as const;
+
+/**
+ * `deleted`: its stream was deleted (soft or tombstone); `truncated`: below its stream's
+ * `truncateBefore` or beyond its `maxCount`; `expired`: older than its `maxAge`; `scavenged`:
+ * its body and metadata were erased in place by a scavenge.
+ */
+export type TombstoneReason = (typeof TOMBSTONE_REASONS)[number];
+
+/** The fields a tombstone keeps: those whose rule in `MESSAGE_FIELDS` says `kept`. */
+export type TombstoneField = {
+  [K in keyof typeof MESSAGE_FIELDS]: (typeof MESSAGE_FIELDS)[K] extends { readonly kept: true }
+    ? K
+    : never;
+}[keyof typeof MESSAGE_FIELDS];
+
+/**
+ * A position of the log whose message is hidden (its stream deleted, truncated or expired) or
+ * erased: the index and the kept fields, in `MESSAGE_FIELDS`' order, then `tombstone`. Every
+ * reader gets one of these where the message was, so a position never goes missing.
+ */
+export type OrdinalTombstone = Pick<OrdinalMessage, TombstoneField> & {
+  tombstone: { reason: TombstoneReason };
+};
+
+/** One position of the log as a reader gets it: the message, or its tombstone. */
+export type OrdinalRecord = OrdinalMessage | OrdinalTombstone;
+
+/** True when the record is a tombstone. */
+export function isTombstone(record: OrdinalRecord): record is OrdinalTombstone {
+  return 'tombstone' in record;
+}
 
 /** What a bulk import stored: `first..last`, contiguous (null when nothing was). */
 export interface ImportResult {

@@ -5,6 +5,7 @@ describe('the SSE event names', () => {
     expect(SSE_EVENT_NAMES).toEqual([
       'connected',
       'message',
+      'tombstone',
       'late-message',
       'heartbeat',
       'stream-ended',

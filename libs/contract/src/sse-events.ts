@@ -1,4 +1,4 @@
-import type { OrdinalMessage } from './message.js';
+import type { OrdinalMessage, OrdinalTombstone } from './message.js';
 
 /**
  * The events of the pull stream, `GET /api/events/stream` (Server-Sent Events): each event's
@@ -11,6 +11,11 @@ export type SseEvent =
   | { event: 'connected'; data: { startIndex: number; headIndex: number } }
   /** One message, in index order, with `id:` = its index (the EventSource's Last-Event-ID). */
   | { event: 'message'; data: { message: OrdinalMessage } }
+  /**
+   * A position whose message is hidden or erased (docs/lifecycle.md), in index order, with
+   * `id:` = its index: a reader's position moves over it like over a message.
+   */
+  | { event: 'tombstone'; data: { tombstone: OrdinalTombstone } }
   /**
    * A row that committed inside a hole this connection had passed (concurrent mode): out of
    * order, once, without `id:` (the client's Last-Event-ID stays where it was).
@@ -34,6 +39,7 @@ export type SseEventData<N extends SseEventName> = Extract<SseEvent, { event: N 
 const EVENT_NAMES: { readonly [N in SseEventName]: true } = {
   connected: true,
   message: true,
+  tombstone: true,
   'late-message': true,
   heartbeat: true,
   'stream-ended': true,

@@ -13,6 +13,7 @@ import {
 } from './event-sourcing-options.js';
 import { EventSourcingLifecycle } from './event-sourcing-lifecycle.service.js';
 import { StreamStore } from './streams/stream-store.service.js';
+import { StreamMetadataStore } from './streams/stream-metadata.service.js';
 import { UpcasterRegistry } from './upcasting/upcaster-registry.service.js';
 import { UpcasterExplorer } from './upcasting/upcaster.explorer.js';
 import { AggregateRepository, type AggregateClass } from './aggregates/aggregate-repository.js';
@@ -35,11 +36,12 @@ import type { AggregateRoot } from './aggregates/aggregate-root.js';
       inject: [EVENT_SOURCING_RAW_OPTIONS],
     },
     StreamStore,
+    StreamMetadataStore,
     UpcasterRegistry,
     UpcasterExplorer,
     EventSourcingLifecycle,
   ],
-  exports: [EVENT_SOURCING_OPTIONS, StreamStore, UpcasterRegistry],
+  exports: [EVENT_SOURCING_OPTIONS, StreamStore, StreamMetadataStore, UpcasterRegistry],
 })
 export class EventSourcingModule extends EventSourcingConfigurableModule {
   /**

@@ -15,3 +15,4 @@ export * from './retry/retry-on-conflict.js';
 export * from './streams/stream-event.js';
 export * from './streams/stream-id.js';
 export * from './streams/stream-store.service.js';
+export * from './streams/stream-metadata.service.js';

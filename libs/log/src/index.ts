@@ -11,13 +11,20 @@ export {
 export { OwnershipLostError } from '@ordinal/ownership';
 export * from './message.js';
 // The wire shapes the log's API returns are the contract's.
-export type { ImportResult, OrdinalMessage } from '@ordinal/contract';
-export { toOrdinalMessage } from './ordinal-message.js';
+export type {
+  ImportResult,
+  OrdinalMessage,
+  OrdinalRecord,
+  OrdinalTombstone,
+  TombstoneReason,
+} from '@ordinal/contract';
+export { toOrdinalMessage, toOrdinalRecord } from './ordinal-message.js';
 export type { LogModuleOptions, LogRole, Ordering } from './log-options.js';
-export { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
+export { START_MARKER_TYPE, SYSTEM_USER, STREAM_TICKET_NONCES_TABLE } from './log.constants.js';
 export * from './log.module.js';
 export * from './writer/log-writer.service.js';
 export * from './import/log-importer.service.js';
+export * from './scavenge/log-scavenger.service.js';
 export * from './reader/log-reader.service.js';
 export * from './watermark/log-watermark.service.js';
 export type { WatermarkStatus } from './watermark/watermark-status.js';
@@ -27,3 +34,7 @@ export * from './log-lifecycle.service.js';
 export { murmur3_32, shardOf } from '@ordinal/contract';
 export { RenderedMessage, renderedJson } from './row-mapper.js';
 export * from './trace/index.js';
+export * from './access/index.js';
+export * from './personal/index.js';
+export type { PersonalDataOptions } from './log-options.js';
+export { SUBJECT_ERASED_TYPE } from './log.constants.js';

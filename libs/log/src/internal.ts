@@ -12,7 +12,14 @@ export { compileFilter } from './router/feed-filter.js';
 export * from './row-mapper.js';
 export * from './content-hash.js';
 export {
+  appendBatch,
+  type InsertColumns,
   readOpenSkipped,
+  latestHashes,
+  readSkippedBetween,
+  RENDERED_MESSAGE_JSON,
+  RENDERED_ROW_JSON,
+  hiddenReason,
   copyImportRows,
   importRowText,
   IMPORT_COLUMN_NAMES,

@@ -15,13 +15,16 @@ import { LOG_MIGRATIONS } from './migrations/index.js';
 import { OWNERSHIP_MIGRATIONS } from '@ordinal/ownership';
 import { runMigrations, type MigrationClass } from '@ordinal/pg';
 import { MigrationSet } from '@ordinal/pg';
-import { alignPositions, latestHashes } from './sql/index.js';
+import { alignPositions, latestHashes, type LatestHashRow } from './sql/index.js';
+import { storedResendKey } from './content-hash.js';
 import { execute, readAppliedMigrations } from '@ordinal/pg';
 import { MigrationFailedError } from '@ordinal/pg';
 import { LogWriter } from './writer/log-writer.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 import type { AppendResult, StoredMessage } from './message.js';
 import { LogFullError } from './errors/index.js';
+import { PersonalData } from './personal/personal-data.service.js';
+import { SubjectErasure } from './personal/subject-erasure.service.js';
 
 interface ListeningServer {
   listening?: boolean;
@@ -31,7 +34,7 @@ interface ListeningServer {
 
 /**
  * Brings the log up in order: migrations (the log's, `options.migrations` and those of
- * `MigrationSet` providers, in one run under the migration lock), then the duplicate window's memory (the latest hashes, read
+ * `MigrationSet` providers, in one run under the migration lock), then the duplicate window's memory (the latest messages' resend keys, read
  * before anything new is written). With `startMarker: true` it writes a StartMarker once the
  * application has really started: when its HTTP server is listening (a start that fails, say
  * on a port in use, writes none), or at bootstrap for an application without HTTP.
@@ -51,27 +54,37 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     private readonly writer: LogWriter,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly discovery: DiscoveryService,
+    private readonly personal: PersonalData,
+    private readonly erasure: SubjectErasure,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
   async onModuleInit(): Promise<void> {
     const options = this.options;
-    if (options.role === 'replica-reader') return this.checkReplicaSchema();
+    if (options.role === 'replica-reader') {
+      await this.checkReplicaSchema();
+      return this.personal.loadRules();
+    }
     if (options.migrate) {
       const applied = await runMigrations(this.dataSource, this.migrations(), {
         lockTimeoutMs: options.migrationLockTimeoutMs,
       });
       if (applied.length > 0) this.logger.log(`Applied migrations: ${applied.join(', ')}`);
+    } else {
+      await this.checkSkippedMigrations();
     }
     await execute(this.dataSource.manager, alignPositions(options.ordering));
+    // The key store, the master key's check and the erasure ledger reapplied: a key store
+    // restored from a backup older than an erasure forgets again before anything is read.
+    await this.personal.start(() => this.erasure.erasedSubjects());
     if (options.duplicateWindow > 0) {
-      const rows = await execute<{ content_hash: string }>(
+      const rows = await execute<LatestHashRow>(
         this.dataSource.manager,
         latestHashes(options.duplicateWindow),
       );
-      this.writer.window.load(rows.map((r) => r.content_hash));
+      this.writer.window.load(rows.map(storedResendKey));
       this.logger.log(
-        `Duplicate window loaded ${rows.length} hashes (open for the next ${options.duplicateWindow} messages)`,
+        `Duplicate window loaded ${rows.length} messages (open for the next ${options.duplicateWindow} messages)`,
       );
     }
   }
@@ -104,6 +117,40 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     }
     this.logger.log(
       `Replica reader: schema has all ${known.length} migrations; no migrations, StartMarker or appends from this process`,
+    );
+  }
+
+  /** The known migrations not recorded in `ordinal_migrations`; rejects when the table cannot be read. */
+  private async pendingMigrations(): Promise<string[]> {
+    const known = this.migrations().map((m) => new m().name ?? m.name);
+    const rows = await execute<{ name: string }>(this.dataSource.manager, readAppliedMigrations());
+    const applied = new Set(rows.map((r) => r.name));
+    return known.filter((name) => !applied.has(name));
+  }
+
+  /**
+   * `migrate: false` (the server's ORDINAL_MIGRATIONS=skip): someone else runs the migrations
+   * (`ordinal migrate`, a job before the deploy). A schema that lacks any of them fails the
+   * start here, naming them, rather than a query later.
+   */
+  private async checkSkippedMigrations(): Promise<void> {
+    const fix =
+      'run them first (`npx ordinal migrate`, or one start with migrations on: ORDINAL_MIGRATIONS=run or only on the server, migrate: true in OrdinalModule.forRoot)';
+    let missing: string[];
+    try {
+      missing = await this.pendingMigrations();
+    } catch (error) {
+      throw new MigrationFailedError(
+        `Migrations are off for this start, and the database has no Ordinal schema yet (${(error as Error).message}): ${fix}`,
+        { cause: error },
+      );
+    }
+    if (missing.length > 0)
+      throw new MigrationFailedError(
+        `Migrations are off for this start, and the schema lacks ${missing.length} of them (${missing.join(', ')}): ${fix}`,
+      );
+    this.logger.log(
+      'Migrations are off for this start; the schema has every one this version needs',
     );
   }
 
@@ -179,6 +226,8 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
   private appendStartMarker(): Promise<AppendResult> {
     return this.writer.append({
       skipDuplicateWindow: true,
+      // The first message of this start: nothing appended once the server listens goes before it.
+      inOrder: true,
       messages: [
         {
           messageType: START_MARKER_TYPE,

@@ -1,6 +1,25 @@
 import type { MigrationInterface } from 'typeorm';
 import { MIN_TAKEOVER_MS } from '@ordinal/ownership';
-import { numberOption } from '@ordinal/pg';
+import { numberOption, OrdinalError } from '@ordinal/pg';
+import { EnvKeyProvider, type KeyProvider } from './personal/key-provider.js';
+import type { PersonalDataRule } from './personal/personal-data-rule.js';
+
+/** Personal data (docs/personal-data.md): rules, the master key, the key store. */
+export interface PersonalDataOptions {
+  /** Rules per message type, beside those set over REST and by `@DomainEvent(…, {personal})`. @default {} */
+  rules?: Record<string, PersonalDataRule>;
+  /** Where the master key comes from. @default ORDINAL_MASTER_KEY (EnvKeyProvider) */
+  keyProvider?: KeyProvider;
+  /** The key store's own database (a connection string). @default ORDINAL_KEYSTORE_URL, else the log's database */
+  keyStoreUrl?: string | null;
+  /** The key store's schema. @default 'ordinal_keys' */
+  keyStoreSchema?: string;
+  /**
+   * Refuse to start without a configured master key when rules exist (otherwise a development
+   * key is used, with a warning). @default NODE_ENV === 'production'
+   */
+  production?: boolean;
+}
 
 /** How positions are assigned: `gapless` (one writer at a time, no holes) or `concurrent` (parallel writers; readers wait at holes). */
 export type Ordering = 'gapless' | 'concurrent';
@@ -49,8 +68,11 @@ export interface LogModuleOptions {
   /** How long a start waits for another process's migration run (the advisory lock) before it fails (ms). @default 60000 */
   migrationLockTimeoutMs?: number;
   /**
-   * Flushes in flight at once in concurrent mode (gapless mode always has one). Beside one in
-   * flight another starts once 64 messages wait or the oldest waited 2 ms. @default 4
+   * Flushes in flight at once (gapless mode: one while the duplicate window is open). Beside
+   * one in flight another starts once the oldest append waited 2 ms (concurrent mode: or 64
+   * messages wait). Appends in flushes in flight together are stored in the order the flushes
+   * reach the database's lock; 1 keeps the queue order strictly, at a round trip more per
+   * append when the database is across a network. @default 4
    */
   maxConcurrentFlushes?: number;
   /** Concurrent mode: how long a hole in the log is held before it is abandoned ; <= 0 abandons at once. @default 5000 */
@@ -99,10 +121,52 @@ export interface LogModuleOptions {
    * owning process died runs in another process within this bound (ms). @default 5000
    */
   takeoverMs?: number;
+  /** Personal data: rules, the master key and the key store (docs/personal-data.md). */
+  personalData?: PersonalDataOptions;
+  /**
+   * The share of its time a scavenge works (1-100, percent): after a batch that took t ms it
+   * rests t × (100 − p) / p ms, so that appends and reads keep most of the database while it
+   * runs (docs/lifecycle.md). 100: full speed. A run may set its own (`ScavengeOptions`).
+   * @default 25
+   */
+  scavengeThrottlePercent?: number;
 }
 
-export type ResolvedLogOptions = Required<Omit<LogModuleOptions, 'startMarkerBody'>> &
-  Pick<LogModuleOptions, 'startMarkerBody'>;
+/** `PersonalDataOptions` with every default applied. */
+export interface ResolvedPersonalDataOptions {
+  rules: Record<string, PersonalDataRule>;
+  keyProvider: KeyProvider;
+  /** Whether a master key was configured (a provider given, or ORDINAL_MASTER_KEY set). */
+  keyConfigured: boolean;
+  keyStoreUrl: string | null;
+  keyStoreSchema: string;
+  production: boolean;
+}
+
+export type ResolvedLogOptions = Required<
+  Omit<LogModuleOptions, 'startMarkerBody' | 'personalData'>
+> &
+  Pick<LogModuleOptions, 'startMarkerBody'> & { personalData: ResolvedPersonalDataOptions };
+
+/** The personal-data options with their defaults (the only place they are applied). */
+export function resolvePersonalDataOptions(
+  options: PersonalDataOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedPersonalDataOptions {
+  const schema = options.keyStoreSchema ?? 'ordinal_keys';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+    throw new TypeError(`personalData.keyStoreSchema '${schema}' must be a lower-case SQL name`);
+  const fromEnv = new EnvKeyProvider('ORDINAL_MASTER_KEY', env);
+  return {
+    rules: options.rules ?? {},
+    keyProvider: options.keyProvider ?? fromEnv,
+    keyConfigured: options.keyProvider !== undefined || fromEnv.configured,
+    keyStoreUrl:
+      options.keyStoreUrl === undefined ? env.ORDINAL_KEYSTORE_URL || null : options.keyStoreUrl,
+    keyStoreSchema: schema,
+    production: options.production ?? env.NODE_ENV === 'production',
+  };
+}
 
 export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOptions {
   const role = options.role ?? 'primary';
@@ -180,5 +244,25 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
       min: MIN_TAKEOVER_MS,
       unit: 'ms',
     }),
+    personalData: resolvePersonalDataOptions(options.personalData),
+    scavengeThrottlePercent: throttlePercent(options.scavengeThrottlePercent, {
+      option: 'log.scavengeThrottlePercent',
+      env: 'ORDINAL_SCAVENGE_THROTTLE_PERCENT',
+    }),
   };
+}
+
+/** A scavenge's throttle: a whole percent from 1 to 100 (25 when left out). */
+export function throttlePercent(
+  value: number | undefined,
+  rule: { option: string; env?: string },
+): number {
+  const percent = numberOption(value, { ...rule, fallback: 25, min: 1 });
+  if (percent > 100)
+    throw new OrdinalError(
+      'invalid_configuration',
+      `${rule.option} must be a whole percent from 1 to 100, got ${percent}` +
+        (rule.env ? ` (the server: ${rule.env})` : ''),
+    );
+  return percent;
 }

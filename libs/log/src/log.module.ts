@@ -16,6 +16,11 @@ import { LogLifecycle } from './log-lifecycle.service.js';
 import { LiveRouter } from './router/live-router.service.js';
 import { LogWatermark } from './watermark/log-watermark.service.js';
 import { LogImporter } from './import/log-importer.service.js';
+import { LogScavenger } from './scavenge/log-scavenger.service.js';
+import { PersonalData } from './personal/personal-data.service.js';
+import { PersonalDataRedactor } from './personal/personal-data-redactor.service.js';
+import { SubjectErasure } from './personal/subject-erasure.service.js';
+import { ErasureWatch } from './personal/erasure-watch.service.js';
 import {
   ConsumerOwnership,
   OWNERSHIP_OPTIONS,
@@ -41,6 +46,11 @@ import {
     LiveRouter,
     LogWatermark,
     LogImporter,
+    LogScavenger,
+    PersonalData,
+    PersonalDataRedactor,
+    SubjectErasure,
+    ErasureWatch,
     {
       provide: OWNERSHIP_OPTIONS,
       useFactory: (options: ResolvedLogOptions): OwnershipOptions => ({
@@ -56,6 +66,10 @@ import {
   exports: [
     LogWriter,
     LogImporter,
+    LogScavenger,
+    PersonalData,
+    PersonalDataRedactor,
+    SubjectErasure,
     LogReader,
     LogLifecycle,
     LiveRouter,

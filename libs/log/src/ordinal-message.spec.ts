@@ -17,6 +17,7 @@ const plain: StoredMessage = {
   correlationId: null,
   causationId: null,
   traceparent: null,
+  redacted: null,
 };
 
 describe('toOrdinalMessage', () => {
@@ -47,6 +48,7 @@ describe('toOrdinalMessage', () => {
       correlationId: 'c',
       causationId: '6',
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      redacted: ['/email'],
     };
     // When it is put in its wire shape
     const wire = toOrdinalMessage(full);

@@ -1,4 +1,10 @@
-import { MESSAGE_FIELDS, type MessageFieldRule, type OrdinalMessage } from '@ordinal/contract';
+import {
+  MESSAGE_FIELDS,
+  type MessageFieldRule,
+  type OrdinalMessage,
+  type OrdinalRecord,
+  type OrdinalTombstone,
+} from '@ordinal/contract';
 import type { StoredMessage } from './message.js';
 
 type Field = keyof OrdinalMessage;
@@ -23,6 +29,21 @@ export function toOrdinalMessage(message: StoredMessage): OrdinalMessage {
   const wire: Partial<Record<Field, unknown>> = {};
   for (const name of NAMES) if (isOnTheWire(message, name)) wire[name] = message[name];
   return wire as OrdinalMessage;
+}
+
+/** The fields a tombstone keeps, in the contract's order. */
+const KEPT = NAMES.filter((name) => 'kept' in MESSAGE_FIELDS[name]);
+
+/**
+ * The position as the wire carries it: the message (`toOrdinalMessage`) or, when it reads back
+ * as a tombstone, its kept fields by the same rules and `tombstone: {reason}` — the JSON
+ * PostgreSQL renders for rendered reads (`tombstoneJsonSql`).
+ */
+export function toOrdinalRecord(message: StoredMessage): OrdinalRecord {
+  if (message.tombstone === undefined) return toOrdinalMessage(message);
+  const wire: Partial<Record<Field, unknown>> = {};
+  for (const name of KEPT) if (isOnTheWire(message, name)) wire[name] = message[name];
+  return { ...wire, tombstone: { reason: message.tombstone } } as OrdinalTombstone;
 }
 
 /** A field of a wire message as StoredMessage holds it: an absent one is its default, else null. */

@@ -1,8 +1,9 @@
-import { MESSAGE_FIELDS, type OrdinalMessage } from '@ordinal/contract';
+import { MESSAGE_FIELDS, type OrdinalMessage, type TombstoneReason } from '@ordinal/contract';
 import { toPosition } from '@ordinal/pg';
-import type { StoredMessage } from './message.js';
+import type { SealedFields, StoredMessage } from './message.js';
 import { storedValue } from './ordinal-message.js';
 import { MESSAGE_SQL } from './sql/message-json.sql.js';
+import { HIDDEN_REASON } from './sql/hidden-reason.sql.js';
 
 /** A row of the messages table as the reader's SQL selects it. */
 export interface MessageRow {
@@ -20,16 +21,22 @@ export interface MessageRow {
   correlation_id: string | null;
   causation_id: string | null;
   trace_parent: string | null;
+  /** The sealed personal fields (docs/personal-data.md), else null (absent: none). */
+  personal?: SealedFields | null;
+  /** Why the position reads back as a tombstone (`MESSAGE_READ_COLUMNS`), else null or absent. */
+  tombstone?: TombstoneReason | null;
 }
 
 /** A row of a plain read as the log's message (positions through `toPosition`). */
 export function toStoredMessage(row: MessageRow): StoredMessage {
+  const hidden = row.tombstone ?? null;
   return {
+    ...(hidden === null ? {} : { tombstone: hidden }),
     id: toPosition(row.index),
     messageType: row.message_type,
     userId: row.user_id,
-    body: row.body,
-    metadata: row.metadata,
+    body: hidden === null ? row.body : null,
+    metadata: hidden === null ? row.metadata : null,
     contentHash: row.content_hash,
     createdAt: new Date(row.created_at).toISOString(),
     streamId: row.stream_id,
@@ -39,6 +46,8 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
     correlationId: row.correlation_id ?? null,
     causationId: row.causation_id ?? null,
     traceparent: row.trace_parent ?? null,
+    redacted: hidden === null ? (row.personal?.fields ?? null) : null,
+    ...(hidden === null && row.personal ? { personal: row.personal } : {}),
   };
 }
 
@@ -47,12 +56,24 @@ export const MESSAGE_COLUMNS = (Object.keys(MESSAGE_FIELDS) as Array<keyof Ordin
   .map((name) => MESSAGE_SQL[name].column)
   .join(', ');
 
+/**
+ * What a reader selects from the messages table: `MESSAGE_COLUMNS` and `tombstone`, why the
+ * position reads back as a tombstone (docs/lifecycle.md), NULL for a message.
+ */
+export const MESSAGE_READ_COLUMNS = `${MESSAGE_COLUMNS}, ${HIDDEN_REASON} AS tombstone`;
+
 /** A row of a rendered read (readRenderedPage): what filters need, and the message as JSON text. */
 export interface RenderedRow {
   index: string | number;
   message_type: string;
   user_id: string | null;
+  /** The stream (null outside any): read with the row so access rules need not parse `json`. */
+  stream_id?: string | null;
   json: string;
+  /** Why the position is a tombstone (`json` is then the tombstone's), else null. */
+  tombstone?: TombstoneReason | null;
+  /** The sealed personal fields (docs/personal-data.md), else null. */
+  personal?: SealedFields | null;
   /** Running total of stored bytes up to this row (see readRenderedPage). */
   stored_through?: string | number;
 }
@@ -71,7 +92,10 @@ export class RenderedMessage implements StoredMessage {
   readonly id: number;
   readonly messageType: string;
   readonly userId: string | null;
+  readonly tombstone?: TombstoneReason;
+  readonly personal?: SealedFields;
   private fields: RenderedFields | null = null;
+  private readonly streamColumn: string | null | undefined;
 
   constructor(
     row: RenderedRow,
@@ -80,6 +104,9 @@ export class RenderedMessage implements StoredMessage {
     this.id = toPosition(row.index);
     this.messageType = row.message_type;
     this.userId = row.user_id;
+    this.streamColumn = row.stream_id;
+    if (row.tombstone) this.tombstone = row.tombstone;
+    else if (row.personal) this.personal = row.personal;
   }
 
   private get parsed(): RenderedFields {
@@ -87,18 +114,19 @@ export class RenderedMessage implements StoredMessage {
   }
 
   get body(): unknown {
-    return this.parsed.body;
+    return this.parsed.body ?? null;
   }
   get metadata(): Record<string, unknown> | null {
-    return this.parsed.metadata;
+    return this.parsed.metadata ?? null;
   }
   get contentHash(): string {
-    return this.parsed.contentHash;
+    return this.parsed.contentHash ?? '';
   }
   get createdAt(): string {
     return this.parsed.createdAt;
   }
   get streamId(): string | null {
+    if (this.streamColumn !== undefined) return this.streamColumn;
     return storedValue(this.parsed, 'streamId');
   }
   get streamVersion(): number | null {
@@ -118,6 +146,9 @@ export class RenderedMessage implements StoredMessage {
   }
   get traceparent(): string | null {
     return storedValue(this.parsed, 'traceparent');
+  }
+  get redacted(): string[] | null {
+    return storedValue(this.parsed, 'redacted');
   }
 }
 

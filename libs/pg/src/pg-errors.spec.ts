@@ -1,5 +1,11 @@
 import { DatabaseUnavailableError, StorageFullError } from './errors/index.js';
-import { insufficientResources, isStorageFull } from './pg-errors.js';
+import {
+  insufficientResources,
+  isAuthenticationFailure,
+  isConnectionError,
+  isMissingDatabase,
+  isStorageFull,
+} from './pg-errors.js';
 
 /** A pg error as the driver raises it, or wrapped as TypeORM's QueryFailedError wraps it. */
 const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -27,5 +33,21 @@ describe('insufficient resources (SQLSTATE class 53)', () => {
     expect(insufficientResources(pgError('53300', 'too many clients'), 'The append')).toBeNull();
     expect(insufficientResources(pgError('23505', 'duplicate key'), 'The append')).toBeNull();
     expect(isStorageFull(pgError('22P02', 'invalid input'))).toBe(false);
+  });
+});
+
+describe('a refused connection that retrying does not cure', () => {
+  it('tells a missing database (3D000) and a refused role (28P01, 28000) from an outage, under TypeORM too', () => {
+    const missing = { code: '3D000', message: 'database "shop" does not exist' };
+    expect(isMissingDatabase(missing)).toBe(true);
+    expect(isMissingDatabase({ driverError: missing, message: 'wrapped' })).toBe(true);
+    expect(isConnectionError(missing)).toBe(false);
+    expect(
+      isAuthenticationFailure({ code: '28P01', message: 'password authentication failed' }),
+    ).toBe(true);
+    expect(isAuthenticationFailure({ code: '28000', message: 'no pg_hba.conf entry' })).toBe(true);
+    expect(isMissingDatabase({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' })).toBe(
+      false,
+    );
   });
 });

@@ -54,6 +54,21 @@ export function isQueryTimeout(error: unknown): boolean {
   return driverError(error).message.includes('Query read timeout');
 }
 
+/**
+ * Whether PostgreSQL refused the connection because the database it names does not exist
+ * (SQLSTATE 3D000, invalid_catalog_name): a configuration problem, not an outage, so a start
+ * says so once instead of retrying.
+ */
+export function isMissingDatabase(error: unknown): boolean {
+  return driverError(error).code === '3D000';
+}
+
+/** Whether PostgreSQL refused the role or its password (SQLSTATE 28P01, 28000): retrying does not help. */
+export function isAuthenticationFailure(error: unknown): boolean {
+  const { code } = driverError(error);
+  return code === '28P01' || code === '28000';
+}
+
 /** Whether PostgreSQL rejected the data itself (SQLSTATE class 22: data exception). */
 export function isDataError(error: unknown): boolean {
   const { code } = driverError(error);

@@ -5,3 +5,6 @@ export * from './decorators/projection.decorator.js';
 export { EventHandler, type HandledEvent } from './decorators/event-handler.decorator.js';
 export * from './projections.module.js';
 export * from './projections.service.js';
+export { TOMBSTONE_ROUTE, type TombstoneEvent } from './explorer/projection-dispatcher.js';
+export type { ProjectionVersionStatus } from './versions/projection-version-status.js';
+export { ProjectionVersionsService } from './versions/projection-versions.service.js';

@@ -1,15 +1,37 @@
 import type { Type } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { StoredMessage } from '@ordinal/log';
 import type { ErrorPolicy, SubscriptionStream } from '@ordinal/subscriptions';
 
 /** What a partitioned projection's events are keyed by: a stored field, or a function of the message. */
 export type PartitionKey = 'streamId' | 'userId' | ((message: StoredMessage) => string);
 
-/** Options of `@Projection(name, options)`. */
+/** Options of `@Projection(name, options)` (or `@Projection({ name, ...options })`). */
 export interface ProjectionOptions {
   /**
-   * Entity classes of the read model: a rebuild deletes their rows (in the rebuild's
-   * transaction) before replaying. A `reset(manager)` method on the projection runs too.
+   * The projection's version. Deploying a higher one starts it as a *candidate* beside the
+   * serving version, in its own tables (schema `<projection>_v<version>`), replaying from the
+   * first event with side effects held back; it serves reads once promoted
+   * (docs/projections.md, "Versions and blue/green deploys"). @default 1
+   */
+  version?: number;
+  /**
+   * A candidate is promoted by itself once its lag is at most this (behind the head, or behind
+   * the serving version while a process runs that); `false`: promote by hand only. @default 0
+   */
+  promoteAtLag?: number | false;
+  /**
+   * Creates a new build's read-model tables: the transaction's search_path is the build's
+   * schema, so unqualified `CREATE TABLE order_summaries (…)` lands in it. This is where a
+   * version's own migrations go. @default tables shaped like the serving build's
+   * (`CREATE TABLE … (LIKE … INCLUDING ALL)` for each of `readModels`)
+   */
+  createTables?: (manager: EntityManager) => Promise<void>;
+  /**
+   * Entity classes of the read model. Readers get them through views of the same names that
+   * point at the serving version's tables; a blue/green rebuild builds them anew beside the
+   * serving ones, an in-place rebuild deletes their rows before replaying (a `reset(manager)`
+   * method on the projection runs too).
    */
   readModels?: Type[];
   /**

@@ -60,6 +60,39 @@ describe('Projections (S7-S9) on a real database', () => {
     await db.drop();
   });
 
+  it('report() lists every consumer, the subscriptions from code beside the projections, each with its owner and standbys', async () => {
+    // Given the projections and a subscription from code in one process
+    await start();
+    app!.get(SubscriptionsService).subscribe({
+      name: 'mailer',
+      stream: { types: ['OrderPlaced'] },
+      handle: () => undefined,
+    });
+    const [last] = await append([placed('o1', 10)]);
+    await app!.get(SubscriptionsService).waitFor('mailer', last, 10_000);
+    // When ProjectionsService reports
+    const report = await waitFor(
+      async () => {
+        const r = await app!.get(ProjectionsService).report();
+        return r.every((c) => c.owner) && r.length === 3 ? r : null;
+      },
+      10_000,
+      'every consumer owned',
+    );
+    // Then the subscription is there too, as every consumer is, owned by this process with nobody standing by
+    expect(report.map((r) => [r.name, r.kind])).toEqual([
+      ['mailer', 'subscription'],
+      ['order-count', 'projection'],
+      ['order-summary', 'projection'],
+    ]);
+    for (const r of report) {
+      expect(r.owner).toMatchObject({ self: true, pid: process.pid, stale: false });
+      expect(r.standbys).toEqual([]);
+      // (this process runs them: what only the owner knows is there)
+      expect(r.retries).toBe(0);
+    }
+  });
+
   it('applies class and type-name handlers with the checkpoint; isReplay holds up to the boundary, across a restart (S8)', async () => {
     // Given two events written before the projection ever ran (one of schema v1)
     await start(false);
@@ -126,7 +159,7 @@ describe('Projections (S7-S9) on a real database', () => {
     await waitFor(
       async () => {
         const s = await status('order-summary');
-        return s.state === 'failed' && s.retries >= 3 ? s : null;
+        return s.state === 'failed' && (s.retries ?? 0) >= 3 ? s : null;
       },
       10_000,
       'retries of the failing projection',
@@ -192,7 +225,7 @@ describe('Projections (S7-S9) on a real database', () => {
     await db.query('SELECT pg_terminate_backend($1)', [probe.blockedPid]);
     release();
     await waitFor(
-      async () => ((await status('order-summary')).retries >= 1 ? true : null),
+      async () => (((await status('order-summary')).retries ?? 0) >= 1 ? true : null),
       10_000,
       'the failed batch',
     );

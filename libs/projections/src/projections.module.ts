@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ProjectionsExplorer } from './explorer/projections.explorer.js';
 import { ProjectionsService } from './projections.service.js';
+import { ProjectionVersionsService } from './versions/projection-versions.service.js';
 
 /**
  * `@Projection` read models, discovered in every module. It has no options of its own: it
@@ -11,7 +12,7 @@ import { ProjectionsService } from './projections.service.js';
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [ProjectionsExplorer, ProjectionsService],
-  exports: [ProjectionsService],
+  providers: [ProjectionsExplorer, ProjectionsService, ProjectionVersionsService],
+  exports: [ProjectionsService, ProjectionVersionsService],
 })
 export class ProjectionsModule {}

@@ -11,3 +11,4 @@ export type { ParkedMessage } from './runner/parked-store.js';
 export * from './directory/consumer-report.js';
 export * from './directory/consumers-health.indicator.js';
 export type { ParkedReplay } from './runner/parked-replay.js';
+export * from './groups/index.js';

@@ -31,6 +31,16 @@ export interface MessageContext {
 /** Applies one message; throw to roll the batch back (it is retried with back-off). */
 export type MessageHandler = (message: StoredMessage, ctx: MessageContext) => Promise<void> | void;
 
+/**
+ * What a gate says for one batch, read inside the batch's transaction (a versioned
+ * projection's build, docs/projections.md): apply nothing above `upTo` (null: no limit), and
+ * run handlers live only above `liveFrom` (null: the checkpoint's own replay boundary).
+ */
+export interface BatchGate {
+  upTo: number | null;
+  liveFrom: number | null;
+}
+
 /** Options of `SubscriptionsService.subscribe`. */
 export interface SubscribeOptions {
   /** The checkpoint's name: a restart resumes from it. */
@@ -42,7 +52,12 @@ export interface SubscribeOptions {
   startAt?: 'beginning' | 'end';
   /** Most messages per batch (one transaction). @default the module's batchSize */
   batchSize?: number;
-  /** Called in the rebuild's transaction before the checkpoint is reset (clear the read model). */
+  /**
+   * A rebuild of its own (a projection's blue/green rebuild builds a new copy beside the
+   * serving one): `rebuild` runs it instead of the in-place reset, unless asked for in-place.
+   */
+  rebuild?: () => Promise<void>;
+  /** Called in an in-place rebuild's transaction before the checkpoint is reset (clear the read model). */
   reset?: (manager: EntityManager) => Promise<void>;
   /** What a handler that keeps failing leads to (see ErrorPolicy). @default retry until fixed */
   onError?: ErrorPolicy;
@@ -51,6 +66,12 @@ export interface SubscribeOptions {
    * over them too): one partition of a partitioned projection.
    */
   accepts?: (message: StoredMessage) => boolean;
+  /**
+   * Runs first in every transaction that applies messages (batches, late arrivals, parked
+   * replays), before any handler: it may lock rows and set the transaction's search_path, and
+   * it bounds the batch (see BatchGate). A blue/green projection build uses it.
+   */
+  gate?: (manager: EntityManager) => Promise<BatchGate>;
   /** Shown in status. @default 'subscription' */
   kind?: 'subscription' | 'projection';
 }

@@ -1,4 +1,5 @@
 import { numberOption } from '@ordinal/pg';
+import type { ConsumerGroupDeclaration } from './groups/group-definition.js';
 
 /** Options of `SubscriptionsModule.forRoot`. Every default lives in `resolveSubscriptionsOptions`. */
 export interface SubscriptionsModuleOptions {
@@ -18,6 +19,15 @@ export interface SubscriptionsModuleOptions {
   stuckAfterMs?: number;
   /** Run the checkpoints migration at start. @default true */
   migrate?: boolean;
+  /**
+   * A consumer group member silent for this long is declared dead and the events it holds go
+   * to the others (docs/consumer-groups.md). Env `ORDINAL_GROUP_MEMBER_TIMEOUT_MS`. @default 10000
+   */
+  groupMemberTimeoutMs?: number;
+  /** How often a waiting consumer group fetch or stream looks again when nothing woke it (ms). @default 100 */
+  groupPollMs?: number;
+  /** Consumer groups defined (created, or their settings updated) at start (docs/consumer-groups.md). @default [] */
+  consumerGroups?: ConsumerGroupDeclaration[];
 }
 
 export type ResolvedSubscriptionsOptions = Required<SubscriptionsModuleOptions>;
@@ -41,5 +51,14 @@ export function resolveSubscriptionsOptions(
       unit: 'ms',
     }),
     migrate: options.migrate ?? true,
+    groupMemberTimeoutMs: numberOption(options.groupMemberTimeoutMs, {
+      option: 'subscriptions.groupMemberTimeoutMs',
+      env: 'ORDINAL_GROUP_MEMBER_TIMEOUT_MS',
+      fallback: 10_000,
+      min: 100,
+      unit: 'ms',
+    }),
+    groupPollMs: options.groupPollMs ?? 100,
+    consumerGroups: options.consumerGroups ?? [],
   };
 }

@@ -11,6 +11,7 @@ import {
 import { SubscriptionsLifecycle } from './subscriptions-lifecycle.service.js';
 import { SubscriptionsService } from './subscriptions.service.js';
 import { ConsumersHealthIndicator } from './directory/consumers-health.indicator.js';
+import { ConsumerGroupsService } from './groups/consumer-groups.service.js';
 
 /**
  * Subscriptions from checkpoints by type, category or `$all`. Needs the global `LogModule` and
@@ -27,7 +28,13 @@ import { ConsumersHealthIndicator } from './directory/consumers-health.indicator
     SubscriptionsService,
     SubscriptionsLifecycle,
     ConsumersHealthIndicator,
+    ConsumerGroupsService,
   ],
-  exports: [SubscriptionsService, ConsumersHealthIndicator, SUBSCRIPTIONS_OPTIONS],
+  exports: [
+    SubscriptionsService,
+    ConsumersHealthIndicator,
+    ConsumerGroupsService,
+    SUBSCRIPTIONS_OPTIONS,
+  ],
 })
 export class SubscriptionsModule extends SubscriptionsConfigurableModule {}

@@ -183,17 +183,23 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   }
 
   /**
-   * Rebuild: in one transaction the checkpoint rows are locked, the read model's reset
+   * Rebuild: the consumer's own rebuild when it has one (a projection's blue/green build),
+   * unless `mode` is `in-place`. In place: in one transaction the checkpoint rows are locked, the read model's reset
    * hook runs and every partition's checkpoint goes back to the start with the current head
    * as the new replay boundary; then the owners replay. Runs here when this process has the
    * consumer registered (it has the reset hook), else in a process that owns it.
    */
-  async rebuild(name: string): Promise<void> {
+  async rebuild(name: string, mode: 'own' | 'in-place' = 'own'): Promise<void> {
     const members =
       this.groups.get(name) ??
       (this.subscriptions.has(name) ? [this.subscriptions.get(name)!] : null);
     if (!members) {
-      await this.requestRemote(name, 'rebuild');
+      await this.requestRemote(name, mode === 'in-place' ? 'rebuild-in-place' : 'rebuild');
+      return;
+    }
+    const own = members[0].options.rebuild;
+    if (own && mode !== 'in-place') {
+      await own();
       return;
     }
     await Promise.all(members.map((m) => m.stop()));
@@ -279,6 +285,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
 
   private async runHere(consumer: string, command: ConsumerCommand): Promise<unknown> {
     if (command === 'rebuild') return this.rebuild(consumer);
+    if (command === 'rebuild-in-place') return this.rebuild(consumer, 'in-place');
     const subscription = this.get(consumer);
     if (command === 'replay-parked') return subscription.replayParked();
     subscription.resume();

@@ -1,12 +1,34 @@
 import type { Command } from '../command.js';
 import { deadLettersListCommand, deadLettersRedriveCommand } from './dead-letters.command.js';
 import { interfacesListCommand, interfacesRewindCommand } from './interfaces.command.js';
+import {
+  groupsDefineCommand,
+  groupsDeleteCommand,
+  groupsParkedCommand,
+  groupsStatusCommand,
+} from './groups.command.js';
 import { migrateCommand } from './migrate.command.js';
 import { projectionsListCommand, projectionsRebuildCommand } from './projections.command.js';
+import {
+  projectionsPromoteCommand,
+  projectionsRetireCommand,
+  projectionsRollbackCommand,
+} from './projection-versions.command.js';
 import { publishCommand } from './publish.command.js';
 import { statusCommand } from './status.command.js';
 import { tailCommand } from './tail.command.js';
 import { tokenCommand } from './token.command.js';
+import {
+  erasuresReapplyCommand,
+  redactCommand,
+  subjectsEraseCommand,
+} from './personal-data.command.js';
+import {
+  scavengeCommand,
+  streamsDeleteCommand,
+  streamsMetadataCommand,
+  streamsScavengeCommand,
+} from './streams.command.js';
 
 /** Every subcommand, in the order `ordinal --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -15,10 +37,24 @@ export const COMMANDS: Command[] = [
   publishCommand,
   projectionsListCommand,
   projectionsRebuildCommand,
+  projectionsPromoteCommand,
+  projectionsRollbackCommand,
+  projectionsRetireCommand,
   interfacesListCommand,
   interfacesRewindCommand,
   deadLettersListCommand,
   deadLettersRedriveCommand,
+  streamsDeleteCommand,
+  streamsMetadataCommand,
+  streamsScavengeCommand,
+  scavengeCommand,
+  groupsStatusCommand,
+  groupsDefineCommand,
+  groupsDeleteCommand,
+  groupsParkedCommand,
+  subjectsEraseCommand,
+  erasuresReapplyCommand,
+  redactCommand,
   migrateCommand,
   tokenCommand,
 ];

@@ -4,17 +4,6 @@ import type { MigrationClass } from '@ordinal/pg';
 import type { Command } from '../command.js';
 import { CliError, EXIT, UsageError } from '../cli-error.js';
 
-/** The AMQP library's migrations when it is installed (the server has it; a service may not). */
-async function amqpMigrations(): Promise<MigrationClass[]> {
-  const specifier = '@ordinal/amqp/internal';
-  try {
-    const amqp = (await import(specifier)) as { AMQP_MIGRATIONS: MigrationClass[] };
-    return amqp.AMQP_MIGRATIONS;
-  } catch {
-    return [];
-  }
-}
-
 /** Every class a module exports that looks like a TypeORM migration (has `up`). */
 async function userMigrations(path: string): Promise<MigrationClass[]> {
   let module: Record<string, unknown>;
@@ -58,28 +47,18 @@ export const migrateCommand: Command = {
     // Loaded here, not at the top: TypeORM and the libraries cost every other command's start-up.
     const [
       { DataSource },
-      { runMigrations },
-      { OWNERSHIP_MIGRATIONS },
-      { LOG_MIGRATIONS },
-      { EVENT_SOURCING_MIGRATIONS },
-      { SUBSCRIPTIONS_MIGRATIONS },
+      { runMigrations, connectionUrlProblem, maskCredentials },
+      { ordinalMigrations },
     ] = await Promise.all([
       import('typeorm'),
       import('@ordinal/pg'),
-      import('@ordinal/ownership'),
-      import('@ordinal/log/internal'),
-      import('@ordinal/event-sourcing/internal'),
-      import('@ordinal/subscriptions/internal'),
+      import('../../ordinal-migrations.js'),
     ]);
-    const migrations = [
-      ...LOG_MIGRATIONS,
-      ...OWNERSHIP_MIGRATIONS,
-      ...EVENT_SOURCING_MIGRATIONS,
-      ...SUBSCRIPTIONS_MIGRATIONS,
-      ...(await amqpMigrations()),
-    ];
+    const migrations = await ordinalMigrations();
     if (typeof values.migrations === 'string')
       migrations.push(...(await userMigrations(values.migrations)));
+    const problem = connectionUrlProblem(url, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+    if (problem) throw new CliError(maskCredentials(problem), EXIT.usage);
     const dataSource = new DataSource({
       type: 'postgres',
       url,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from '../command.js';
 import { UsageError } from '../cli-error.js';
 
-const SCOPES = ['read', 'write', 'admin'];
+const SCOPES = ['read', 'write', 'admin', 'personal'];
 
 export const tokenCommand: Command = {
   name: 'token',

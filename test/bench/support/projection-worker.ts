@@ -10,6 +10,11 @@
  *   row; the benchmark's setting, so that its handler does 1 ms of I/O and one read-model write)
  * - ON_ERROR (`park` or `skip`: one retry, then that), POISON_FILE (while this file exists, an
  *   event with `poison: true` in its body fails)
+ * - SUBSCRIPTION (a name: the worker also runs a subscription from code of that name on `Tick`,
+ *   which does nothing; the monitoring tests list it beside the projection)
+ * - VERSION (a versioned projection, docs/projections.md: `applied` is its read model, an
+ *   entity in `readModels`, so a version 2 builds its own; version n ≥ 2 writes the key as
+ *   `v<n>:<key>`, a changed handler), PROMOTE_AT_LAG (`false`: promote by hand)
  *
  * The handler writes `applied (index, pid, key)` through the batch's transaction (the read
  * model) and, for live events, `side_effects (index, pid)` on a connection of its own, outside
@@ -21,11 +26,12 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
-import type { EntityManager } from 'typeorm';
+import { Column, Entity, PrimaryColumn, type EntityManager } from 'typeorm';
 import {
   EventHandler,
   OrdinalModule,
   Projection,
+  SubscriptionsService,
   type ProjectionContext,
   type ProjectionOptions,
 } from '@ordinal/nestjs';
@@ -49,6 +55,22 @@ if (partitions > 1)
     partitionBy: (env.PARTITION_BY ?? 'streamId') as 'streamId' | 'userId',
   });
 
+/** The read model of a versioned worker (VERSION set): the caller creates `applied` for its first version. */
+@Entity('applied')
+class Applied {
+  @PrimaryColumn('bigint') index!: string;
+  @Column('int') pid!: number;
+  @Column('text', { nullable: true }) key!: string | null;
+}
+const version = env.VERSION ? Number(env.VERSION) : undefined;
+if (version !== undefined)
+  Object.assign(options, {
+    version,
+    readModels: [Applied],
+    promoteAtLag: env.PROMOTE_AT_LAG === 'false' ? false : Number(env.PROMOTE_AT_LAG ?? 0),
+  });
+const keyPrefix = version !== undefined && version >= 2 ? `v${version}:` : '';
+
 @Projection(name, options)
 @Injectable()
 class CounterProjection {
@@ -60,7 +82,9 @@ class CounterProjection {
     await ctx.manager.query('INSERT INTO applied (index, pid, key) VALUES ($1, $2, $3)', [
       ctx.index,
       process.pid,
-      ctx.message.streamId ?? ctx.message.userId,
+      version === undefined
+        ? (ctx.message.streamId ?? ctx.message.userId)
+        : keyPrefix + (ctx.message.streamId ?? ctx.message.userId ?? ''),
     ]);
     if (!ctx.isReplay && env.SIDE_EFFECT_ROWS !== '0')
       await sideEffects.query('INSERT INTO side_effects (index, pid) VALUES ($1, $2)', [
@@ -79,6 +103,7 @@ class CounterProjection {
   imports: [
     OrdinalModule.forRoot({
       url,
+      entities: version === undefined ? [] : [Applied],
       typeorm: {
         extra: { max: Number(env.DB_POOL ?? 6), application_name: `worker-${process.pid}` },
       },
@@ -94,6 +119,12 @@ class WorkerModule {}
 const app = await NestFactory.createApplicationContext(WorkerModule, {
   logger: ['log', 'warn', 'error'],
 });
+if (env.SUBSCRIPTION)
+  app.get(SubscriptionsService).subscribe({
+    name: env.SUBSCRIPTION,
+    stream: { types: ['Tick'] },
+    handle: () => undefined,
+  });
 await app.init();
 // SIGTERM: a graceful stop, then a normal exit (so `node --cpu-prof` writes its profile).
 process.once('SIGTERM', () => {

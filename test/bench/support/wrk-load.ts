@@ -20,6 +20,8 @@ export function runWrk(options: {
   headers: Record<string, string>;
   bodyPrefix: string;
   batch?: number;
+  /** wrk's per-request timeout (its default is 2 s; a timed-out request counts as a failure). */
+  timeoutSeconds?: number;
 }): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-wrk-'));
   const script = join(dir, 'put.lua');
@@ -40,7 +42,15 @@ export function runWrk(options: {
   );
   const run = spawnSync(
     WRK,
-    ['-t1', `-c${options.clients}`, `-d${options.seconds}s`, '-s', script, options.url],
+    [
+      '-t1',
+      `-c${options.clients}`,
+      `-d${options.seconds}s`,
+      ...(options.timeoutSeconds ? ['--timeout', `${options.timeoutSeconds}s`] : []),
+      '-s',
+      script,
+      options.url,
+    ],
     { encoding: 'utf8' },
   );
   const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(run.stdout ?? '');

@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 
-export type Scope = 'read' | 'write' | 'admin';
-export const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
+export type Scope = 'read' | 'write' | 'admin' | 'personal';
+export const SCOPES: readonly Scope[] = ['read', 'write', 'admin', 'personal'];
 
 /** A bearer token the server accepts, with its scopes. */
 export interface ApiToken {

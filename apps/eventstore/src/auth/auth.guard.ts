@@ -3,13 +3,15 @@ import {
   type CanActivate,
   type ExecutionContext,
   UnauthorizedException,
-  ForbiddenException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { RequestAuthenticator } from './request-authenticator.js';
+import { principalLabel, type Principal } from './principal.js';
+import { MissingScopeException } from './token-refused.exception.js';
 import { AcceptsTicket, Public, RequireScope } from './scopes.decorator.js';
 import { StreamTickets } from './stream-tickets.service.js';
-import type { ApiToken, Scope } from './api-token.js';
+import type { HttpErrorCode } from '@ordinal/contract';
+import type { Scope } from './api-token.js';
 
 /** A route's handler and its controller, as Nest's ExecutionContext gives them. */
 type RouteHandler = ReturnType<ExecutionContext['getHandler']>;
@@ -22,11 +24,11 @@ interface RouteAccess {
   acceptsTicket: boolean;
 }
 
-/** The request as the guard leaves it: the token it was authorised with, for routes that need to know. */
+/** The request as the guard leaves it: the principal it was authorised for, for routes that need to know. */
 export interface AuthorisedRequest {
   headers: Record<string, string | undefined>;
   query?: Record<string, unknown>;
-  apiToken?: ApiToken;
+  principal?: Principal;
 }
 
 /**
@@ -43,11 +45,18 @@ export class AuthGuard implements CanActivate {
     private readonly authenticator: RequestAuthenticator,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const access = this.accessOf(context.getHandler(), context.getClass());
     if (access.isPublic) return true;
     const request = context.switchToHttp().getRequest<AuthorisedRequest>();
-    request.apiToken = this.tokenOf(request, access);
+    try {
+      // The early-authentication hook may have authorised a request with a body already.
+      request.principal ??= await this.principalOf(request, access);
+    } catch (error) {
+      // Known but without the scope: the audit trail names who was refused.
+      if (error instanceof MissingScopeException) request.principal = error.principal;
+      throw error;
+    }
     return true;
   }
 
@@ -55,17 +64,22 @@ export class AuthGuard implements CanActivate {
    * The bearer token holding the route's scope, or (where the route accepts one and no header
    * is sent) a stream ticket's.
    */
-  private tokenOf(request: AuthorisedRequest, access: RouteAccess): ApiToken {
+  private async principalOf(request: AuthorisedRequest, access: RouteAccess): Promise<Principal> {
     const header = request.headers.authorization;
     const ticket = request.query?.ticket;
     if (header === undefined && access.acceptsTicket && ticket !== undefined) {
-      const token = typeof ticket === 'string' ? this.tickets.redeem(ticket) : null;
+      const token = typeof ticket === 'string' ? await this.tickets.redeem(ticket) : null;
       if (!token)
-        throw new UnauthorizedException(
-          'Invalid, expired or used stream ticket: get a new one from POST /api/events/stream-ticket',
-        );
+        throw new UnauthorizedException({
+          message:
+            'Invalid, expired or used stream ticket: get a new one from POST /api/events/stream-ticket',
+          code: 'invalid_stream_ticket' satisfies HttpErrorCode,
+        });
       if (access.scope && !token.scopes.has(access.scope))
-        throw new ForbiddenException(`Token '${token.name}' lacks the '${access.scope}' scope`);
+        throw new MissingScopeException(
+          `${principalLabel(token)} lacks the '${access.scope}' scope`,
+          token,
+        );
       return token;
     }
     return this.authenticator.authorise(header, access.scope);

@@ -4,6 +4,7 @@ import { errorBody } from '../errors/error-body.js';
 import type { AuthorisedRequest } from './auth.guard.js';
 import type { RequestAuthenticator } from './request-authenticator.js';
 import { ROUTE_SCOPE, type ScopedRouteConfig } from './route-access.js';
+import { MissingScopeException } from './token-refused.exception.js';
 
 /** True when the request announces a body (a length above 0, or a chunked one). */
 function hasBody(request: FastifyRequest): boolean {
@@ -11,6 +12,20 @@ function hasBody(request: FastifyRequest): boolean {
   return (
     request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
   );
+}
+
+/** The body of an HttpException's answer, as the exception filter would render it. */
+function bodyOf(error: HttpException) {
+  const response = error.getResponse();
+  const {
+    message: _m,
+    statusCode: _s,
+    error: _e,
+    ...extra
+  } = typeof response === 'object' && response !== null
+    ? (response as Record<string, unknown>)
+    : {};
+  return errorBody(error.getStatus(), error.message, extra);
 }
 
 /**
@@ -24,20 +39,20 @@ export function registerEarlyAuth(
   fastify: FastifyInstance,
   authenticator: RequestAuthenticator,
 ): void {
-  fastify.addHook('onRequest', (request, reply, done) => {
+  fastify.addHook('onRequest', async (request, reply) => {
     const scope = (request.routeOptions.config as ScopedRouteConfig)[ROUTE_SCOPE];
-    if (scope === undefined || !hasBody(request)) return done();
+    if (scope === undefined || !hasBody(request)) return;
     try {
-      (request as unknown as AuthorisedRequest).apiToken = authenticator.authorise(
+      (request as unknown as AuthorisedRequest).principal = await authenticator.authorise(
         request.headers.authorization,
         scope,
       );
-      return done();
     } catch (error) {
-      if (!(error instanceof HttpException)) return done(error as Error);
-      const status = error.getStatus();
+      if (!(error instanceof HttpException)) throw error;
+      if (error instanceof MissingScopeException)
+        (request as unknown as AuthorisedRequest).principal = error.principal;
       // `connection: close`: Node ends the connection once the answer is out; the unread body is discarded.
-      void reply.code(status).header('connection', 'close').send(errorBody(status, error.message));
+      return reply.code(error.getStatus()).header('connection', 'close').send(bodyOf(error));
     }
   });
 }

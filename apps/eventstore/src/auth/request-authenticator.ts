@@ -1,30 +1,64 @@
-import { ForbiddenException, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 import { TokenMatcher, type ApiToken, type Scope } from './api-token.js';
+import { JwtVerifier, looksLikeJwt } from './jwt/jwt-verifier.js';
+import { principalLabel, type Principal } from './principal.js';
+import { MissingScopeException, TokenRefusedException } from './token-refused.exception.js';
+
+/** A static token's principal. */
+export function tokenPrincipal(token: ApiToken): Principal {
+  return { kind: 'token', name: token.name, scopes: token.scopes, groups: [] };
+}
 
 /**
  * The bearer-token check of every route: the guard runs it for each request, and the
  * early-authentication hook runs the same check on the headers of a request with a body,
- * before the body is read. Throws 401 (no or unknown token) or 403 (the scope is missing).
+ * before the body is read. A static token (ORDINAL_TOKENS) is matched first; otherwise, when
+ * ORDINAL_JWT_JWKS_URL is set, a JWT is verified. Throws 401 `invalid_token` with a reason, or
+ * 403 `missing_scope`.
  */
 @Injectable()
 export class RequestAuthenticator {
   private readonly matcher: TokenMatcher;
+  private readonly principals = new Map<ApiToken, Principal>();
+  private readonly jwt: JwtVerifier | null;
+  private readonly maxTokenBytes: number;
 
   constructor(@Inject(ORDINAL_CONFIG) config: OrdinalConfig) {
     this.matcher = new TokenMatcher(config.tokens);
+    for (const token of config.tokens) this.principals.set(token, tokenPrincipal(token));
+    this.jwt = config.jwt ? new JwtVerifier(config.jwt) : null;
+    this.maxTokenBytes = config.jwt?.maxTokenBytes ?? 8192;
   }
 
-  /** The token of an `Authorization: Bearer <token>` header, holding `scope` when one is given. */
-  authorise(header: string | undefined, scope: Scope | undefined): ApiToken {
+  /** The principal of an `Authorization: Bearer <token>` header, holding `scope` when one is given. */
+  async authorise(header: string | undefined, scope: Scope | undefined): Promise<Principal> {
+    const principal = await this.authenticate(header);
+    if (scope && !principal.scopes.has(scope))
+      throw new MissingScopeException(
+        `${principalLabel(principal)} lacks the '${scope}' scope`,
+        principal,
+      );
+    return principal;
+  }
+
+  private async authenticate(header: string | undefined): Promise<Principal> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
     if (!match)
-      throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token>');
-    const token = this.matcher.match(match[1]);
-    if (!token) throw new UnauthorizedException('Invalid bearer token');
-    if (scope && !token.scopes.has(scope))
-      throw new ForbiddenException(`Token '${token.name}' lacks the '${scope}' scope`);
-    return token;
+      throw new TokenRefusedException(
+        'missing',
+        'Missing bearer token: send Authorization: Bearer <token>',
+      );
+    const secret = match[1];
+    if (secret.length > this.maxTokenBytes)
+      throw new TokenRefusedException(
+        'too_large',
+        `Bearer token longer than ${this.maxTokenBytes} bytes`,
+      );
+    const token = this.matcher.match(secret);
+    if (token) return this.principals.get(token)!;
+    if (this.jwt && looksLikeJwt(secret)) return this.jwt.verify(secret);
+    throw new TokenRefusedException('unknown_token', 'Invalid bearer token');
   }
 }

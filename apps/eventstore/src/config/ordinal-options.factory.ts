@@ -1,11 +1,16 @@
 import { hostname } from 'node:os';
 import type { OrdinalModuleOptions } from '@ordinal/nestjs';
 import type { OrdinalConfig } from './ordinal-config.js';
+import { StaticKeyProvider } from '@ordinal/log';
 
 /** The server's OrdinalModule options from its configuration: the same module a service uses, with the server's settings. */
 export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions {
   return {
     url: config.databaseUrl,
+    // ORDINAL_MIGRATIONS=skip: someone else runs them; the start checks that the schema has them all.
+    migrate: config.migrations !== 'skip',
+    // The server creates its development database before it starts (prepare-database.ts).
+    createDatabase: config.createDatabase,
     typeorm: {
       retryAttempts: 1,
       retryDelay: 500,
@@ -38,10 +43,25 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       exactRelease: config.exactRelease,
       lateRescanMs: config.lateRescanMs,
       lateWatchMs: config.lateWatchMs,
+      scavengeThrottlePercent: config.scavengeThrottlePercent,
       // A dead process's consumers (interfaces, projections, subscriptions) run elsewhere within this bound.
       takeoverMs: config.takeoverMs,
+      // Personal data (docs/personal-data.md): production refuses to start without a master
+      // key when rules exist.
+      personalData: {
+        rules: config.personalDataRules,
+        keyProvider: config.masterKey ? new StaticKeyProvider(config.masterKey) : undefined,
+        keyStoreUrl: config.keyStoreUrl,
+        production: config.env === 'production' || process.env.NODE_ENV === 'production',
+      },
     },
+    // The access rules of ORDINAL_ACCESS_RULES: the one AccessRules every path asks.
+    access: { rules: config.access.rules },
     // A projection behind the head with no progress for this long shows as stuck in /health.
-    subscriptions: { stuckAfterMs: config.stuckAfterMs },
+    subscriptions: {
+      stuckAfterMs: config.stuckAfterMs,
+      groupMemberTimeoutMs: config.groupMemberTimeoutMs,
+      consumerGroups: config.consumerGroups,
+    },
   };
 }

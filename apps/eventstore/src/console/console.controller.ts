@@ -4,6 +4,7 @@ import { Public } from '../auth/scopes.decorator.js';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../security/page-policy.js';
 import { CONSOLE_PAGE } from './console.page.js';
 import { CONSOLE_SCRIPT } from './console.script.js';
+import { DASHBOARD_SCRIPT } from './dashboard.script.js';
 
 /**
  * The console (docs/console.md): a static page and its script; the data comes from the API
@@ -35,5 +36,13 @@ export class ConsoleController {
   @Header('cache-control', 'no-cache')
   script(): string {
     return CONSOLE_SCRIPT;
+  }
+
+  @Get('console/dashboard.js')
+  @Public()
+  @Header('content-type', 'text/javascript; charset=utf-8')
+  @Header('cache-control', 'no-cache')
+  dashboard(): string {
+    return DASHBOARD_SCRIPT;
   }
 }

@@ -50,6 +50,8 @@ export const CONSOLE_PAGE = `<!doctype html>
   .hole.none { border-color: #1a7f37; background: #effaf1; }
   .empty { color: var(--muted); font-style: italic; }
   tr.current { background: #eef3ff; font-weight: 600; }
+  svg.chart { display: block; width: 100%; max-width: 960px; height: auto; margin-bottom: .4rem; }
+  #dashboard-figures { margin: .2rem 0 .6rem; font-style: normal; }
 </style>
 </head>
 <body>
@@ -59,7 +61,8 @@ export const CONSOLE_PAGE = `<!doctype html>
     <a href="#tail" data-view="tail">Live tail</a>
     <a href="#message" data-view="message">Message</a>
     <a href="#stream" data-view="stream">Streams</a>
-    <a href="#consumers" data-view="consumers">Projections &amp; interfaces</a>
+    <a href="#consumers" data-view="consumers">Projections, interfaces &amp; groups</a>
+    <a href="#dashboard" data-view="dashboard">Dashboard</a>
   </nav>
   <div class="auth">
     <input id="token" type="password" autocomplete="off" placeholder="Bearer token (read scope)">
@@ -105,8 +108,20 @@ export const CONSOLE_PAGE = `<!doctype html>
     <button type="submit">Open</button>
   </form>
   <div class="status" id="stream-status"></div>
+  <div id="stream-list-box">
+    <form class="bar" id="stream-list-form">
+      <label>Streams starting with <input id="stream-prefix" placeholder="e.g. order-"></label>
+      <button type="submit">List</button>
+    </form>
+    <table>
+      <thead><tr><th>Stream</th><th>Version</th><th>Last append</th></tr></thead>
+      <tbody id="stream-list"></tbody>
+    </table>
+    <button type="button" id="stream-more" hidden>More</button>
+    <div class="status" id="stream-list-status"></div>
+  </div>
   <div id="stream-detail" hidden>
-    <dl class="facts"><dt>Stream</dt><dd id="stream-name"></dd><dt>Version</dt><dd id="stream-version"></dd><dt>Category</dt><dd id="stream-category"></dd></dl>
+    <dl class="facts"><dt>Stream</dt><dd id="stream-name"></dd><dt>Version</dt><dd id="stream-version"></dd><dt>Category</dt><dd id="stream-category"></dd><dt>State</dt><dd id="stream-state"></dd><dt>Metadata</dt><dd id="stream-metadata"></dd></dl>
     <h3>Snapshot</h3><div id="stream-snapshot"></div>
     <h3>Events</h3>
     <table>
@@ -120,7 +135,7 @@ export const CONSOLE_PAGE = `<!doctype html>
   <div class="status" id="consumers-status"></div>
   <div id="hole" class="hole none">no hole held</div>
   <table>
-    <thead><tr><th>Name</th><th>Kind</th><th>Stream</th><th>Position</th><th>Head</th><th>Lag</th><th>State</th><th>Last error</th></tr></thead>
+    <thead><tr><th>Name</th><th>Kind</th><th>Stream</th><th>Position</th><th>Head</th><th>Lag</th><th>State</th><th>Owner</th><th>Standbys</th><th>Last error</th></tr></thead>
     <tbody id="projection-rows"></tbody>
   </table>
   <h3>Push interfaces <span id="amqp-state" class="empty"></span></h3>
@@ -128,9 +143,28 @@ export const CONSOLE_PAGE = `<!doctype html>
     <thead><tr><th>Name</th><th>Type</th><th>Bookmark</th><th>Position</th><th>Lag</th><th>State</th><th>Published</th><th>Last error</th></tr></thead>
     <tbody id="interface-rows"></tbody>
   </table>
+  <h3>Scavenge</h3>
+  <div id="scavenge" class="empty">never run</div>
+  <h3>Consumer groups</h3>
+  <table>
+    <thead><tr><th>Group</th><th>Strategy</th><th>State</th><th>Members</th><th>Checkpoint</th><th>Lag</th><th>In flight</th><th>Ready</th><th>Parked</th></tr></thead>
+    <tbody id="group-rows"></tbody>
+  </table>
+</section>
+<section id="view-dashboard" hidden>
+  <h2>Dashboard</h2>
+  <div class="status" id="dashboard-status"></div>
+  <div id="dashboard-figures" class="empty">no samples yet</div>
+  <h3>Ingest rate (messages per second)</h3>
+  <svg id="chart-rate" class="chart" role="img" aria-label="ingest rate"></svg>
+  <h3>Head and safe head, with the held hole</h3>
+  <svg id="chart-head" class="chart" role="img" aria-label="head and safe head"></svg>
+  <h3>Consumer lag (messages behind the safe head)</h3>
+  <svg id="chart-lag" class="chart" role="img" aria-label="consumer lag"></svg>
 </section>
 </main>
 <script src="/console/console.js"></script>
+<script src="/console/dashboard.js"></script>
 </body>
 </html>
 `;

@@ -12,7 +12,7 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   ${SSE_READER_SCRIPT}
   const $ = (id) => document.getElementById(id);
   const MAX_ROWS = 500;
-  const state = { view: null, tail: { abort: null, wanted: false, retry: null, lastIndex: 0 }, refresh: null };
+  const state = { view: null, tail: { abort: null, wanted: false, retry: null, lastIndex: 0 }, refresh: null, streamsNext: null };
 
   // A token given in the fragment (the link the server prints: /console#token=…) is kept in
   // the tab's sessionStorage and taken out of the address bar and the history at once; the
@@ -32,6 +32,15 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     try { body = text ? JSON.parse(text) : null; } catch { body = text; }
     if (!response.ok) throw new Error(response.status + ': ' + ((body && body.message) || response.statusText));
     return body;
+  }
+
+  /** A JSON read that answers its status instead of throwing (the stream page reads 404 and 410 as states). */
+  async function apiRaw(path) {
+    const response = await fetch(path, { headers: { authorization: 'Bearer ' + token() } });
+    const text = await response.text();
+    let body = null;
+    try { body = text ? JSON.parse(text) : null; } catch { body = text; }
+    return { status: response.status, ok: response.ok, body };
   }
 
   function el(tag, text, cls) {
@@ -99,8 +108,27 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     setTimeout(() => tr.classList.remove('fresh'), 1500);
     while (body.childElementCount > MAX_ROWS) body.removeChild(body.lastChild);
   }
+  // A hidden or erased message's position (docs/lifecycle.md): its kept fields and why.
+  function showTombstone(t) {
+    if ($('tail-user').value.trim()) return;
+    const tr = row([
+      link(String(t.id), '#message/' + t.id),
+      t.messageType + ' (tombstone: ' + t.tombstone.reason + ')',
+      '',
+      t.streamId ? link(t.streamId + '@' + t.streamVersion, '#stream/' + encodeURIComponent(t.streamId)) : '',
+      t.createdAt,
+      { text: '', cls: 'json' },
+    ]);
+    tr.dataset.index = String(t.id);
+    tr.dataset.type = t.messageType;
+    tr.dataset.tombstone = t.tombstone.reason;
+    const body = $('tail-rows');
+    body.insertBefore(tr, body.firstChild);
+    while (body.childElementCount > MAX_ROWS) body.removeChild(body.lastChild);
+  }
   function onEvent({ event, data }) {
     const t = state.tail;
+    if (event === 'tombstone') { t.lastIndex = data.tombstone.id; showTombstone(data.tombstone); return; }
     if (event === 'connected') setStatus('tail-status', 'connected from ' + data.startIndex + ', server at ' + data.headIndex);
     else if (event === 'message') { t.lastIndex = data.message.id; showMessage(data.message, false); }
     else if (event === 'late-message') showMessage(data.message, true);
@@ -226,18 +254,55 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     $('chain-note').textContent = '(correlation ' + m.correlationId + ': ' + page.count + ' message' + (page.count === 1 ? '' : 's') + (page.count === 1000 ? ', the first 1000' : '') + ')';
   }
 
-  // Stream browser
+  // Stream browser: a list of streams (GET /api/streams, a page at a time), or one stream
+  async function listStreams(more) {
+    const prefix = $('stream-prefix').value.trim();
+    const rows = $('stream-list');
+    if (!more) { rows.replaceChildren(); state.streamsNext = null; }
+    setStatus('stream-list-status', 'loading...');
+    try {
+      const params = new URLSearchParams({ limit: '100' });
+      if (prefix) params.set('prefix', prefix);
+      if (more && state.streamsNext) params.set('after', state.streamsNext);
+      const page = await api('/api/streams?' + params);
+      for (const s of page.streams) rows.appendChild(row([link(s.streamId, '#stream/' + encodeURIComponent(s.streamId)), { text: s.version, cls: 'num' }, s.updatedAt]));
+      if (!more && page.streams.length === 0) rows.appendChild(row([{ text: prefix ? 'no stream starts with ' + prefix : 'no streams yet', cls: 'empty' }]));
+      state.streamsNext = page.next || null;
+      $('stream-more').hidden = !state.streamsNext;
+      setStatus('stream-list-status', rows.querySelectorAll('a').length + ' stream(s)' + (state.streamsNext ? ', more after ' + state.streamsNext : ''));
+    } catch (error) {
+      setStatus('stream-list-status', String(error.message || error), true);
+    }
+  }
+
   async function showStream(id) {
     $('stream-id').value = id;
     $('stream-detail').hidden = true;
-    if (!id) return setStatus('stream-status', 'Type a stream id (category-id), or click one in a message');
+    $('stream-list-box').hidden = Boolean(id);
+    if (!id) {
+      setStatus('stream-status', 'Pick a stream below, type its id (category-id), or click one in a message');
+      return listStreams(false);
+    }
     setStatus('stream-status', 'loading...');
     try {
-      const s = await api('/api/streams/' + encodeURIComponent(id) + '?snapshot=false&limit=1000');
-      const snap = (await api('/api/streams/' + encodeURIComponent(id) + '/snapshot')).snapshot;
+      const path = '/api/streams/' + encodeURIComponent(id);
+      // Its state (docs/lifecycle.md): tombstoned answers 410 everywhere, deleted reads 404 stream_deleted.
+      const meta = await apiRaw(path + '/metadata');
+      const read = meta.status === 410 ? meta : await apiRaw(path + '?snapshot=false&limit=1000');
+      const gone = read.status === 410 || (read.status === 404 && read.body && read.body.code === 'stream_deleted');
+      if (!read.ok && !gone) throw new Error(read.status + ': ' + ((read.body && read.body.message) || 'failed'));
+      const s = gone ? { streamId: id, version: read.body.lastVersion || 0, events: [], count: 0 } : read.body;
+      const snap = gone ? null : (await api(path + '/snapshot')).snapshot;
       $('stream-name').textContent = s.streamId;
       $('stream-version').textContent = String(s.version);
       $('stream-category').textContent = s.streamId.split('-')[0];
+      $('stream-state').textContent = read.status === 410 ? 'tombstoned (for ever)'
+        : gone ? 'deleted at version ' + read.body.lastVersion + ' (an append with no_stream re-creates it)'
+        : 'live' + (s.hidden ? ', versions below ' + s.hidden.beforeVersion + ' hidden (' + s.hidden.reason + ')' : '');
+      const m = meta.ok ? meta.body : null;
+      $('stream-metadata').textContent = m && m.metadataVersion > 0
+        ? JSON.stringify({ maxAge: m.maxAge, maxCount: m.maxCount, truncateBefore: m.truncateBefore, custom: m.custom }) + ' (version ' + m.metadataVersion + ')'
+        : 'none';
       const box = $('stream-snapshot');
       box.replaceChildren();
       if (snap) {
@@ -257,9 +322,22 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
 
   // Projections, subscriptions, interfaces, the held hole
   const stateCell = (s) => ({ text: s, cls: 'state-' + s });
+  const processText = (p) => (p.pid === null || p.pid === undefined ? p.id : p.pid + '@' + p.host) + (p.self ? ' (this server)' : '');
+  // A partitioned projection has an owner per partition: name them all.
+  const ownerText = (c) => {
+    if (c.partitions) return [...new Set(c.partitions.filter((p) => p.owner).map((p) => processText(p.owner)))].join(', ') || null;
+    if (!c.owner) return null;
+    return processText(c.owner) + ', heartbeat ' + c.owner.heartbeatAgeMs + ' ms ago' + (c.owner.stale ? ' (overdue)' : '');
+  };
+  const standbysText = (list) => (list && list.length ? list.map(processText).join(', ') : null);
   async function showConsumers() {
     try {
-      const [projections, interfaces] = await Promise.all([api('/api/projections'), api('/api/interfaces')]);
+      const [projections, interfaces, scavenge] = await Promise.all([api('/api/projections'), api('/api/interfaces'), api('/api/admin/scavenge?limit=1')]);
+      // The scavenge (docs/lifecycle.md): the run going on here, else the newest one.
+      const run = scavenge.running || scavenge.runs[0];
+      $('scavenge').textContent = !run ? 'never run'
+        : 'run ' + run.id + ' ' + (scavenge.running ? 'running: index ' + run.position + ' of ' + run.through : run.status + (run.finishedAt ? ' ' + run.finishedAt : '') + (run.status === 'running' ? ' (stopped at ' + run.position + ' of ' + run.through + '; run it again to resume)' : '')) +
+          ', ' + run.rowsErased + ' rows erased, ' + run.bytesFreed + ' bytes freed';
       const hole = projections.watermark.heldHole;
       const box = $('hole');
       if (hole) {
@@ -274,13 +352,24 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       }
       const prow = $('projection-rows');
       prow.replaceChildren();
-      for (const p of projections.projections) prow.appendChild(row([p.name, p.kind, p.stream, { text: p.position, cls: 'num' }, { text: p.head, cls: 'num' }, { text: p.lag, cls: 'num' }, stateCell(p.state), p.lastError]));
+      // A build of a versioned projection says its version and state (candidate, serving, previous, retired).
+      const versionText = (p) => p.versionState && !(p.versionState === 'serving' && (p.version ?? 1) === 1 && (p.build ?? 1) <= 1) ? p.name + ' [v' + p.version + (p.build > 1 ? ' build ' + p.build : '') + ' ' + p.versionState + ']' : p.name;
+      for (const p of projections.projections) prow.appendChild(row([versionText(p), p.kind, p.stream, { text: p.position, cls: 'num' }, { text: p.head, cls: 'num' }, { text: p.lag, cls: 'num' }, stateCell(p.state), ownerText(p), standbysText(p.standbys), p.lastError]));
       if (projections.projections.length === 0) prow.appendChild(row([{ text: 'none in this server', cls: 'empty' }]));
       $('amqp-state').textContent = interfaces.amqp ? '(broker ' + interfaces.broker + ')' : '(AMQP is off)';
       const irow = $('interface-rows');
       irow.replaceChildren();
       for (const i of interfaces.interfaces) irow.appendChild(row([i.name, i.type, { text: i.bookmark, cls: 'num' }, { text: i.position, cls: 'num' }, { text: i.lag, cls: 'num' }, stateCell(i.state), { text: i.published, cls: 'num' }, i.lastError]));
       if (interfaces.interfaces.length === 0) irow.appendChild(row([{ text: 'none configured', cls: 'empty' }]));
+      const groups = (await api('/api/consumer-groups')).groups;
+      const grow = $('group-rows');
+      grow.replaceChildren();
+      for (const g of groups) {
+        const alive = g.members.filter((m) => m.alive);
+        const members = alive.length + ' live' + (alive.length ? ': ' + alive.map((m) => m.memberId + ' (' + m.inFlight + ')').join(', ') : '');
+        grow.appendChild(row([g.group, g.definition.strategy, stateCell(g.state), members, { text: g.checkpoint, cls: 'num' }, { text: g.lag, cls: 'num' }, { text: g.inFlight, cls: 'num' }, { text: g.ready, cls: 'num' }, { text: g.parked, cls: 'num' }]));
+      }
+      if (groups.length === 0) grow.appendChild(row([{ text: 'none defined', cls: 'empty' }]));
       setStatus('consumers-status', 'refreshed ' + new Date().toLocaleTimeString());
     } catch (error) {
       setStatus('consumers-status', String(error.message || error), true);
@@ -291,8 +380,10 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   function route() {
     const [view, ...rest] = (location.hash.slice(1) || 'tail').split('/');
     const arg = decodeURIComponent(rest.join('/'));
-    const known = ['tail', 'message', 'stream', 'consumers'].includes(view) ? view : 'tail';
-    for (const name of ['tail', 'message', 'stream', 'consumers']) $('view-' + name).hidden = name !== known;
+    // (#dashboard: dashboard.js draws it)
+    const views = ['tail', 'message', 'stream', 'consumers', 'dashboard'];
+    const known = views.includes(view) ? view : 'tail';
+    for (const name of views) $('view-' + name).hidden = name !== known;
     for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.view === known);
     clearInterval(state.refresh);
     state.view = known;
@@ -306,6 +397,8 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   $('tail-disconnect').addEventListener('click', () => { tailStop(); tailButtons(false); setStatus('tail-status', 'disconnected'); });
   $('tail-types').addEventListener('change', () => { if (state.tail.wanted) tailConnect(); });
   $('message-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#message/' + $('message-index').value.trim(); });
+  $('stream-list-form').addEventListener('submit', (e) => { e.preventDefault(); listStreams(false); });
+  $('stream-more').addEventListener('click', () => listStreams(true));
   $('stream-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#stream/' + encodeURIComponent($('stream-id').value.trim()); });
   $('save-token').addEventListener('click', () => {
     sessionStorage.setItem('ordinal-token', token());

@@ -71,7 +71,7 @@ describe('development defaults: the embedded database and AMQP when nothing answ
     const prodEnv = {
       ORDINAL_ENV: 'production',
       DATABASE_URL: 'postgres://db/x',
-      ORDINAL_TOKENS: 'ops:secret-1:admin',
+      ORDINAL_TOKENS: `ops:${'s'.repeat(43)}:admin`,
     };
     const prod = probeAnswering();
     expect(

@@ -69,7 +69,7 @@ export async function resolveDevelopmentServices(
   let next = config;
   let reason: string | null = null;
   if (forced) reason = 'ORDINAL_EMBEDDED=1';
-  else if (forced === null && !env.DATABASE_URL && !(await probe('127.0.0.1', 5432)))
+  else if (forced === null && !env.DATABASE_URL && !env.PGHOST && !(await probe('127.0.0.1', 5432)))
     reason = 'DATABASE_URL is not set and nothing answers on 127.0.0.1:5432';
   let embedded: EmbeddedPostgres | null = null;
   if (reason) {

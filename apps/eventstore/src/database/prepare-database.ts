@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { LogRole } from '@ordinal/log';
+import { createDatabase, DatabaseMissingError, maskCredentials } from '@ordinal/pg';
 
 /** PostgreSQL cannot be reached at start: the message is one line saying what to do. */
 export class DatabaseUnreachableError extends Error {}
@@ -25,15 +26,19 @@ export async function prepareDatabase(
   try {
     await client.connect();
   } catch (error) {
-    const e = error as { code?: string; message: string };
-    if (e.code !== '3D000' || !createIfMissing) {
-      await client.end().catch(() => undefined);
-      throw new DatabaseUnreachableError(
-        `Cannot reach PostgreSQL at ${describe(url)} (${e.code ?? e.message}): ${hint}`,
-      );
-    }
     await client.end().catch(() => undefined);
-    return createDatabase(databaseUrl, database, hint, url);
+    const e = error as { code?: string; message: string };
+    const where = `${url.hostname}:${url.port || 5432}`;
+    if (e.code === '3D000' && createIfMissing) {
+      try {
+        return await createDatabase({ connectionString: databaseUrl, database }, where);
+      } catch (failure) {
+        if (failure instanceof DatabaseMissingError)
+          throw new DatabaseUnreachableError(failure.message);
+        throw failure;
+      }
+    }
+    throw new DatabaseUnreachableError(maskCredentials(refusal(e, url, database, hint)));
   }
   try {
     await checkRole(client, role, url);
@@ -41,6 +46,21 @@ export async function prepareDatabase(
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** Why the first connection failed, and what to do, for the start's one line. */
+function refusal(
+  e: { code?: string; message: string },
+  url: URL,
+  database: string,
+  hint: string,
+): string {
+  const where = `${url.hostname}:${url.port || 5432}`;
+  if (e.code === '3D000')
+    return `Database '${database}' does not exist on PostgreSQL at ${where} (SQLSTATE 3D000): create it (CREATE DATABASE ${database}), or point DATABASE_URL at an existing one (development creates the database itself)`;
+  if (e.code === '28P01' || e.code === '28000')
+    return `PostgreSQL at ${where} refused user '${decodeURIComponent(url.username) || 'postgres'}' (SQLSTATE ${e.code}: ${e.message}): check the user and password (DATABASE_URL, or PGPASSWORD)`;
+  return `Cannot reach PostgreSQL at ${describe(url)} (${e.code ?? e.message}): ${hint}`;
 }
 
 /**
@@ -56,38 +76,5 @@ async function checkRole(client: pg.Client, role: LogRole, url: URL): Promise<vo
     throw new DatabaseUnreachableError(
       `PostgreSQL at ${describe(url)} is a read-only standby: point DATABASE_URL at the primary, or set ORDINAL_ROLE=replica-reader to serve reads from this replica (docs/scaling.md)`,
     );
-  }
-}
-
-async function createDatabase(
-  databaseUrl: string,
-  database: string,
-  hint: string,
-  url: URL,
-): Promise<{ created: boolean }> {
-  if (!/^[A-Za-z0-9_]+$/.test(database)) {
-    throw new DatabaseUnreachableError(
-      `Database '${database}' does not exist and its name is not one Ordinal creates; create it yourself`,
-    );
-  }
-  const maintenance = new URL(databaseUrl);
-  maintenance.pathname = '/postgres';
-  const admin = new pg.Client({
-    connectionString: maintenance.toString(),
-    connectionTimeoutMillis: 5000,
-  });
-  try {
-    await admin.connect();
-    // An identifier cannot be a parameter; the name was checked against [A-Za-z0-9_] above.
-    await admin.query(`CREATE DATABASE "${database}"`);
-    return { created: true };
-  } catch (error) {
-    const e = error as { code?: string; message: string };
-    if (e.code === '42P04') return { created: false }; // created meanwhile by another process
-    throw new DatabaseUnreachableError(
-      `Database ${describe(url)} does not exist and could not be created (${e.message}): ${hint}`,
-    );
-  } finally {
-    await admin.end().catch(() => undefined);
   }
 }

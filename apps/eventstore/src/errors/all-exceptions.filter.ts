@@ -6,7 +6,12 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ImportLineError, VersionConflictError } from '@ordinal/log';
+import {
+  ImportLineError,
+  StreamDeletedError,
+  StreamTombstonedError,
+  VersionConflictError,
+} from '@ordinal/log';
 import {
   DatabaseUnavailableError,
   insufficientResources,
@@ -45,6 +50,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
           streamId: exception.streamId,
           current: exception.current,
           expected: exception.expected,
+        }),
+        headers: { 'ordinal-current-version': String(exception.current) },
+      };
+    }
+    if (exception instanceof StreamDeletedError || exception instanceof StreamTombstonedError) {
+      const deleted = exception instanceof StreamDeletedError;
+      return {
+        body: errorBody(STATUS_BY_CODE[exception.code], exception.message, {
+          code: exception.code,
+          streamId: exception.streamId,
+          ...(deleted ? { lastVersion: exception.lastVersion } : {}),
         }),
         headers: {},
       };

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { TOKEN_REFUSAL_REASONS, type TokenRefusalReason } from '../auth/token-refused.exception.js';
 
 /** One field a 400 names, and what is wrong with it. */
 export class FieldProblemDto {
@@ -10,6 +11,18 @@ export class FieldProblemDto {
     example: ['messageType must be 1-200 characters of [A-Za-z0-9._:-]'],
   })
   problems!: string[];
+}
+
+/** The message of a 403 `access_denied`. */
+export class DeniedMessageDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Its position in the batch' })
+  index?: number;
+
+  @ApiPropertyOptional({ example: 'EmployeeHired' })
+  messageType?: string;
+
+  @ApiPropertyOptional({ type: 'string', nullable: true, example: 'employee-17' })
+  streamId?: string | null;
 }
 
 /**
@@ -36,6 +49,20 @@ export class ErrorResponseDto {
       'Stable machine-readable code (invalid_message, unknown_field, repeated_parameter, idempotency_key_reused, version_conflict, database_unavailable, …)',
   })
   code?: string;
+
+  @ApiPropertyOptional({
+    enum: TOKEN_REFUSAL_REASONS,
+    example: 'expired',
+    description:
+      '401 `invalid_token`: which check refused the bearer token (docs/security.md lists each)',
+  })
+  reason?: TokenRefusalReason;
+
+  @ApiPropertyOptional({
+    type: DeniedMessageDto,
+    description: '403 `access_denied`: the message an access rule refused (in a batch, its index)',
+  })
+  denied?: DeniedMessageDto;
 
   @ApiPropertyOptional({
     type: [FieldProblemDto],

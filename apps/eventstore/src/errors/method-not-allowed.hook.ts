@@ -17,10 +17,15 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+/** Whether a route's path has a parameter (a `:name` segment), so it matches many paths. */
+const parametric = (url: string) => url.includes(':');
+
 /**
  * A request for a known path with a method it does not have gets 405 with `Allow` (RFC 9110)
  * instead of Fastify's 404: the routes are recorded as they are added, and only a request no
- * route matched is looked up.
+ * route matched is looked up. A path that is a route of its own (`/api/events/stream-ticket`,
+ * POST) is never an instance of a parametric one (`GET /api/events/:index`): a method it lacks
+ * is a 405 listing its own methods, not a 400 about an index.
  */
 export function registerMethodNotAllowed(fastify: FastifyInstance): void {
   const routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
@@ -31,11 +36,16 @@ export function registerMethodNotAllowed(fastify: FastifyInstance): void {
     for (const method of [route.method].flat()) entry.methods.add(method);
   });
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.routeOptions.url !== undefined) return done();
+    const matched = request.routeOptions.url;
     const path = request.url.split('?', 1)[0];
-    const allowed = new Set<string>();
-    for (const { pattern, methods } of routes.values())
-      if (pattern.test(path)) for (const m of methods) allowed.add(m);
+    // A path with routes of its own allows only their methods.
+    const own = parametric(path) ? undefined : routes.get(path)?.methods;
+    if (matched !== undefined && (!own || !parametric(matched) || own.has(request.method)))
+      return done();
+    const allowed = new Set<string>(own);
+    if (!own)
+      for (const { pattern, methods } of routes.values())
+        if (pattern.test(path)) for (const m of methods) allowed.add(m);
     if (allowed.size === 0) return done();
     const allow = [...allowed].sort().join(', ');
     void reply

@@ -14,12 +14,38 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   writer_closed: 503,
   invalid_message: 400,
   idempotency_key_reused: 422,
+  // The message names a subject whose personal data was erased (docs/personal-data.md).
+  subject_erased: 422,
+  invalid_personal_data_rule: 400,
+  // The master key cannot unwrap the key store's keys: a configuration fault, logged.
+  master_key_mismatch: 500,
+  // A redaction of legacy data for a type without a rule (docs/personal-data.md).
+  no_personal_data_rule: 404,
+  // Another redaction holds the job's lock (in this process or another).
+  redact_running: 409,
   version_conflict: 409,
   snapshot_version_exceeds_stream: 409,
   invalid_stream_id: 400,
   invalid_version: 400,
   aggregate_not_found: 404,
+  stream_not_found: 404,
+  // Soft-deleted: reads and loads find nothing (the body names the last version); an append
+  // with `no_stream` or `any` re-creates the stream.
+  stream_deleted: 404,
+  // Tombstoned: gone for good, every call on it answers this forever.
+  stream_tombstoned: 410,
+  // Another scavenge holds the job's lock (in this process or another): look at its progress.
+  scavenge_running: 409,
   subscription_not_found: 404,
+  projection_version_not_found: 404,
+  // A promotion that lost its race, a rollback without a previous version, retiring the serving one.
+  projection_version_conflict: 409,
+  consumer_group_not_found: 404,
+  // A definition that would change what an existing group reads: delete it first.
+  consumer_group_conflict: 409,
+  invalid_consumer_group: 400,
+  // The member was declared dead and its events went to others: it fetches again for a new lease.
+  member_lease_lost: 409,
   consumer_not_running: 409,
   consumer_request_failed: 503,
   // The log has used every position up to 2^53 − 1 (the last index JSON readers read exactly).
@@ -71,4 +97,11 @@ export const HTTP_STATUS_BY_CODE: Record<HttpErrorCode, number> = {
   method_not_allowed: 405,
   body_timeout: 408,
   unsupported_media_type: 415,
+  invalid_stream_ticket: 401,
+  // No, an unknown, or a refused bearer token; `reason` says which check failed (docs/security.md).
+  invalid_token: 401,
+  // The principal is known but lacks the route's scope.
+  missing_scope: 403,
+  // An access rule does not let the principal read or write this (`denied` names the message).
+  access_denied: 403,
 };

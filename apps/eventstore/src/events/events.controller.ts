@@ -1,19 +1,46 @@
-import { Controller, Get, NotFoundException, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { LogReader, shardOf } from '@ordinal/log';
+import { AuditTrail, type AuditedRequest } from '../audit/audit-trail.service.js';
+import { AccessPolicy } from '../access/access-policy.service.js';
+import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import type { Principal } from '../auth/principal.js';
+import { Controller, Get, NotFoundException, Param, Query, Req } from '@nestjs/common';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { TombstoneResponseDto } from './dto/tombstone.response.js';
+import { LogReader, PersonalData, shardOf } from '@ordinal/log';
+import { PersonalScope } from '../personal-data/personal-scope.decorator.js';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from '../ingest/dto/message.response.js';
 import { HeadResponseDto, PageResponseDto } from './dto/read.responses.js';
 import { toMessageResponse } from '../ingest/message-response.js';
-import { correlationParam, intParam, startParam, typesParam } from './query-params.js';
+import {
+  correlationParam,
+  intParam,
+  startParam,
+  tombstonesParam,
+  typesParam,
+} from './query-params.js';
 import { shardParams } from '../sse/sse-params.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** JSON reads of the log. */
 @ApiTags('reading')
+@ApiTraceHeaders()
 @Controller('api/events')
 export class EventsController {
-  constructor(private readonly reader: LogReader) {}
+  constructor(
+    private readonly reader: LogReader,
+    private readonly access: AccessPolicy,
+    private readonly audit: AuditTrail,
+    private readonly personalData: PersonalData,
+  ) {}
 
   @Get('head')
   @Scoped('read')
@@ -33,7 +60,7 @@ export class EventsController {
   @ApiOperation({
     summary: 'A page of the log',
     description:
-      'Messages from `fromIndex` in index order; continue from `nextIndex`. Needs the `read` scope.',
+      'Messages from `fromIndex` in index order; continue from `nextIndex`. Needs the `read` scope; personal fields in clear need the `personal` scope too (docs/personal-data.md).',
   })
   @ApiQuery({
     name: 'fromIndex',
@@ -70,49 +97,90 @@ export class EventsController {
       'Only the messages of this correlation (docs/observability.md), still in index order',
     schema: { type: 'string', minLength: 1, maxLength: 200 },
   })
+  @ApiQuery({
+    name: 'tombstones',
+    required: false,
+    description:
+      '`skip`: leave out the positions whose message is hidden or erased (docs/lifecycle.md); by default each comes as a tombstone',
+    schema: { type: 'string', enum: ['include', 'skip'], default: 'include' },
+  })
   @ApiOkResponse({ type: PageResponseDto })
   @ApiErrors(400, 503)
   async page(
+    @CurrentPrincipal() principal: Principal,
+    @Req() request: AuditedRequest,
     @Query('fromIndex') fromRaw?: string,
     @Query('limit') limitRaw?: string,
     @Query('types') typesRaw?: string,
     @Query('shardCount') shardCountRaw?: string,
     @Query('shardIndex') shardIndexRaw?: string,
     @Query('correlationId') correlationRaw?: string,
+    @Query('tombstones') tombstonesRaw?: string,
+    @PersonalScope() personal = false,
   ): Promise<PageResponseDto> {
     const fromIndex = startParam('fromIndex', fromRaw, 1, 1);
     const limit = intParam('limit', limitRaw, 100, 1, 10_000);
     const types = typesParam(typesRaw);
     const shard = shardParams(shardCountRaw, shardIndexRaw);
     const correlationId = correlationParam(correlationRaw);
+    const filter = { types, tombstones: tombstonesParam(tombstonesRaw) };
     const head = await this.reader.safeHead();
     const read =
       correlationId === undefined
-        ? await this.reader.readUpTo(fromIndex - 1, limit, { types }, head)
-        : await this.reader.readCorrelation(correlationId, fromIndex - 1, limit, { types }, head);
-    // A shard is applied after the read, so a page may hold fewer than `limit`; nextIndex still moves on.
-    const messages = shard
-      ? read.messages.filter((m) => shardOf(m.userId, shard.count) === shard.index)
-      : read.messages;
+        ? await this.reader.readUpTo(fromIndex - 1, limit, filter, head)
+        : await this.reader.readCorrelation(correlationId, fromIndex - 1, limit, filter, head);
+    // A shard and the access rules are applied after the read, so a page may hold fewer than
+    // `limit`; nextIndex still moves on (past the messages the principal may not see, too).
+    const allowed = this.access.readFilter(principal);
+    const messages =
+      shard || allowed
+        ? read.messages.filter(
+            (m) =>
+              (!shard || shardOf(m.userId, shard.count) === shard.index) &&
+              (!allowed || allowed(m)),
+          )
+        : read.messages;
+    this.audit.noteRead(request, messages);
     return {
       fromIndex,
       head,
       nextIndex: Math.max(fromIndex, read.to + 1),
       count: messages.length,
-      messages: messages.map(toMessageResponse),
+      messages: (personal ? await this.personalData.reveal(messages) : messages).map(
+        toMessageResponse,
+      ),
     };
   }
 
   @Get(':index')
   @Scoped('read')
-  @ApiOperation({ summary: 'One message by its index', description: 'Needs the `read` scope.' })
+  @ApiOperation({
+    summary: 'One message by its index',
+    description:
+      'The message, or its tombstone when it is hidden or erased (docs/lifecycle.md). Needs the `read` scope.',
+  })
   @ApiParam({ name: 'index', schema: { type: 'integer', minimum: 1 } })
-  @ApiOkResponse({ type: MessageResponseDto })
+  @ApiExtraModels(TombstoneResponseDto)
+  @ApiOkResponse({
+    schema: {
+      oneOf: [
+        { $ref: getSchemaPath(MessageResponseDto) },
+        { $ref: getSchemaPath(TombstoneResponseDto) },
+      ],
+    },
+  })
   @ApiErrors(400, 404, 503)
-  async get(@Param('index') indexRaw: string): Promise<MessageResponseDto> {
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Req() request: AuditedRequest,
+    @Param('index') indexRaw: string,
+    @PersonalScope() personal = false,
+  ): Promise<MessageResponseDto | TombstoneResponseDto> {
     const index = intParam('index', indexRaw, 0, 1);
     const message = await this.reader.get(index);
     if (!message) throw new NotFoundException(`No message has index ${index}`);
-    return toMessageResponse(message);
+    this.access.assertRead(principal, message);
+    this.audit.noteRead(request, [message]);
+    return toMessageResponse(personal ? await this.personalData.revealOne(message) : message);
   }
 }

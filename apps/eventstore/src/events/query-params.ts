@@ -59,7 +59,8 @@ export function typesParam(value: unknown): string[] {
     .map((t) => t.trim())
     .filter(Boolean);
   for (const t of types) {
-    if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t))
+    // A leading `$` names a system type (`$stream-deleted`, docs/lifecycle.md).
+    if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t.startsWith('$') ? t.slice(1) : t))
       throw new BadRequestException(
         `types: '${t}' is not a message type (1-200 characters of [A-Za-z0-9._:-])`,
       );
@@ -76,4 +77,12 @@ export function correlationParam(value: unknown): string | undefined {
       `correlationId must be 1-200 characters of text, got ${raw.length} characters`,
     );
   return raw;
+}
+
+/** `tombstones=include|skip` (docs/lifecycle.md); 400 otherwise. @default 'include' */
+export function tombstonesParam(value: unknown): 'include' | 'skip' {
+  const raw = singleParam('tombstones', value);
+  if (raw === undefined || raw === '' || raw === 'include') return 'include';
+  if (raw === 'skip') return 'skip';
+  throw new BadRequestException(`tombstones must be include or skip, got '${raw.slice(0, 40)}'`);
 }

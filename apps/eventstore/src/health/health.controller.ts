@@ -8,6 +8,7 @@ import { driverError, isStorageFull } from '@ordinal/pg';
 import { AmqpConnection } from '@ordinal/amqp';
 import { ConsumersHealthIndicator } from '@ordinal/subscriptions';
 import { Public } from '../auth/scopes.decorator.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /**
  * Liveness and readiness: 200 when the database answers and the StartMarker is written. With
@@ -18,6 +19,7 @@ import { Public } from '../auth/scopes.decorator.js';
  * log that refused an append for passing index 2^53 − 1 is `log: 'full'`, and `degraded` too.
  */
 @ApiTags('operations')
+@ApiTraceHeaders()
 @Controller('health')
 export class HealthController {
   constructor(

@@ -19,9 +19,11 @@ import type { OrdinalConfig } from '../config/ordinal-config.js';
 import { NDJSON } from '../validation/body-timeout.hook.js';
 import { ImportResponseDto } from './dto/import.response.js';
 import type { HttpErrorCode } from '@ordinal/contract';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** Bulk import: an NDJSON body streamed into the log through COPY (docs/ingestion.md, "Bulk import"). */
 @ApiTags('ingestion')
+@ApiTraceHeaders()
 @Controller('api/events')
 export class ImportController {
   constructor(

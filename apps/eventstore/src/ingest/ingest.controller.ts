@@ -1,3 +1,6 @@
+import { AccessPolicy } from '../access/access-policy.service.js';
+import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import type { Principal } from '../auth/principal.js';
 import {
   BadRequestException,
   Body,
@@ -18,7 +21,7 @@ import { LogWriter, type AppendEntry, type NewMessage } from '@ordinal/log';
 import { isSameRequest } from './same-request.js';
 import { PublishMessageDto } from './dto/publish-message.dto.js';
 import { PublishBatchDto } from './dto/publish-batch.dto.js';
-import { statusOf, toEntryResponse, toMessageResponse } from './message-response.js';
+import { statusOf, toEntryResponse, toStoredResponse } from './message-response.js';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { MessageResponseDto } from './dto/message.response.js';
@@ -29,6 +32,7 @@ import {
 } from './dto/publish.responses.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessage {
   return {
@@ -53,11 +57,13 @@ function keyReused(key: string, index: number): UnprocessableEntityException {
 
 /** REST ingestion, one message or a batch: every message gets the next global index. */
 @ApiTags('ingestion')
+@ApiTraceHeaders()
 @Controller('api/events')
 export class IngestController {
   constructor(
     private readonly writer: LogWriter,
     @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
+    private readonly access: AccessPolicy,
   ) {}
 
   @Put('message')
@@ -94,6 +100,7 @@ export class IngestController {
     @Headers('idempotency-key') headerKey: string | undefined,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
+    @CurrentPrincipal() principal: Principal,
   ): Promise<MessageResponseDto | DuplicateResponseDto> {
     if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 200)) {
       throw new BadRequestException('Idempotency-Key must be 1-200 characters');
@@ -104,6 +111,7 @@ export class IngestController {
       );
     }
     const sent = toNewMessage(dto, headerKey);
+    this.access.assertWrite(principal, [sent]);
     const { entries } = await this.writer.append({
       messages: [sent],
       correlation: requestCorrelation(request),
@@ -119,7 +127,7 @@ export class IngestController {
         message: 'A message with the same body is inside the duplicate window; nothing was stored',
       };
     }
-    return toMessageResponse(entry.message);
+    return toStoredResponse(entry.message);
   }
 
   @Post('messages')
@@ -139,11 +147,12 @@ export class IngestController {
     description:
       'Nothing stored and an idempotency key reused with another message (entry `key_reused`)',
   })
-  @ApiErrors(400, 408, 413, 415, 421, 503, 507)
+  @ApiErrors(400, 408, 413, 415, 421, 422, 503, 507)
   async publishBatch(
     @Body() dto: PublishBatchDto,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
+    @CurrentPrincipal() principal: Principal,
   ): Promise<BatchResponseDto> {
     if (dto.messages.length > this.config.maxBatchMessages) {
       throw new BadRequestException(
@@ -151,6 +160,7 @@ export class IngestController {
       );
     }
     const sent = dto.messages.map((m) => toNewMessage(m));
+    this.access.assertWrite(principal, sent);
     const { entries } = await this.writer.append({
       messages: sent,
       correlation: requestCorrelation(request),

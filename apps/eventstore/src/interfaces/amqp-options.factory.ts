@@ -11,5 +11,6 @@ export function amqpOptionsFrom(config: OrdinalConfig): AmqpModuleOptions {
     inputBodyLimitBytes: config.bodyLimitBytes,
     quorumQueues: config.amqp.quorumQueues,
     interfaces: config.amqp.interfaces,
+    migrate: config.migrations !== 'skip',
   };
 }

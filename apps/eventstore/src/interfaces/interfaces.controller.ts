@@ -3,9 +3,11 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { InterfacesResponseDto } from './interfaces.response.js';
 import { AmqpConnection, PushInterfaces, type InterfaceReport } from '@ordinal/amqp';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** The push interfaces: bookmark, lag and state of each. */
 @ApiTags('operations')
+@ApiTraceHeaders()
 @Controller('api/interfaces')
 export class InterfacesController {
   constructor(

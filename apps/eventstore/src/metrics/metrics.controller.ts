@@ -2,9 +2,11 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { MetricsService } from './metrics.service.js';
 import { Public } from '../auth/scopes.decorator.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** Prometheus text exposition. Public: it carries figures, no data. */
 @ApiTags('operations')
+@ApiTraceHeaders()
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}

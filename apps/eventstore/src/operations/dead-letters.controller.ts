@@ -13,9 +13,11 @@ import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { DeadLettersResponseDto, RedriveResponseDto } from './operations.response.js';
 import { intParam } from '../events/query-params.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** The AMQP input's dead-letter queue: list (without removing) and re-drive to the input. */
 @ApiTags('operations')
+@ApiTraceHeaders()
 @Controller('api/dead-letters')
 export class DeadLettersController {
   /** Absent when the server runs without AMQP (no AMQP_URL). */

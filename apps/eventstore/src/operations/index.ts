@@ -1,2 +1,4 @@
 export * from './dead-letters.controller.js';
 export * from './interface-rewind.controller.js';
+export * from './scavenge.controller.js';
+export * from './scavenge-schedule.service.js';

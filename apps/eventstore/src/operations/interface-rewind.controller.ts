@@ -14,9 +14,11 @@ import { PushInterfaces } from '@ordinal/amqp';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { RewindResponseDto } from './operations.response.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** Rewinds a replayable interface: its bookmark set back (or forward) and everything after it sent again. */
 @ApiTags('operations')
+@ApiTraceHeaders()
 @Controller('api/interfaces')
 export class InterfaceRewindController {
   constructor(@Optional() private readonly interfaces?: PushInterfaces) {}

@@ -59,13 +59,13 @@ export class SubscriptionMetrics {
       read: async () =>
         (await subscriptions.report().catch(() => [])).map((r) => ({
           labels: { name: r.name, kind: r.kind },
-          value: r.lateDelivered,
+          value: r.lateDelivered ?? 0,
         })),
     });
     perSubscription(
       'ordinal_subscription_late_delivered',
       'Deprecated: ordinal_subscription_late_delivered_total as a gauge',
-      (r) => r.lateDelivered,
+      (r) => r.lateDelivered ?? 0,
     );
     new Gauge({
       name: 'ordinal_watermark_hole_age_seconds',

@@ -1,3 +1,8 @@
+import { AuditTrail, type AuditedRequest } from '../audit/audit-trail.service.js';
+import { recordStreamRead } from '../audit/audit.hook.js';
+import { AccessPolicy } from '../access/access-policy.service.js';
+import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import type { Principal } from '../auth/principal.js';
 import {
   Controller,
   Get,
@@ -23,20 +28,21 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SSE_EVENT_NAMES } from '@ordinal/contract';
-import { LiveRouter } from '@ordinal/log';
+import { LiveRouter, PersonalData } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { AcceptsTicket } from '../auth/scopes.decorator.js';
 import { StreamTickets } from '../auth/stream-tickets.service.js';
 import type { AuthorisedRequest } from '../auth/auth.guard.js';
 import { StreamTicketResponseDto } from './dto/stream-ticket.response.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
-import { SSE_EVENT_DTOS } from './dto/sse-events.js';
+import { SSE_EVENT_DTOS, sseEventSchema } from './dto/sse-events.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 import { SseSession } from './sse-session.js';
 import { SseWriter } from './sse-writer.js';
 import { parseStreamParams } from './sse-params.js';
 import { StreamRegistry } from './stream-registry.service.js';
+import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 /** The reconnection delay a standard EventSource is told to use (SSE `retry:`). */
 const SSE_RETRY_MS = 2000;
@@ -48,6 +54,7 @@ const SSE_EVENTS_EXTENSION = Object.fromEntries(
 
 /** The pull stream: Server-Sent Events from any index, history then live. */
 @ApiTags('reading')
+@ApiTraceHeaders()
 @ApiExtraModels(...new Set(Object.values(SSE_EVENT_DTOS)))
 @Controller('api/events')
 export class EventsStreamController {
@@ -56,6 +63,9 @@ export class EventsStreamController {
     private readonly registry: StreamRegistry,
     private readonly tickets: StreamTickets,
     @Inject(ORDINAL_CONFIG) private readonly config: OrdinalConfig,
+    private readonly access: AccessPolicy,
+    private readonly audit: AuditTrail,
+    private readonly personalData: PersonalData,
   ) {}
 
   @Post('stream-ticket')
@@ -69,7 +79,7 @@ export class EventsStreamController {
   })
   @ApiResponse({ status: 201, type: StreamTicketResponseDto })
   issueTicket(@Req() request: AuthorisedRequest): StreamTicketResponseDto {
-    return this.tickets.issue(request.apiToken!);
+    return this.tickets.issue(request.principal!);
   }
 
   @Get('stream')
@@ -88,7 +98,7 @@ export class EventsStreamController {
     description:
       'History then live, in index order, never a miss or a repeat within a connection. Events: `connected` (once, with `retry:`), ' +
       '`message` (`id:` = index), `late-message` (no `id:`), `heartbeat`, `stream-ended` (at `endIndex`, then the stream closes). ' +
-      "Each event's `data` is JSON as `x-sse-events` lists. Needs the `read` scope.",
+      "Each event's `data` is JSON as the 200 response's schema (and `x-sse-events`) describes. Needs the `read` scope.",
   })
   @ApiProduces('text/event-stream')
   @ApiQuery({
@@ -121,6 +131,13 @@ export class EventsStreamController {
     description: 'Below shardCount',
     schema: { type: 'integer', minimum: 0 },
   })
+  @ApiQuery({
+    name: 'tombstones',
+    required: false,
+    description:
+      '`skip`: leave out the positions whose message is hidden or erased (docs/lifecycle.md); by default each comes as a tombstone',
+    schema: { type: 'string', enum: ['include', 'skip'], default: 'include' },
+  })
   @ApiHeader({
     name: 'Last-Event-ID',
     required: false,
@@ -129,13 +146,10 @@ export class EventsStreamController {
   })
   @ApiResponse({
     status: 200,
-    description: 'The event stream',
+    description:
+      'The event stream, for example `event: connected` / `retry: 2000` / `data: {"startIndex":1,"headIndex":4}`, a blank line, then `event: message` / `id: 2` / `data: {"message":{"id":2,…}}`, a blank line, …',
     content: {
-      'text/event-stream': {
-        schema: { type: 'string' },
-        example:
-          'event: connected\nretry: 2000\ndata: {"startIndex":1,"headIndex":4}\n\nevent: message\nid: 2\ndata: {"message":{"id":2,…}}\n\n',
-      },
+      'text/event-stream': { schema: sseEventSchema(getSchemaPath) },
     },
   })
   @ApiResponse({
@@ -146,6 +160,7 @@ export class EventsStreamController {
   @ApiErrors(400, 503)
   @ApiExtension('x-sse-events', SSE_EVENTS_EXTENSION)
   async stream(
+    @CurrentPrincipal() principal: Principal,
     @Res() reply: FastifyReply,
     // Read from the request, not @Headers(): that would add a second, required header to the document.
     @Req() request: FastifyRequest,
@@ -154,6 +169,7 @@ export class EventsStreamController {
     @Query('types') types?: string,
     @Query('shardCount') shardCount?: string,
     @Query('shardIndex') shardIndex?: string,
+    @Query('tombstones') tombstones?: string,
   ): Promise<void> {
     const lastEventId = request.headers['last-event-id'];
     const params = parseStreamParams({
@@ -163,6 +179,7 @@ export class EventsStreamController {
       shardCount,
       shardIndex,
       lastEventId,
+      tombstones,
     });
     // A standard EventSource reconnects after every end of stream; a 204 is what makes it stop.
     if (params.finished) {
@@ -178,6 +195,8 @@ export class EventsStreamController {
       toIndex: params.endIndex,
       types: params.types,
       shard: params.shard,
+      // The access rules: messages the principal may not read are passed over, never sent.
+      accept: this.access.readFilter(principal) ?? undefined,
       rendered: true,
       // All streams together held more than ORDINAL_STREAMS_BUFFER_BYTES and this one the most:
       // close it; the client reconnects from its Last-Event-ID.
@@ -190,6 +209,11 @@ export class EventsStreamController {
       feed.close();
       throw error;
     }
+    this.audit.noteStream(request as AuditedRequest, (category) =>
+      this.access.mayReadSome(principal, category),
+    );
+    // A hijacked answer passes no hook: its audit record is written as it opens.
+    if ((request as AuditedRequest).auditedReads) recordStreamRead(this.audit, request, principal);
     reply.hijack();
     const writer = (opened.writer = new SseWriter(reply.raw));
     writer.open();
@@ -199,6 +223,12 @@ export class EventsStreamController {
       heartbeatMs: this.config.heartbeatMs,
       retryMs: SSE_RETRY_MS,
       currentHead: () => this.router.deliveredUpTo,
+      reveal: (request as FastifyRequest & AuthorisedRequest).principal?.scopes.has('personal')
+        ? {
+            cached: (message) => this.personalData.revealCached(message),
+            read: (message) => this.personalData.revealOne(message),
+          }
+        : undefined,
     });
     await this.registry.run(session);
   }

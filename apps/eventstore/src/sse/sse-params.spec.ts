@@ -8,6 +8,7 @@ describe('parseStreamParams (R1)', () => {
       endIndex: undefined,
       types: [],
       shard: undefined,
+      tombstones: 'include',
       finished: false,
     });
   });
@@ -41,6 +42,7 @@ describe('parseStreamParams (R1)', () => {
       endIndex: 5,
       types: ['A', 'B.c'],
       shard: { count: 3, index: 2 },
+      tombstones: 'include',
       finished: false,
     });
   });
@@ -64,5 +66,15 @@ describe('parseStreamParams (R1)', () => {
     [{ lastEventId: '-4' }],
   ])('refuses %j', (query) => {
     expect(() => parseStreamParams(query)).toThrow(BadRequestException);
+  });
+});
+
+describe('parseStreamParams: tombstones (docs/lifecycle.md)', () => {
+  it('takes include or skip, and refuses anything else with a 400', () => {
+    expect(parseStreamParams({ tombstones: 'skip' }).tombstones).toBe('skip');
+    expect(parseStreamParams({}).tombstones).toBe('include');
+    expect(() => parseStreamParams({ tombstones: 'hide' })).toThrow(
+      /tombstones must be include or skip/,
+    );
   });
 });

@@ -1,5 +1,11 @@
 import { BadRequestException } from '@nestjs/common';
-import { intParam, singleParam, startParam, typesParam } from '../events/query-params.js';
+import {
+  intParam,
+  singleParam,
+  startParam,
+  tombstonesParam,
+  typesParam,
+} from '../events/query-params.js';
 
 /** The raw query and header of `GET /api/events/stream`. */
 export interface StreamQuery {
@@ -9,6 +15,7 @@ export interface StreamQuery {
   shardCount?: unknown;
   shardIndex?: unknown;
   lastEventId?: unknown;
+  tombstones?: unknown;
 }
 
 /** A validated stream request. */
@@ -18,6 +25,8 @@ export interface StreamParams {
   endIndex?: number;
   types: string[];
   shard?: { count: number; index: number };
+  /** `skip`: hidden and erased positions are not sent as `tombstone` events. */
+  tombstones: 'include' | 'skip';
   /** True when a resumed request (Last-Event-ID) is already at or past `endIndex`: nothing is left to send. */
   finished: boolean;
 }
@@ -68,6 +77,7 @@ export function parseStreamParams(query: StreamQuery): StreamParams {
     endIndex,
     types: typesParam(query.types),
     shard: shardParams(query.shardCount, query.shardIndex),
+    tombstones: tombstonesParam(query.tombstones),
     finished,
   };
 }

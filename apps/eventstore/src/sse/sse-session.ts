@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { OrdinalMessage } from '@ordinal/contract';
+import type { OrdinalMessage, OrdinalRecord, OrdinalTombstone } from '@ordinal/contract';
 import { renderedJson, type LogFeed, type StoredMessage } from '@ordinal/log';
 import { toMessageResponse } from '../ingest/message-response.js';
 import { jsonText, type JsonText } from './json-text.js';
@@ -10,16 +10,19 @@ import type { StreamParams } from './sse-params.js';
  * Live messages are the same objects in every stream's mailbox: each is serialised once for
  * all streams (catch-up rows come rendered by PostgreSQL).
  */
-const serialised = new WeakMap<StoredMessage, JsonText<OrdinalMessage>>();
+const serialised = new WeakMap<StoredMessage, JsonText<OrdinalRecord>>();
 
-/** `data.message` of a message event as JSON text. */
-export function messageJson(message: StoredMessage): JsonText<OrdinalMessage> {
+/**
+ * `data.message` of a message event (or `data.tombstone` of a tombstone event, when the
+ * position reads back as one) as JSON text.
+ */
+export function messageJson(message: StoredMessage): JsonText<OrdinalRecord> {
   const json = renderedJson(message);
-  // Catch-up rows: PostgreSQL rendered the contract's message (SQL built from MESSAGE_FIELDS).
-  if (json !== undefined) return json as JsonText<OrdinalMessage>;
+  // Catch-up rows: PostgreSQL rendered the contract's record (SQL built from MESSAGE_FIELDS).
+  if (json !== undefined) return json as JsonText<OrdinalRecord>;
   let text = serialised.get(message);
   if (text === undefined)
-    serialised.set(message, (text = jsonText<OrdinalMessage>(toMessageResponse(message))));
+    serialised.set(message, (text = jsonText<OrdinalRecord>(toMessageResponse(message))));
   return text;
 }
 
@@ -32,6 +35,16 @@ export interface SseSessionOptions {
   retryMs: number;
   /** The head to report in heartbeats. */
   currentHead(): number;
+  /**
+   * For a reader with the `personal` scope: the message with its personal fields in clear
+   * (docs/personal-data.md). Absent: every reader gets what the log renders (replacements).
+   */
+  reveal?: {
+    /** The message in clear when its key is in memory (no promise), else undefined. */
+    cached(message: StoredMessage): StoredMessage | undefined;
+    /** The message in clear, its key read from the key store. */
+    read(message: StoredMessage): Promise<StoredMessage>;
+  };
 }
 
 /**
@@ -71,10 +84,21 @@ export class SseSession {
         undefined,
         this.options.retryMs,
       );
+      const { reveal } = this.options;
       for await (const message of this.feed) {
-        const sent = message.late
-          ? this.writer.sendMessage('late-message', messageJson(message))
-          : this.writer.sendMessage('message', messageJson(message), message.id);
+        const json = messageJson(
+          reveal !== undefined && message.personal !== undefined
+            ? (reveal.cached(message) ?? (await reveal.read(message)))
+            : message,
+        );
+        const sent =
+          message.tombstone !== undefined
+            ? message.late || params.tombstones === 'skip'
+              ? true
+              : this.writer.sendTombstone(json as JsonText<OrdinalTombstone>, message.id)
+            : message.late
+              ? this.writer.sendMessage('late-message', json as JsonText<OrdinalMessage>)
+              : this.writer.sendMessage('message', json as JsonText<OrdinalMessage>, message.id);
         if (!sent) {
           // The client is behind: hold nothing live for it while its socket drains; it resumes from its position.
           this.feed.suspend();

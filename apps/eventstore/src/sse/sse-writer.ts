@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { OrdinalMessage, SseEvent } from '@ordinal/contract';
+import type { OrdinalMessage, OrdinalTombstone, SseEvent } from '@ordinal/contract';
 import type { JsonText } from './json-text.js';
 
 /** Bytes a stream may have waiting in the socket's buffer before it waits for `drain`. */
@@ -10,8 +10,11 @@ const CHUNK = 16 * 1024;
 /** The events whose data is `{ message }`: `sendMessage` writes them from JSON text. */
 export type SseMessageEvent = Extract<SseEvent, { data: { message: OrdinalMessage } }>;
 
+/** The tombstone event, whose data is `{ tombstone }`: `sendTombstone` writes it from JSON text. */
+export type SseTombstoneEvent = Extract<SseEvent, { event: 'tombstone' }>;
+
 /** The other events: `send` serialises their data. */
-export type SseControlEvent = Exclude<SseEvent, SseMessageEvent>;
+export type SseControlEvent = Exclude<SseEvent, SseMessageEvent | SseTombstoneEvent>;
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
@@ -22,6 +25,12 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const MESSAGE_DATA_IS_WRAPPED_MESSAGE: Same<
   SseMessageEvent['data'],
   { message: OrdinalMessage }
+> = true;
+
+/** @internal As above, for `sendTombstone`. */
+export const TOMBSTONE_DATA_IS_WRAPPED: Same<
+  SseTombstoneEvent['data'],
+  { tombstone: OrdinalTombstone }
 > = true;
 
 /**
@@ -93,6 +102,13 @@ export class SseWriter {
       id === undefined
         ? `event: ${event}\ndata: {"message":${json}}\n\n`
         : `event: ${event}\nid: ${id}\ndata: {"message":${json}}\n\n`;
+    return this.queued();
+  }
+
+  /** Writes one `tombstone` event, `{"tombstone":<json>}` with `id:`, as `sendMessage` does. */
+  sendTombstone(json: JsonText<OrdinalTombstone>, id: number): boolean {
+    if (this.closed) return false;
+    this.pending += `event: tombstone\nid: ${id}\ndata: {"tombstone":${json}}\n\n`;
     return this.queued();
   }
 

@@ -1,6 +1,9 @@
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { SseSession } from './sse-session.js';
 
+/** What the registry tracks: a stream that runs to its end and can be closed (SseSession, a consumer group's stream). */
+export type RegisteredStream = Pick<SseSession, 'run' | 'close'>;
+
 /**
  * The open SSE streams of this server, so shutdown can end them at once instead of
  * waiting for connections that never finish on their own.
@@ -8,7 +11,7 @@ import type { SseSession } from './sse-session.js';
 @Injectable()
 export class StreamRegistry implements BeforeApplicationShutdown {
   private readonly logger = new Logger(StreamRegistry.name);
-  private readonly sessions = new Map<SseSession, Promise<void>>();
+  private readonly sessions = new Map<RegisteredStream, Promise<void>>();
   private closing = false;
 
   /** True once shutdown has begun: new streams are refused. */
@@ -22,7 +25,7 @@ export class StreamRegistry implements BeforeApplicationShutdown {
   }
 
   /** Runs a session to its end, tracked. */
-  async run(session: SseSession): Promise<void> {
+  async run(session: RegisteredStream): Promise<void> {
     const done = session.run();
     this.sessions.set(session, done);
     if (this.closing) session.close();

@@ -4,6 +4,7 @@ import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
 import { AmqpUnavailableError } from '../errors/index.js';
 import { backoffDelay, sleep } from './backoff.js';
+import { maskCredentials } from '@ordinal/pg';
 
 /** Where the broker connection stands. */
 export type ConnectionState = 'idle' | 'connecting' | 'up' | 'down' | 'closed';
@@ -157,8 +158,9 @@ function withHeartbeat(url: string, seconds: number): string {
   return parsed.toString();
 }
 
+/** An error as one line for the log, any URL's password in it masked. */
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return maskCredentials(error instanceof Error ? error.message : String(error));
 }
 
 function safely(fn: () => void, logger: Logger): void {

@@ -12,7 +12,10 @@ export interface DeadLetter {
   headers: Record<string, unknown>;
   /** The body as text (it may not be JSON: that is often why it was rejected). */
   body: string;
-  /** Why and when the broker dead-lettered it (its `x-death` header, first entry). */
+  /**
+   * Why and when it was dead-lettered: the broker's `x-death` header (first entry), or for
+   * Ordinal's own copy of a refused delivery its `x-ordinal-error` (reason `rejected`).
+   */
   death: { reason: string | null; time: string | null } | null;
 }
 
@@ -78,6 +81,7 @@ export class DeadLetters {
             'x-last-death-exchange': _le,
             'x-last-death-queue': _lq,
             'x-last-death-reason': _lr,
+            'x-ordinal-error': _error,
             ...headers
           } = (msg.properties.headers ?? {}) as Record<string, unknown>;
           channel.sendToQueue(input, msg.content, {
@@ -133,12 +137,21 @@ function describe(msg: GetMessage): DeadLetter {
       : typeof death?.time?.value === 'number'
         ? new Date(death.time.value * 1000).toISOString()
         : null;
+  // Ordinal's own copy of a refused delivery carries no x-death: its x-ordinal-error says why and when.
+  const error = headers['x-ordinal-error'] as { time?: unknown } | undefined;
   const { 'x-death': _d, ...rest } = headers;
   return {
     messageType: header(headers, 'messageType'),
     userId: header(headers, 'userId'),
     headers: rest,
     body: msg.content.toString('utf8'),
-    death: death ? { reason: death.reason ?? null, time } : null,
+    death: death
+      ? { reason: death.reason ?? null, time }
+      : error
+        ? {
+            reason: header(headers, 'x-first-death-reason'),
+            time: typeof error.time === 'string' ? error.time : null,
+          }
+        : null,
   };
 }

@@ -98,6 +98,49 @@ describe('AMQP input queue (I4, G1, G6)', () => {
     });
   });
 
+  it('dead-letters a rejected delivery with x-ordinal-error (code, message, time), its own headers and body kept, and acknowledges the original', async () => {
+    // Given a delivery without a messageType, marked so it can be found among the dead letters
+    const probe = uniqueName('probe');
+    await broker.publish(queue, { probe }, { probe, userId: 'u-1' });
+    // When the server has consumed it
+    const channel = await broker.channel();
+    try {
+      let found: import('amqplib').GetMessage | null = null;
+      // (the dead letters of the test before are taken out on the way)
+      await waitFor(
+        async () => {
+          for (;;) {
+            const msg = await channel.get(rejected, { noAck: true });
+            if (msg === false) return false;
+            if (msg.properties.headers?.probe === probe) {
+              found = msg;
+              return true;
+            }
+          }
+        },
+        15_000,
+        'the dead letter',
+      );
+      const msg = found as unknown as import('amqplib').GetMessage;
+      // Then the dead letter says why, in a header an operator reads without the server log
+      expect(msg.properties.headers?.['x-ordinal-error']).toEqual({
+        code: 'invalid_message',
+        message: 'no messageType header',
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+      });
+      expect(msg.properties.headers).toMatchObject({
+        probe,
+        userId: 'u-1',
+        'x-first-death-reason': 'rejected',
+      });
+      expect(JSON.parse(msg.content.toString('utf8'))).toEqual({ probe });
+      // And the original left the input queue
+      await waitFor(async () => (await broker.count(queue)) === 0, 5000, 'an empty input queue');
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  });
+
   it('requeues with a back-off while the database is down and loses nothing', async () => {
     // Given the database refusing the server's connections
     await db.admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);

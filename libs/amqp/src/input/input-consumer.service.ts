@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { InvalidMessageError, LogWriter } from '@ordinal/log';
 import { AMQP_MODULE_OPTIONS } from '../amqp.module-definition.js';
 import type { ResolvedAmqpOptions } from '../amqp-options.js';
@@ -12,6 +12,7 @@ import { declareQueue } from '../topology/declare-queue.js';
 import { DeliveryLedger } from './delivery-ledger.js';
 import { parseInputMessage } from './input-message.parser.js';
 import { settleSafely } from '../connection/settle-safely.js';
+import { deadLetterProperties, type InputRefusal } from './dead-letter-properties.js';
 
 /** Figures of the input consumer, for metrics and status. */
 export interface InputConsumerStats {
@@ -30,7 +31,8 @@ export interface InputConsumerStats {
 
 /** One consuming channel and what it still owes the broker. */
 interface Session {
-  channel: Channel;
+  /** A confirm channel: a refused delivery's copy to `<input>.rejected` is confirmed before the original is acknowledged. */
+  channel: ConfirmChannel;
   ledger: DeliveryLedger;
   open: boolean;
   consumerTag: string | null;
@@ -40,8 +42,10 @@ interface Session {
 /**
  * The AMQP input queue. Each delivery is parsed and appended through the LogWriter, which
  * group-commits whatever the prefetch window holds; it is acknowledged only after its append
- * committed, in runs with `ack(allUpTo=true)`. A malformed delivery is rejected without
- * requeue, so the queue's dead-letter policy moves it to `<input>.rejected`. A transient
+ * committed, in runs with `ack(allUpTo=true)`. A malformed delivery is copied to
+ * `<input>.rejected` with `x-ordinal-error` (code and message) and acknowledged once the broker
+ * confirmed the copy; should the copy fail, it is rejected without requeue and the queue's
+ * dead-letter policy moves it there (without the reason). A transient
  * failure (database down, writer overloaded) requeues after a back-off that grows while the
  * failures last. A lost channel or connection starts over on the next connection; deliveries
  * it had not acknowledged come again from the broker.
@@ -116,9 +120,9 @@ export class InputConsumer implements BeforeApplicationShutdown {
   private async openChannel(connection: ChannelModel): Promise<void> {
     const queue = this.options.inputQueue as string;
     while (!this.stopping && this.connection.isCurrent(connection)) {
-      let channel: Channel | null = null;
+      let channel: ConfirmChannel | null = null;
       try {
-        channel = await connection.createChannel();
+        channel = await connection.createConfirmChannel();
         const session: Session = {
           channel,
           ledger: new DeliveryLedger(),
@@ -199,47 +203,78 @@ export class InputConsumer implements BeforeApplicationShutdown {
       this.options.inputBodyLimitBytes,
       msg.properties.correlationId,
     );
-    if (!parsed.ok) return this.reject(session, msg, parsed.reason);
     session.ledger.add(tag);
+    if (!parsed.ok)
+      return this.reject(session, msg, { code: 'invalid_message', message: parsed.reason });
     // The delivery's correlation and trace context (none: a new correlation), passed explicitly:
     // the writer stamps them and continues the trace.
-    this.writer.append({ messages: [parsed.message], correlation: parsed.lineage ?? null }).then(
-      ({ entries }) => {
-        const entry = entries[0];
-        if (entry.status === 'created') this.counters.stored++;
-        else if (entry.status === 'duplicate') {
-          this.counters.duplicates++;
-          this.logger.debug(
-            `AMQP input delivery ${tag}${describeMessage(msg)} not stored: its body (content hash ${entry.contentHash}) is inside the duplicate window`,
-          );
-        } else {
-          this.counters.repeats++;
-          this.logger.debug(
-            `AMQP input delivery ${tag}${describeMessage(msg)} not stored: idempotency key '${entry.message.idempotencyKey}' was stored before at index ${entry.message.id}`,
-          );
-        }
-        this.failures = 0;
-        session.ledger.done(tag);
-        this.scheduleAck(session);
-      },
-      (error: unknown) => this.onAppendFailed(session, msg, error),
-    );
+    this.writer
+      .append({ messages: [parsed.message], correlation: parsed.lineage ?? null, inOrder: true })
+      .then(
+        ({ entries }) => {
+          const entry = entries[0];
+          if (entry.status === 'created') this.counters.stored++;
+          else if (entry.status === 'duplicate') {
+            this.counters.duplicates++;
+            this.logger.debug(
+              `AMQP input delivery ${tag}${describeMessage(msg)} not stored: its body (content hash ${entry.contentHash}) is inside the duplicate window`,
+            );
+          } else {
+            this.counters.repeats++;
+            this.logger.debug(
+              `AMQP input delivery ${tag}${describeMessage(msg)} not stored: idempotency key '${entry.message.idempotencyKey}' was stored before at index ${entry.message.id}`,
+            );
+          }
+          this.failures = 0;
+          session.ledger.done(tag);
+          this.scheduleAck(session);
+        },
+        (error: unknown) => this.onAppendFailed(session, msg, error),
+      );
   }
 
-  private reject(session: Session, msg: ConsumeMessage, reason: string): void {
+  /**
+   * Refuses a delivery for good: a copy with the reason goes to `<input>.rejected` and the
+   * original is acknowledged once the broker confirmed the copy (nothing is lost: until then
+   * the original stays unacknowledged, and comes again if the channel goes). If the copy fails,
+   * the original is rejected without requeue, and the dead-letter policy moves it.
+   */
+  private reject(session: Session, msg: ConsumeMessage, refusal: InputRefusal): void {
+    const tag = msg.fields.deliveryTag;
+    const input = this.options.inputQueue as string;
     this.counters.rejected++;
     this.logger.warn(
-      `Rejecting AMQP input delivery ${msg.fields.deliveryTag}${describeMessage(msg)} to '${rejectedQueueOf(this.options.inputQueue as string)}': ${reason}`,
+      `Rejecting AMQP input delivery ${tag}${describeMessage(msg)} to '${rejectedQueueOf(input)}': ${refusal.message}`,
     );
-    if (session.open) settleSafely(() => session.channel.reject(msg, false));
+    if (!session.open) return;
+    const fallBack = (error: unknown) => {
+      this.logger.warn(
+        `Cannot copy AMQP input delivery ${tag} to '${rejectedQueueOf(input)}' (${String(error)}); rejecting it, so the dead-letter policy moves it without x-ordinal-error`,
+      );
+      session.ledger.settled(tag);
+      if (session.open) settleSafely(() => session.channel.reject(msg, false));
+      this.scheduleAck(session);
+    };
+    try {
+      session.channel.sendToQueue(
+        rejectedQueueOf(input),
+        msg.content,
+        deadLetterProperties(msg, input, refusal),
+        (error: unknown) => {
+          if (error) return fallBack(error);
+          session.ledger.done(tag);
+          this.scheduleAck(session);
+        },
+      );
+    } catch (error) {
+      fallBack(error);
+    }
   }
 
   private onAppendFailed(session: Session, msg: ConsumeMessage, error: unknown): void {
     const tag = msg.fields.deliveryTag;
     if (error instanceof InvalidMessageError) {
-      session.ledger.settled(tag);
-      this.reject(session, msg, error.message);
-      this.scheduleAck(session);
+      this.reject(session, msg, { code: error.code, message: error.message });
       return;
     }
     const delay = this.failureDelay(tag, (error as Error).message);

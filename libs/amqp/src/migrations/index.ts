@@ -1,4 +1,8 @@
 import { CreateInterfaceBookmarks1765100000000 } from './1765100000000-create-interface-bookmarks.js';
+import { AmqpSchemaComments1765100000001 } from './1765100000001-schema-comments.js';
 
 /** This library's migrations, in order. */
-export const AMQP_MIGRATIONS = [CreateInterfaceBookmarks1765100000000];
+export const AMQP_MIGRATIONS = [
+  CreateInterfaceBookmarks1765100000000,
+  AmqpSchemaComments1765100000001,
+];

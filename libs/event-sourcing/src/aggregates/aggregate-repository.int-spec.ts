@@ -1,6 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import {
+  StreamDeletedError,
+  StreamTombstonedError,
   VersionConflictError,
   currentCorrelation,
   runWithCorrelation,
@@ -290,5 +292,46 @@ describe('AggregateRepository on the log (A1, A2)', () => {
       // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Jest types asymmetric matchers as any
       expect.objectContaining({ code: 'invalid_stream_id' }),
     );
+  });
+
+  it('delete: a soft-deleted aggregate throws StreamDeletedError, is re-created after its last version; a tombstoned one throws for ever', async () => {
+    // Given a tally at version 2
+    const tally = tallies.create('tally-deleted');
+    tally.open('ann');
+    tally.add(1);
+    await tallies.save(tally);
+    // When it is deleted with the version it was saved at
+    const deleted = await tallies.delete('tally-deleted', { expectedVersion: tally.version });
+    expect(deleted).toMatchObject({ mode: 'soft', lastVersion: 2 });
+    expect(deleted.index).toBeGreaterThan(0);
+    // Then loading it (in either process) throws StreamDeletedError with the last version
+    await expect(otherTallies.load('tally-deleted')).rejects.toBeInstanceOf(StreamDeletedError);
+    await expect(tallies.find('tally-deleted')).rejects.toMatchObject({ lastVersion: 2 });
+    // And a new aggregate saved under the id goes on at version 3, its old events hidden
+    const again = tallies.create('tally-deleted');
+    again.open('bob');
+    await tallies.save(again);
+    expect(again.version).toBe(3);
+    const loaded = await tallies.load('tally-deleted');
+    expect([loaded.owner, loaded.values, loaded.version]).toEqual(['bob', [], 3]);
+    // When it is tombstoned
+    await tallies.delete('tally-deleted', { mode: 'tombstone' });
+    // Then every call throws StreamTombstonedError
+    await expect(tallies.load('tally-deleted')).rejects.toBeInstanceOf(StreamTombstonedError);
+    const late = tallies.create('tally-deleted');
+    late.open('eve');
+    await expect(tallies.save(late, { expectedVersion: 'any' })).rejects.toBeInstanceOf(
+      StreamTombstonedError,
+    );
+  });
+
+  it('delete with a stale expected version is a VersionConflictError, and deletes nothing', async () => {
+    const tally = tallies.create('tally-stale');
+    tally.open('ann');
+    await tallies.save(tally);
+    await expect(tallies.delete('tally-stale', { expectedVersion: 5 })).rejects.toBeInstanceOf(
+      VersionConflictError,
+    );
+    expect((await tallies.load('tally-stale')).owner).toBe('ann');
   });
 });

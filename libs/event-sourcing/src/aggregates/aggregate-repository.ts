@@ -22,7 +22,12 @@ import {
   type EventClass,
 } from '../events/event-codec.js';
 import type { StreamStore } from '../streams/stream-store.service.js';
-import type { RecordedEvent, Snapshot } from '../streams/stream-event.js';
+import type {
+  DeletedStream,
+  DeleteStreamOptions,
+  RecordedEvent,
+  Snapshot,
+} from '../streams/stream-event.js';
 import { assertStreamId } from '../streams/stream-id.js';
 import type { UpcasterRegistry } from '../upcasting/upcaster-registry.service.js';
 import { retryOnConflict, type RetryOptions } from '../retry/retry-on-conflict.js';
@@ -80,7 +85,8 @@ export class AggregateRepository<T extends AggregateRoot> {
         `${aggregate.name} is not an aggregate: decorate it with @Aggregate({ events: [...] })`,
       );
     for (const type of options.events) {
-      const { eventType, schemaVersion } = requireEventMetadata(type);
+      const { eventType, schemaVersion, personal } = requireEventMetadata(type);
+      if (personal) store.declarePersonalData(eventType, personal);
       const existing = this.events.get(eventType);
       if (existing && existing.type !== type)
         throw new InvalidAggregateError(
@@ -99,7 +105,19 @@ export class AggregateRepository<T extends AggregateRoot> {
     return new this.aggregate(streamId);
   }
 
-  /** The aggregate from its newest snapshot and later events, or null when the stream is empty. */
+  /**
+   * Deletes the aggregate's stream (docs/lifecycle.md): `mode: 'soft'` (the default) hides its
+   * events, and creating the aggregate again continues at `lastVersion + 1`; `'tombstone'`
+   * ends it for ever. `expectedVersion`: the version it must be at (say, `aggregate.version`).
+   */
+  async delete(streamId: string, options: DeleteStreamOptions = {}): Promise<DeletedStream> {
+    return this.store.delete(streamId, options);
+  }
+
+  /**
+   * The aggregate from its newest snapshot and later events, or null when the stream is empty.
+   * A soft-deleted stream throws `StreamDeletedError`, a tombstoned one `StreamTombstonedError`.
+   */
   async find(streamId: string): Promise<T | null> {
     let slice = await this.store.slice(streamId, 1, true);
     if (slice.version === 0) return null;

@@ -6,3 +6,5 @@ export * from './missing-upcaster.error.js';
 export * from './invalid-aggregate.error.js';
 export * from './invalid-upcaster.error.js';
 export * from './invalid-version.error.js';
+// A stream's lifecycle errors are the log's (its writer raises them); named here for domain code.
+export { StreamDeletedError, StreamTombstonedError, StreamNotFoundError } from '@ordinal/log';

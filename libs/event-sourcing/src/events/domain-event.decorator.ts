@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { PersonalDataRule } from '@ordinal/log';
 import { EVENT_METADATA } from '../event-sourcing.constants.js';
 
 /** What `@DomainEvent` records on an event class. */
@@ -7,12 +8,21 @@ export interface EventMetadata {
   eventType: string;
   /** The schema version new events of this class are written with. */
   schemaVersion: number;
+  /** Its personal data (docs/personal-data.md), when it holds any. */
+  personal?: PersonalDataRule;
 }
 
 /** Options of `@DomainEvent`. */
 export interface DomainEventOptions {
   /** @default 1 */
   schemaVersion?: number;
+  /**
+   * Which of its fields are personal data, and whose, as JSON pointers into its data:
+   * `{subject: '/customerId', fields: ['/email'], replacement: {'/email': null}}`. They are
+   * stored sealed under the subject's key, read in clear by loads, and forgotten by an erasure
+   * (docs/personal-data.md).
+   */
+  personal?: PersonalDataRule;
 }
 
 /**
@@ -22,7 +32,11 @@ export interface DomainEventOptions {
  * Only records metadata.
  */
 export function DomainEvent(eventType: string, options: DomainEventOptions = {}): ClassDecorator {
-  const metadata: EventMetadata = { eventType, schemaVersion: options.schemaVersion ?? 1 };
+  const metadata: EventMetadata = {
+    eventType,
+    schemaVersion: options.schemaVersion ?? 1,
+    ...(options.personal ? { personal: options.personal } : {}),
+  };
   return (target) => Reflect.defineMetadata(EVENT_METADATA, metadata, target);
 }
 

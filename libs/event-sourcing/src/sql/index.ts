@@ -4,3 +4,7 @@ export * from './read-stream-version.sql.js';
 export * from './read-stream-slice.sql.js';
 export * from './save-snapshot.sql.js';
 export * from './read-snapshot.sql.js';
+export * from './list-streams.sql.js';
+export * from './stream-window.sql.js';
+export * from './stream-metadata.sql.js';
+export * from './delete-erased-snapshots.sql.js';

@@ -2,9 +2,10 @@ import { TABLES } from '@ordinal/log/internal';
 import { type SqlQuery } from '@ordinal/pg';
 import { ES_TABLES } from '../event-sourcing.constants.js';
 import { streamEventJson } from './stream-event-json.js';
+import { streamWindow, STREAM_WINDOW_COLUMNS, type StreamWindowRow } from './stream-window.sql.js';
 
 /** The row `readStreamSlice` returns. */
-export interface StreamSliceRow {
+export interface StreamSliceRow extends StreamWindowRow {
   version: string;
   snapshot_version: string | null;
   snapshot_state: unknown;
@@ -20,29 +21,33 @@ export interface StreamSliceRow {
  */
 export function readStreamSlice(
   streamId: string,
+  category: string,
   fromVersion: number,
   withSnapshot: boolean,
   limit: number,
   details: boolean,
 ): SqlQuery {
+  // Only versions in the window are read (a snapshot taken before a delete is never used);
+  // an erased row outside it (a rule relaxed after a scavenge) is never handed out either.
   return {
-    text: `WITH head AS (
-             SELECT coalesce((SELECT version FROM ${TABLES.streams} WHERE stream_id = $1), 0) AS version
-           ), snap AS (
+    text: `WITH ${streamWindow('$5')}, snap AS (
              SELECT version, state, schema_version, created_at FROM ${ES_TABLES.snapshots}
              WHERE $3::boolean AND stream_id = $1 AND version >= $2
+               AND version > (SELECT deleted_through FROM rules) AND (SELECT state FROM rules) = 'live'
              ORDER BY version DESC LIMIT 1
            ), page AS (
              SELECT * FROM ${TABLES.messages}
              WHERE stream_id = $1
-               AND stream_version > coalesce((SELECT version FROM snap), $2::bigint - 1)
+               AND stream_version > coalesce((SELECT version FROM snap), greatest($2::bigint, (SELECT first FROM visible)) - 1)
                AND stream_version <= (SELECT version FROM head)
+               AND (SELECT state FROM rules) = 'live' AND erased IS NULL
              ORDER BY stream_version LIMIT $4
            )
-           SELECT head.version::text AS version, snap.version::text AS snapshot_version, snap.state AS snapshot_state,
+           SELECT ${STREAM_WINDOW_COLUMNS},
+                  head.version::text AS version, snap.version::text AS snapshot_version, snap.state AS snapshot_state,
                   snap.schema_version AS snapshot_schema_version, snap.created_at AS snapshot_created_at,
                   (SELECT coalesce(json_agg(${streamEventJson(details)} ORDER BY stream_version), '[]'::json) FROM page) AS events
            FROM head LEFT JOIN snap ON true`,
-    values: [streamId, fromVersion, withSnapshot, limit],
+    values: [streamId, fromVersion, withSnapshot, limit, category],
   };
 }

@@ -1,4 +1,5 @@
 import { toPosition } from '@ordinal/pg';
+import type { SealedFields } from '@ordinal/log';
 import type { RecordedEvent, StreamEvent } from '../streams/stream-event.js';
 
 /**
@@ -7,9 +8,10 @@ import type { RecordedEvent, StreamEvent } from '../streams/stream-event.js';
  * `details` adds the global index and the creation time (REST reads); loads skip them.
  */
 export function streamEventJson(details: boolean): string {
+  // `personal` last: the sealed personal fields (docs/personal-data.md), null for most events.
   return details
-    ? 'json_build_array(stream_version, message_type, schema_version, body, metadata, index, created_at)'
-    : 'json_build_array(stream_version, message_type, schema_version, body, metadata)';
+    ? 'json_build_array(stream_version, message_type, schema_version, body, metadata, index, created_at, personal)'
+    : 'json_build_array(stream_version, message_type, schema_version, body, metadata, personal)';
 }
 
 type EventTuple = [
@@ -18,9 +20,14 @@ type EventTuple = [
   number,
   unknown,
   Record<string, unknown> | null,
-  number?,
+  (number | SealedFields | null)?,
   string?,
+  (SealedFields | null)?,
 ];
+
+/** The sealed personal fields, when the event has any (else nothing: the common shape). */
+const sealedOf = (personal: unknown) =>
+  personal ? { personal: personal as SealedFields } : undefined;
 
 /** The one mapper of stream pages: positions through `toPosition`. */
 export function toRecordedEvents(tuples: EventTuple[]): RecordedEvent[] {
@@ -30,6 +37,7 @@ export function toRecordedEvents(tuples: EventTuple[]): RecordedEvent[] {
     schemaVersion: t[2],
     data: t[3],
     metadata: t[4],
+    ...sealedOf(t[5]),
   }));
 }
 
@@ -37,12 +45,13 @@ export function toRecordedEvents(tuples: EventTuple[]): RecordedEvent[] {
 export function toStreamEvents(tuples: EventTuple[]): StreamEvent[] {
   return tuples.map((t) => ({
     version: toPosition(t[0]),
-    index: toPosition(t[5]),
+    index: toPosition(t[5] as number),
     eventType: t[1],
     schemaVersion: t[2],
     data: t[3],
     metadata: t[4],
     createdAt: new Date(t[6]!).toISOString(),
+    ...(t[7] ? { personal: t[7], redacted: t[7].fields } : {}),
   }));
 }
 

@@ -1,4 +1,10 @@
-import type { ExpectedVersion, StoredMessage } from '@ordinal/log';
+import type {
+  DeleteMode,
+  ExpectedVersion,
+  SealedFields,
+  StoredMessage,
+  TombstoneReason,
+} from '@ordinal/log';
 
 /** One event of an aggregate stream as stored (never upcast: that happens in the repository). */
 export interface RecordedEvent {
@@ -8,6 +14,10 @@ export interface RecordedEvent {
   schemaVersion: number;
   data: unknown;
   metadata: Record<string, unknown> | null;
+  /** Its personal fields, sealed (docs/personal-data.md); `data` holds their replacements. */
+  personal?: SealedFields;
+  /** The pointers of personal fields `data` shows as their replacement (no clear value to show). */
+  redacted?: string[];
 }
 
 /** A stored stream event with its place in the log. */
@@ -48,11 +58,50 @@ export interface Snapshot {
   createdAt: string;
 }
 
+/**
+ * Versions a read did not get because the stream's lifecycle hides them (docs/lifecycle.md):
+ * every version below `beforeVersion`, for `reason`.
+ */
+export interface HiddenVersions {
+  beforeVersion: number;
+  reason: TombstoneReason;
+}
+
 /** The start of a stream read: its current version, the snapshot used (if any), the first page. */
 export interface StreamSlice<E extends RecordedEvent = RecordedEvent> {
   version: number;
   snapshot: Snapshot | null;
   events: E[];
+  /** Versions hidden by a delete or a retention rule, or null when none are. */
+  hidden: HiddenVersions | null;
+}
+
+/** A stream's version and lifecycle state. */
+export interface StreamStatus {
+  streamId: string;
+  /** Its head version (kept through a soft delete: a re-created stream goes on after it). */
+  version: number;
+  state: 'live' | 'deleted' | 'tombstoned';
+  /** Versions up to this one are deleted (0 when none). */
+  deletedThrough: number;
+}
+
+/** Options of `StreamStore.delete` and `AggregateRepository.delete`. */
+export interface DeleteStreamOptions {
+  /** The version the stream must be at (`'any'`: no check). @default 'any' */
+  expectedVersion?: ExpectedVersion;
+  /** @default 'soft' */
+  mode?: DeleteMode;
+}
+
+/** What a delete did. */
+export interface DeletedStream {
+  streamId: string;
+  mode: DeleteMode;
+  /** The stream's version when deleted: versions up to it are hidden. */
+  lastVersion: number;
+  /** Index of its `$stream-deleted` marker; null when the stream was already soft-deleted. */
+  index: number | null;
 }
 
 /** Options of `StreamStore.readStream`. */
@@ -72,6 +121,25 @@ export interface StreamRead {
   version: number;
   snapshot: Snapshot | null;
   events: StreamEvent[];
+  /** Versions hidden by a delete or a retention rule, or null when none are. */
+  hidden: HiddenVersions | null;
+}
+
+/** One stream of `StreamStore.list`: its id, its current version, when it last changed. */
+export interface StreamSummary {
+  streamId: string;
+  version: number;
+  updatedAt: Date;
+}
+
+/** Options of `StreamStore.list`. */
+export interface ListStreamsOptions {
+  /** Only streams whose id starts with this (`order-` for the category `order`). */
+  prefix?: string;
+  /** Only streams after this id (the last one of the previous page). */
+  after?: string;
+  /** Most streams. @default 100 */
+  limit?: number;
 }
 
 export type { ExpectedVersion };

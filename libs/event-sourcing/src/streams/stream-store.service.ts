@@ -1,10 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
+  categoryOf,
   InvalidMessageError,
   LogWriter,
+  STREAM_DELETED_TYPE,
+  StreamDeletedError,
+  StreamTombstonedError,
+  VersionConflictError,
   type CorrelationContext,
+  type DeleteMode,
   type ExpectedVersion,
+  type StreamDeletedBody,
+  type TombstoneReason,
+  PersonalData,
+  type PersonalDataRule,
 } from '@ordinal/log';
 import { execute, hasNulEscape, toPosition } from '@ordinal/pg';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
@@ -14,15 +24,20 @@ import {
   readSnapshot,
   readStreamEvents,
   readStreamSlice,
-  readStreamVersion,
+  listStreams,
   saveSnapshot,
+  deleteSnapshots,
+  readStreamState,
   toRecordedEvents,
   toStreamEvents,
   type EventTuple,
   type SaveSnapshotRow,
   type SnapshotRow,
+  type StreamListRow,
   type StreamPageRow,
   type StreamSliceRow,
+  type StreamStateRow,
+  type StreamWindowRow,
 } from '../sql/index.js';
 import { assertStreamId } from './stream-id.js';
 import { assertExpectedVersion, assertVersion } from './versions.js';
@@ -36,7 +51,25 @@ import type {
   StreamEvent,
   StreamRead,
   StreamSlice,
+  ListStreamsOptions,
+  StreamSummary,
+  StreamStatus,
+  DeleteStreamOptions,
+  DeletedStream,
 } from './stream-event.js';
+
+/** Throws the lifecycle error of a deleted or tombstoned stream. */
+function assertLive(streamId: string, state: StreamWindowRow['state'], lastVersion: number): void {
+  if (state === 'tombstoned') throw new StreamTombstonedError(streamId);
+  if (state === 'deleted') throw new StreamDeletedError(streamId, lastVersion);
+}
+
+/** Why the versions below `first` are hidden (the window's row). */
+function hiddenReason(row: StreamWindowRow): TombstoneReason {
+  const floor = toPosition(row.floor);
+  if (toPosition(row.first_visible) > floor) return 'expired';
+  return floor === toPosition(row.deleted_through) + 1 && floor > 1 ? 'deleted' : 'truncated';
+}
 
 /**
  * Aggregate streams on the log: appends go through the group-commit `LogWriter`
@@ -50,7 +83,16 @@ export class StreamStore {
     private readonly dataSource: DataSource,
     private readonly writer: LogWriter,
     @Inject(EVENT_SOURCING_OPTIONS) private readonly options: ResolvedEventSourcingOptions,
+    private readonly personal: PersonalData,
   ) {}
+
+  /**
+   * Declares the personal data of an event type (`@DomainEvent(…, {personal})`): its events are
+   * sealed on append like any message of a ruled type (docs/personal-data.md).
+   */
+  declarePersonalData(eventType: string, rule: PersonalDataRule): void {
+    this.personal.declareRule(eventType, rule);
+  }
 
   /**
    * Appends events atomically with contiguous versions and indices. `expectedVersion` is the
@@ -95,16 +137,104 @@ export class StreamStore {
     };
   }
 
-  /** The stream's current version, 0 when it has no events (an index lookup on the heads table). */
-  async version(streamId: string): Promise<number> {
-    assertStreamId(streamId);
+  /**
+   * Streams in id order (a page of the heads table's primary key): those whose id starts with
+   * `prefix`, after `after`; continue with the last id as `after`.
+   */
+  async list(options: ListStreamsOptions = {}): Promise<StreamSummary[]> {
+    const limit = options.limit ?? 100;
     return guardDatabase(async () => {
-      const [row] = await execute<{ version: string }>(
+      const rows = await execute<StreamListRow>(
         this.dataSource.manager,
-        readStreamVersion(streamId),
+        listStreams(options.prefix || null, options.after || null, limit),
       );
-      return toPosition(row.version);
+      return rows.map((r) => ({
+        streamId: r.stream_id,
+        version: toPosition(r.version),
+        updatedAt: r.updated_at,
+      }));
     });
+  }
+
+  /**
+   * The stream's current version, 0 when it has no events (an index lookup on the heads table).
+   * A deleted stream throws `StreamDeletedError`, a tombstoned one `StreamTombstonedError`.
+   */
+  async version(streamId: string): Promise<number> {
+    const status = await this.status(streamId);
+    assertLive(streamId, status.state, status.version);
+    return status.version;
+  }
+
+  /** The stream's version and lifecycle state (never throws for a deleted or tombstoned one). */
+  async status(streamId: string): Promise<StreamStatus> {
+    assertStreamId(streamId);
+    const [row] = await guardDatabase(() =>
+      execute<StreamStateRow>(this.dataSource.manager, readStreamState(streamId)),
+    );
+    return {
+      streamId,
+      version: toPosition(row.version),
+      state: row.state,
+      deletedThrough: toPosition(row.deleted_through),
+    };
+  }
+
+  /**
+   * Deletes a stream (docs/lifecycle.md): `soft` hides its events from stream reads and loads
+   * and from every log reader (as tombstones), and a later `no_stream` or `any` append
+   * re-creates it at `lastVersion + 1`; `tombstone` ends it for ever. A `$stream-deleted`
+   * marker is appended to the log in the same transaction, and its snapshots are deleted.
+   * `expectedVersion` (optional) must be the stream's version. Deleting a soft-deleted stream
+   * again (soft) changes nothing.
+   */
+  async delete(
+    streamId: string,
+    options: DeleteStreamOptions = {},
+    correlation?: CorrelationContext | null,
+  ): Promise<DeletedStream> {
+    const mode: DeleteMode = options.mode ?? 'soft';
+    if (mode !== 'soft' && mode !== 'tombstone')
+      throw new InvalidMessageError(`mode must be 'soft' or 'tombstone', got '${String(mode)}'`);
+    const expected = options.expectedVersion ?? 'any';
+    if (expected !== 'any') assertExpectedVersion(expected);
+    for (let attempt = 1; ; attempt++) {
+      const status = await this.status(streamId);
+      if (status.state === 'tombstoned') throw new StreamTombstonedError(streamId);
+      if (mode === 'soft' && status.state === 'deleted')
+        return { streamId, mode, lastVersion: status.version, index: null };
+      const current = status.state === 'deleted' ? 0 : status.version;
+      if (
+        expected === 'stream_exists' ? current === 0 : expected !== 'any' && expected !== current
+      ) {
+        if (status.state === 'deleted') throw new StreamDeletedError(streamId, status.version);
+        throw new VersionConflictError(streamId, current, expected);
+      }
+      const body: StreamDeletedBody = { streamId, mode, lastVersion: status.version };
+      try {
+        const result = await this.writer.append({
+          stream: { streamId, expectedVersion: status.version },
+          delete: mode,
+          skipDuplicateWindow: true,
+          correlation,
+          messages: [{ messageType: STREAM_DELETED_TYPE, userId: 'system', body }],
+        });
+        const entry = result.entries[0];
+        await guardDatabase(() =>
+          execute(this.dataSource.manager, deleteSnapshots(streamId, status.version)),
+        );
+        return {
+          streamId,
+          mode,
+          lastVersion: status.version,
+          index: entry.status === 'duplicate' ? null : entry.message.id,
+        };
+      } catch (error) {
+        // Another append moved the stream between the read and the flush: look again (with an
+        // exact expected version, the caller's check above fails the second time).
+        if (!(error instanceof VersionConflictError) || attempt >= 5) throw error;
+      }
+    }
   }
 
   /**
@@ -162,7 +292,13 @@ export class StreamStore {
       ))
         events.push(...page);
     }
-    return { streamId, version: first.version, snapshot: first.snapshot, events };
+    return {
+      streamId,
+      version: first.version,
+      snapshot: first.snapshot,
+      events,
+      hidden: first.hidden,
+    };
   }
 
   private async sliceOf<E extends RecordedEvent>(
@@ -176,16 +312,20 @@ export class StreamStore {
     const [row] = await guardDatabase(() =>
       execute<StreamSliceRow>(
         this.dataSource.manager,
-        readStreamSlice(streamId, fromVersion, withSnapshot, limit, details),
+        readStreamSlice(streamId, categoryOf(streamId), fromVersion, withSnapshot, limit, details),
       ),
     );
     const version = toPosition(row.version);
+    assertLive(streamId, row.state, version);
     const events = (
       details
         ? toStreamEvents(row.events as EventTuple[])
-        : toRecordedEvents(row.events as EventTuple[])
+        : await this.personal.revealEvents(toRecordedEvents(row.events as EventTuple[]))
     ) as E[];
-    if (row.snapshot_version === null) return { version, snapshot: null, events };
+    const firstVersion = toPosition(row.first_visible);
+    const hidden =
+      firstVersion > 1 ? { beforeVersion: firstVersion, reason: hiddenReason(row) } : null;
+    if (row.snapshot_version === null) return { version, snapshot: null, events, hidden };
     const snapshot: Snapshot = {
       version: toPosition(row.snapshot_version),
       state: row.snapshot_state,
@@ -194,7 +334,7 @@ export class StreamStore {
     };
     if (snapshot.version > version)
       throw new SnapshotVersionExceedsStreamError(streamId, snapshot.version, version);
-    return { version, snapshot, events };
+    return { version, snapshot, events, hidden };
   }
 
   private async *pagesOf<E extends RecordedEvent>(
@@ -210,12 +350,17 @@ export class StreamStore {
       const [row] = await guardDatabase(() =>
         execute<StreamPageRow>(
           this.dataSource.manager,
-          readStreamEvents(streamId, after, toVersion, limit, details),
+          readStreamEvents(streamId, categoryOf(streamId), after, toVersion, limit, details),
         ),
       );
       const tuples = row.events as EventTuple[];
       if (tuples.length === 0) return;
-      const page = (details ? toStreamEvents(tuples) : toRecordedEvents(tuples)) as E[];
+      // Loads (domain code) get personal fields in clear; REST reads decide by the reader's scope.
+      const page = (
+        details
+          ? toStreamEvents(tuples)
+          : await this.personal.revealEvents(toRecordedEvents(tuples))
+      ) as E[];
       yield page;
       after = page[page.length - 1].version;
       if (tuples.length < limit) return;
@@ -243,6 +388,7 @@ export class StreamStore {
         saveSnapshot(streamId, version, stateJson, schemaVersion),
       ),
     );
+    assertLive(streamId, row.state, toPosition(row.current));
     if (row.created_at === null)
       throw new SnapshotVersionExceedsStreamError(streamId, version, toPosition(row.current));
     return { version, state, schemaVersion, createdAt: new Date(row.created_at).toISOString() };
@@ -250,7 +396,8 @@ export class StreamStore {
 
   /** The newest snapshot of a stream, or null. */
   async readSnapshot(streamId: string): Promise<Snapshot | null> {
-    assertStreamId(streamId);
+    const status = await this.status(streamId);
+    assertLive(streamId, status.state, status.version);
     const [row] = await guardDatabase(() =>
       execute<SnapshotRow>(this.dataSource.manager, readSnapshot(streamId)),
     );

@@ -5,3 +5,5 @@ export * from './version-conflict.error.js';
 export * from './import-line.error.js';
 export * from './log-full.error.js';
 export * from './import-idle.error.js';
+export * from './stream-lifecycle.error.js';
+export * from './personal-data.error.js';

@@ -33,6 +33,7 @@ import {
 } from '@ordinal/pg';
 import type { ImportedMessage as PreparedMessage } from '../writer/pending-append.js';
 import { parseImportLine } from './import-line.js';
+import { PersonalData } from '../personal/personal-data.service.js';
 import { LineRefused, ndjsonLines } from './ndjson-lines.js';
 import { sameMessage, type KeyedMessage } from './same-message.js';
 import { currentCorrelation, type CorrelationContext } from '../trace/correlation-context.js';
@@ -96,6 +97,7 @@ export class LogImporter {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+    private readonly personal: PersonalData,
   ) {}
 
   /** Imports every line of `source`; resolves once committed, rejects with nothing stored. */
@@ -194,6 +196,12 @@ export class LogImporter {
         for (let i = 0; i < chunk.length; i++) {
           try {
             prepared[i] = parseImportLine(chunk[i].text);
+            // A bulk import stores lines as they are: a ruled type would be stored in clear.
+            const type = prepared[i].message.messageType;
+            if (this.personal.ruleOf(type))
+              throw new InvalidMessageError(
+                `Message '${type}' has a personal-data rule, and a bulk import does not seal personal fields: publish it through PUT /api/events/message or POST /api/events/messages (docs/personal-data.md)`,
+              );
           } catch (error) {
             if (error instanceof InvalidMessageError)
               throw new ImportLineError(chunk[i].number, 'invalid_message', error.message);

@@ -17,7 +17,9 @@ import type { FeedMessage, LogFeed } from '../router/log-feed.js';
  * insert at the rolled-back index — and however readers join and the process restarts, every
  * committed row reaches every reader once: in index order, or marked late; a durable consumer
  * (bookmark + watchAbandonedBelow across the restart) misses nothing; and the watermark
- * counts every late row.
+ * counts every late row. The late watch is short here, so many hand-written rows come after
+ * it: each of those is refused with the `messages_index_passed` error and stored nowhere —
+ * a row is either refused or delivered, never silently behind every reader.
  */
 
 type Actor =
@@ -28,6 +30,8 @@ type Actor =
   | { kind: 'longTx'; at: number; holdMs: number; commit: boolean }
   /** An INSERT drawing inside it, rolled back; another session inserts at that index `delayMs` later. */
   | { kind: 'rollbackThenInsert'; at: number; delayMs: number }
+  /** `delayMs` later, an INSERT with an explicit index: a hole the watermark passed, if any. */
+  | { kind: 'explicitIndex'; at: number; delayMs: number; pick: number }
   /** A live feed joins at `offset` from the highest index and stays until the restart or the end. */
   | { kind: 'reader'; at: number; offset: number };
 
@@ -38,6 +42,8 @@ interface Scenario {
 }
 
 const GAP_TIMEOUT_MS = 300;
+/** Shorter than the longest delays: some hand-written rows come inside the watch, some after. */
+const LATE_WATCH_MS = 400;
 const WINDOW_MS = 1000;
 const RUNS = 12;
 /** After every writer ended: how long readers may take to have everything (late ones included). */
@@ -73,6 +79,15 @@ const actorArb: fc.Arbitrary<Actor> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('rollbackThenInsert' as const), at, delayMs: hold }),
   },
   {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('explicitIndex' as const),
+      at,
+      delayMs: hold,
+      pick: fc.nat(),
+    }),
+  },
+  {
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('reader' as const),
@@ -89,7 +104,11 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 });
 
 const startLog = (url: string) =>
-  startLogContext(url, { ordering: 'concurrent', gapTimeoutMs: GAP_TIMEOUT_MS });
+  startLogContext(url, {
+    ordering: 'concurrent',
+    gapTimeoutMs: GAP_TIMEOUT_MS,
+    lateWatchMs: LATE_WATCH_MS,
+  });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -140,6 +159,8 @@ function violations(r: Reader, committed: number[], lateSet: Set<number>): strin
 
 describe('late arrivals property: external writers of every shape, readers joining, a restart', () => {
   let db: TestDatabase | null = null;
+  /** Each run's refused indices (the runs must exercise the refusal, not only deliveries). */
+  const refusals: number[][] = [];
   const clients = new Set<pg.Client>();
   const contexts = new Set<INestApplicationContext>();
 
@@ -165,11 +186,26 @@ describe('late arrivals property: external writers of every shape, readers joini
       clients.delete(client);
       await client.end().catch(() => undefined);
     };
+    /** Indices whose hand-written row was refused because its position's watch was over. */
+    const refused: number[] = [];
+    refusals.push(refused);
     const insertAt = (client: pg.Client, index: number) =>
-      client.query(
-        `INSERT INTO messages (index, message_type, body, content_hash) VALUES ($1, 'ByHand', '{}'::jsonb, 'h')`,
-        [index],
-      );
+      client
+        .query(
+          `INSERT INTO messages (index, message_type, body, content_hash) VALUES ($1, 'ByHand', '{}'::jsonb, 'h')`,
+          [index],
+        )
+        .then(
+          () => true,
+          (error: { code?: string; constraint?: string }) => {
+            // The hole was taken meanwhile (a long transaction that drew it committed its row
+            // there): the primary key refuses the second row, and the first is the one readers get.
+            if (error.code === '23505' && error.constraint === 'messages_pkey') return false;
+            if (error.code !== '23514' || error.constraint !== 'messages_index_passed') throw error;
+            refused.push(index);
+            return false;
+          },
+        );
     const draw = async (client: pg.Client) =>
       Number((await client.query<{ p: string }>(`SELECT nextval('${SEQUENCE}') AS p`)).rows[0].p);
     const maxIndex = async () =>
@@ -233,8 +269,7 @@ describe('late arrivals property: external writers of every shape, readers joini
             sleep(actor.holdMs)
               .then(async () => {
                 if (!actor.commit) return s.query('ROLLBACK');
-                await insertAt(s, p);
-                return s.query('COMMIT');
+                return s.query((await insertAt(s, p)) ? 'COMMIT' : 'ROLLBACK');
               })
               .finally(() => done(s)),
           );
@@ -253,6 +288,22 @@ describe('late arrivals property: external writers of every shape, readers joini
             sleep(actor.delayMs).then(async () => {
               const other = await session();
               await insertAt(other, Number(rows[0].p)).finally(() => done(other));
+            }),
+          );
+          return;
+        }
+        case 'explicitIndex': {
+          pending.push(
+            sleep(actor.delayMs).then(async () => {
+              const holes = await database.query<{ p: string }>(
+                `SELECT s.position::text AS p FROM log_skipped s
+                 WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.index = s.position) ORDER BY 1`,
+              );
+              if (holes.length === 0) return;
+              const other = await session();
+              await insertAt(other, Number(holes[actor.pick % holes.length].p)).finally(() =>
+                done(other),
+              );
             }),
           );
           return;
@@ -359,6 +410,8 @@ describe('late arrivals property: external writers of every shape, readers joini
     );
     const lateSet = new Set(lateRows.map((r) => Number(r.p)));
     const found = [...failures];
+    const storedRefused = refused.filter((i) => committed.includes(i));
+    if (storedRefused.length) found.push(`refused, yet stored: ${storedRefused.join(',')}`);
     for (const r of readers) found.push(...violations(r, committed, lateSet));
     const counted = watermarks.reduce((sum, w) => sum + w.counters.lateArrivals, 0);
     const claimed = lateRows.filter((r) => r.arrived).length;
@@ -370,11 +423,11 @@ describe('late arrivals property: external writers of every shape, readers joini
     await Promise.all(live.map((l) => l.drained));
     if (found.length > 0)
       throw new Error(
-        `${found.length} violation(s):\n  ${found.join('\n  ')}\n  scenario: ${JSON.stringify(scenario)}`,
+        `${found.length} violation(s):\n  ${found.join('\n  ')}\n  refused: ${refused.join(',')}\n  scenario: ${JSON.stringify(scenario)}`,
       );
   }
 
-  it(`every committed row reaches every reader once, in order or late, and is counted (${RUNS} runs)`, async () => {
+  it(`every hand-written row is refused with a clear error or reaches every reader once, in order or late, and is counted (${RUNS} runs)`, async () => {
     let completed = 0;
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
@@ -393,5 +446,6 @@ describe('late arrivals property: external writers of every shape, readers joini
       { numRuns: RUNS, endOnFailure: true },
     );
     expect(completed).toBe(RUNS);
+    expect(refusals.flat().length).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -10,11 +10,19 @@ import { execute, type SqlRunner } from '@ordinal/pg';
  * it was passed. A position whose row has since committed is a late arrival (delivered to that
  * reader, marked late). One is forgotten once its watch is over *and* every transaction with
  * an id that could have written it has ended: the xid test alone misses a session that drew
- * the position by hand (`nextval` assigns no id) or inserts at a chosen index. A subscription
- * keeps one; the live router keeps one for all its feeds.
+ * the position by hand (`nextval` assigns no id) or inserts at a chosen index. Those are
+ * covered by the `messages_index_passed` trigger: a row can be inserted at a passed position
+ * only while it is watched, and such a transaction takes its id first. So once the watch is
+ * seen over, the tracker waits for every transaction running at that moment (the xmax of that
+ * snapshot), not only those running when the position was passed: one that inserted inside
+ * the window and commits later is still delivered. A subscription keeps one; the live router
+ * keeps one for all its feeds.
  */
 export class LateTracker {
+  /** Each position's xmax: of when it was passed, then of when its watch was first seen over. */
   private readonly pending = new Map<number, bigint>();
+  /** Positions whose watch has been seen over (their xmax is of that moment). */
+  private readonly unwatched = new Set<number>();
 
   get size(): number {
     return this.pending.size;
@@ -31,10 +39,12 @@ export class LateTracker {
 
   clear(): void {
     this.pending.clear();
+    this.unwatched.clear();
   }
 
   forget(position: number): void {
     this.pending.delete(position);
+    this.unwatched.delete(position);
   }
 
   /** Looks the pending positions up; returns the arrived messages (still pending until `forget`). */
@@ -46,9 +56,16 @@ export class LateTracker {
       const position = toPosition(row.pending);
       if (row.index !== null && row.index !== undefined) {
         arrived.push(toStoredMessage(row as MessageRow));
+      } else if (!row.watching && !this.unwatched.has(position)) {
+        // Its watch is over: wait for every transaction running now, which includes any that
+        // inserted there while it was watched.
+        this.unwatched.add(position);
+        const passed = this.pending.get(position) ?? 0n;
+        const now = BigInt(row.xmax);
+        this.pending.set(position, now > passed ? now : passed);
       } else if (!row.watching && BigInt(row.xmin) >= (this.pending.get(position) ?? 0n)) {
         // Its watch is over and every transaction that could still write it has ended.
-        this.pending.delete(position);
+        this.forget(position);
       }
     }
     return arrived;

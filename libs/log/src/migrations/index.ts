@@ -5,6 +5,14 @@ import { SkippedArrivalsIndex1764460800150 } from './1764460800150-skipped-arriv
 import { CorrelationColumns1764460800016 } from './1764460800016-correlation-columns.js';
 import { LateWatch1764460800210 } from './1764460800210-late-watch.js';
 import { SequenceMaxPosition1764460800211 } from './1764460800211-sequence-max-position.js';
+import { PassedPositionsGuard1764460800230 } from './1764460800230-passed-positions-guard.js';
+import { SchemaComments1764460800240 } from './1764460800240-schema-comments.js';
+import { StreamLifecycle1764460800300 } from './1764460800300-stream-lifecycle.js';
+import { CreateStreamTicketNonces1765400000000 } from './1765400000000-create-stream-ticket-nonces.js';
+import { LifecycleSchemaComments1765400000010 } from './1765400000010-lifecycle-schema-comments.js';
+import { AppendCheckAfterLock1765500000000 } from './1765500000000-append-check-after-lock.js';
+import { LifecycleNotice1765500000010 } from './1765500000010-lifecycle-notice.js';
+import { PersonalData1766000000000 } from './1766000000000-personal-data.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -15,4 +23,12 @@ export const LOG_MIGRATIONS = [
   SkippedArrivalsIndex1764460800150,
   LateWatch1764460800210,
   SequenceMaxPosition1764460800211,
+  PassedPositionsGuard1764460800230,
+  SchemaComments1764460800240,
+  StreamLifecycle1764460800300,
+  CreateStreamTicketNonces1765400000000,
+  LifecycleSchemaComments1765400000010,
+  AppendCheckAfterLock1765500000000,
+  LifecycleNotice1765500000010,
+  PersonalData1766000000000,
 ];

@@ -9,6 +9,7 @@ import {
   readRenderedPage,
   cutRenderedPage,
   readSkippedBetween,
+  readCommittedHead,
   type ReadFilter,
 } from '../sql/index.js';
 import { execute } from '@ordinal/pg';
@@ -37,7 +38,7 @@ export interface CoveredRead {
   to: number;
   /** Positions in (after, to] the watermark passed without a row, still watched (abandoned, or released exactly within `lateWatchMs`), with no row in `messages`: watch them for late arrivals. */
   skipped: number[];
-  /** Snapshot xmax when `skipped` was read: every transaction with an id that could still fill them is below it. */
+  /** An id above every transaction running when `skipped` was read (RUNNING_XID_BOUND): every one with an id that could still fill them is below it. */
   xmax: string;
 }
 
@@ -57,6 +58,17 @@ export class LogReader {
   /** The low watermark's figures (moving it first, as any reader would): mode, safe head, the held hole. */
   async watermarkStatus(): Promise<WatermarkStatus> {
     return watermarkStatus(await this.safeHead(), this.watermark, this.options);
+  }
+
+  /**
+   * The highest committed index, whatever is below it: in concurrent mode it is above the
+   * safe head while a hole is held (for monitoring; readers never read past the safe head).
+   */
+  async committedHead(): Promise<number> {
+    return this.guard(async () => {
+      const [row] = await execute<{ head: string }>(this.dataSource.manager, readCommittedHead());
+      return toPosition(row.head);
+    });
   }
 
   /**

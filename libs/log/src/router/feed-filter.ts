@@ -2,8 +2,17 @@ import type { StoredMessage } from '../message.js';
 import { shardOf } from '@ordinal/contract';
 import type { FeedOptions } from './log-feed.js';
 
-/** A feed's filter as one predicate (types and shard); `null` when it lets everything through. */
+/** A feed's filter as one predicate (types, shard, accept); `null` when it lets everything through. */
 export function compileFilter(
+  options: Pick<FeedOptions, 'types' | 'shard' | 'accept'>,
+): ((message: StoredMessage) => boolean) | null {
+  const selected = compileSelection(options);
+  const accept = options.accept;
+  if (!accept) return selected;
+  return selected ? (message) => selected(message) && accept(message) : accept;
+}
+
+function compileSelection(
   options: Pick<FeedOptions, 'types' | 'shard'>,
 ): ((message: StoredMessage) => boolean) | null {
   const types = options.types && options.types.length > 0 ? new Set(options.types) : null;

@@ -114,6 +114,68 @@ describe('LiveRouter (L5, R2, R3)', () => {
     feed.close();
   });
 
+  it.each([
+    [
+      'its own maxCount, passed by the append itself',
+      `INSERT INTO stream_states (stream_id, max_count) VALUES ('capped-1', 1)`,
+      'capped-1',
+    ],
+    [
+      'its category’s truncateBefore',
+      `INSERT INTO category_rules (category, truncate_before) VALUES ('trunc', 2)`,
+      'trunc-1',
+    ],
+  ])(
+    'never hands out the body of a message hidden the moment it commits (%s): it comes as its tombstone',
+    async (_, rule, streamId) => {
+      // Given a live feed, and a stream whose retention hides its first version once it has two
+      await waitFor(() => router.stats().listening, 5000, 'LISTEN');
+      await db.query(rule);
+      const feed = openFeed({ fromIndex: (await reader.safeHead()) + 1 });
+      await feed.headAtOpen;
+      // When this process appends two events to it in one append
+      const result = await writer.append({
+        stream: { streamId, expectedVersion: 'no_stream' },
+        messages: [
+          { messageType: 'Kept', body: { secret: 'first' } },
+          { messageType: 'Kept', body: { secret: 'second' } },
+        ],
+      });
+      expect(result.streamVersion).toBe(2);
+      // Then the feed gets the first as a tombstone, without its body, and the second whole
+      const [first, second] = await take(feed, 2);
+      expect(first).toMatchObject({ streamVersion: 1, tombstone: 'truncated', body: null });
+      expect(second).toMatchObject({ streamVersion: 2, body: { secret: 'second' } });
+      expect(second.tombstone).toBeUndefined();
+    },
+  );
+
+  it('drops its kept catch-up pages when another process deletes a stream: a read that starts after the delete gets tombstones', async () => {
+    // Given three events of a stream, read by a feed from the start (the page is kept for feeds just behind)
+    await waitFor(() => router.stats().listening, 5000, 'LISTEN');
+    const from = (await reader.safeHead()) + 1;
+    await writer.append({
+      stream: { streamId: 'kept-1', expectedVersion: 'no_stream' },
+      messages: [1, 2, 3].map((n) => ({ messageType: 'Kept', body: { n } })),
+    });
+    const first = openFeed({ fromIndex: from });
+    expect((await take(first, 3)).map((m) => m.body)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const notices = router.stats().lifecycleNotices;
+    // When another process deletes the stream (its transaction writes the stream's state)
+    await db.query(
+      `INSERT INTO stream_states (stream_id, state, deleted_through) VALUES ('kept-1', 'deleted', 3)`,
+    );
+    // Then this process is told, and a feed opened now reads the stream's events as tombstones
+    await waitFor(() => router.stats().lifecycleNotices > notices, 5000, 'the lifecycle notice');
+    const second = openFeed({ fromIndex: from });
+    const got = await take(second, 3);
+    expect(got.map((m) => [m.tombstone, m.body])).toEqual([
+      ['deleted', null],
+      ['deleted', null],
+      ['deleted', null],
+    ]);
+  });
+
   it('wakes on NOTIFY from another process (the poll is a minute away)', async () => {
     // Given a feed from the head
     const head = await reader.safeHead();

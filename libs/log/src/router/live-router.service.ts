@@ -6,8 +6,8 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { StoredMessage } from '../message.js';
-import { LOG_CHANNEL } from '../log.constants.js';
+import { STREAM_DELETED_TYPE, type StoredMessage } from '../message.js';
+import { LIFECYCLE_NOTICE, LOG_CHANNEL } from '../log.constants.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { LogReader } from '../reader/log-reader.service.js';
@@ -46,6 +46,8 @@ export interface LiveRouterStats {
   sharedReads: number;
   /** Catch-up pages kept for feeds just behind (dropped 2 s after they were read). */
   sharedPagesKept: number;
+  /** Lifecycle changes (a delete, metadata, a category rule, from any process) told by NOTIFY: each dropped the kept pages. */
+  lifecycleNotices: number;
   /** Feeds suspended by their consumer (an SSE stream whose socket was full): they left live and caught up from the database. */
   suspensions: number;
   /** Droppable feeds (SSE streams) dropped to keep their catch-up pages within `streamsBufferBytes`. */
@@ -139,6 +141,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     peakMailbox: 0,
     overflows: 0,
     databaseReads: 0,
+    lifecycleNotices: 0,
     directDeliveries: 0,
     lateDeliveries: 0,
     suspensions: 0,
@@ -162,7 +165,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
   ) {
     this.budget = new PageBudget(this.options.streamsBufferBytes);
-    this.stopCommits = writer.onCommit((batch, bytes) => this.onOwnCommit(batch, bytes));
+    this.stopCommits = writer.onCommit((batch, bytes, hidden) =>
+      this.onOwnCommit(batch, bytes, hidden),
+    );
     // A flush settles after its commit callback: a NOTIFY waiting on it can be trusted then.
     this.stopFlushes = writer.onFlush(() => {
       if (this.notifyWaitsOnFlush) this.trustNotify();
@@ -287,18 +292,47 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     return mailbox;
   }
 
-  private onOwnCommit(batch: StoredMessage[], bytes: readonly number[]): void {
+  /**
+   * Drops the catch-up pages kept for feeds a little behind: a delete or a retention rule has
+   * just hidden messages (docs/lifecycle.md), and a read that starts after it must get their
+   * tombstones, not a page read before it.
+   */
+  forgetKeptReads(): void {
+    this.sharedReads.clear();
+  }
+
+  private onOwnCommit(
+    batch: StoredMessage[],
+    bytes: readonly number[],
+    hiddenAtAppend: boolean,
+  ): void {
     if (this.closed || batch.length === 0) return;
+    if (batch.some((m) => m.messageType === STREAM_DELETED_TYPE)) this.forgetKeptReads();
+    // A batch with messages hidden as they commit is read back (as tombstones), never handed out.
+    if (hiddenAtAppend) {
+      this.knownHead = Math.max(this.knownHead, batch[batch.length - 1].id);
+      return this.wake(true);
+    }
     if (this.mailboxes.size > 0)
       for (let i = 0; i < batch.length; i++) this.liveBytes.set(batch[i], bytes[i]);
     this.knownHead = Math.max(this.knownHead, batch[batch.length - 1].id);
     if (this.options.ordering !== 'gapless' || this.own.length >= MAX_PENDING_OWN)
       return this.wake(true);
-    this.own.push(batch);
+    // Flushes in flight at once may answer out of order: keep own batches in index order.
+    let at = this.own.length;
+    while (at > 0 && this.own[at - 1][0].id > batch[0].id) at -= 1;
+    this.own.splice(at, 0, batch);
     this.wake(false);
   }
 
   private onNotify(payload: string): void {
+    if (payload === LIFECYCLE_NOTICE) {
+      // Messages were hidden (or shown) by another transaction, maybe in another process:
+      // pages read before it must not serve a read that starts after it.
+      this.counters.lifecycleNotices++;
+      this.forgetKeptReads();
+      return;
+    }
     const head = Number(payload);
     if (!Number.isSafeInteger(head)) return this.wake(true);
     if (head <= this.delivered || this.closed) return;

@@ -10,6 +10,11 @@ export interface FeedOptions {
   types?: string[];
   /** Only messages whose user falls in this shard (L9). */
   shard?: { count: number; index: number };
+  /**
+   * Only messages this predicate accepts (a reader's access rules): the others are passed
+   * over like those of another type, never delivered, and the feed's position moves past them.
+   */
+  accept?: (message: StoredMessage) => boolean;
   /** Most live messages buffered for this feed before it detaches to database catch-up (R3). */
   mailboxLimit?: number;
   /**

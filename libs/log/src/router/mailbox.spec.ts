@@ -18,6 +18,7 @@ const message = (id: number, messageType = 'A'): StoredMessage => ({
   correlationId: null,
   causationId: null,
   traceparent: null,
+  redacted: null,
 });
 
 describe('Mailbox (R3)', () => {

@@ -12,3 +12,6 @@ export * from './watermark.sql.js';
 export * from './late.sql.js';
 export * from './import-messages.sql.js';
 export * from './read-correlation-page.sql.js';
+export * from './read-committed-head.sql.js';
+export * from './hidden-reason.sql.js';
+export * from './scavenge.sql.js';

@@ -18,6 +18,8 @@ export interface InsertColumns {
   correlationId: (string | null)[];
   causationId: (string | null)[];
   traceparent: (string | null)[];
+  /** The sealed personal fields' JSON (`SealedFields`), else null (absent: none in the batch). */
+  personal?: (string | null)[];
 }
 
 /** The stream heads a flush moves. */
@@ -26,7 +28,25 @@ export interface StreamHeads {
   version: number[];
 }
 
-const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key, correlation_id, causation_id, trace_parent`;
+/** The stream states a flush changes (a delete, a tombstone, a re-created stream). */
+export interface StreamStateChanges {
+  streamId: string[];
+  state: string[];
+  deletedThrough: number[];
+}
+
+const NO_CHANGES: StreamStateChanges = { streamId: [], state: [], deletedThrough: [] };
+
+/** The CTE that writes `changes` ($6, $7, $8 of the checked statements) into the states table. */
+const STATES = `states AS (
+        INSERT INTO ${TABLES.streamStates} (stream_id, state, deleted_through)
+        SELECT * FROM unnest($6::text[], $7::text[], $8::bigint[])
+        ON CONFLICT (stream_id) DO UPDATE
+          SET state = excluded.state, deleted_through = excluded.deleted_through, updated_at = now()
+        RETURNING 1
+      )`;
+
+const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key, correlation_id, causation_id, trace_parent, personal`;
 /**
  * The batch's rows as one `json` parameter, expanded by `json_to_recordset`. One JSON text
  * built by concatenation costs the writer far less than ten PostgreSQL array literals (pg
@@ -35,10 +55,10 @@ const COLUMNS = `message_type, user_id, stream_id, stream_version, category, bod
  */
 const ROWS = `ROWS FROM (json_to_recordset($1::json) AS (message_type text, user_id text, stream_id text, stream_version bigint,
   category text, body jsonb, metadata jsonb, schema_version int, content_hash text, idempotency_key text,
-  correlation_id text, causation_id text, trace_parent text))`;
+  correlation_id text, causation_id text, trace_parent text, personal jsonb))`;
 const SELECT_ROW = `r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
                coalesce(r.body, 'null'::jsonb), r.metadata, r.schema_version, r.content_hash, r.idempotency_key,
-               r.correlation_id, r.causation_id, r.trace_parent`;
+               r.correlation_id, r.causation_id, r.trace_parent, r.personal`;
 
 /** JSON of a scalar column value; a missing one is null, never the bare word `undefined`. */
 const str = (value: string | number | null | undefined) => JSON.stringify(value ?? null);
@@ -52,7 +72,7 @@ export function rowsJson(rows: InsertColumns): string {
         `"stream_version":${str(rows.streamVersion[i])},"category":${str(rows.category[i])},"body":${rows.body[i] ?? 'null'},` +
         `"metadata":${rows.metadata[i] ?? 'null'},"schema_version":${str(rows.schemaVersion[i])},"content_hash":${str(rows.contentHash[i])},` +
         `"idempotency_key":${str(rows.idempotencyKey[i])},"correlation_id":${str(rows.correlationId[i])},` +
-        `"causation_id":${str(rows.causationId[i])},"trace_parent":${str(rows.traceparent[i])}}`,
+        `"causation_id":${str(rows.causationId[i])},"trace_parent":${str(rows.traceparent[i])},"personal":${rows.personal?.[i] ?? 'null'}}`,
     );
   }
   return `[${parts.join(',')}]`;
@@ -63,10 +83,15 @@ export function rowsJson(rows: InsertColumns): string {
  * moves the log head and the stream heads, and queues a NOTIFY with the new head (sent by
  * PostgreSQL only if the transaction commits).
  */
-export function insertMessages(rows: InsertColumns, streams: StreamHeads, head: number): SqlQuery {
+export function insertMessages(
+  rows: InsertColumns,
+  streams: StreamHeads,
+  head: number,
+  changes: StreamStateChanges = NO_CHANGES,
+): SqlQuery {
   const first = head - rows.messageType.length + 1;
   return {
-    text: `WITH inserted AS (
+    text: `WITH ${STATES}, inserted AS (
         INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
         SELECT $4::bigint + r.ord - 1, ${SELECT_ROW}
         FROM ${ROWS} WITH ORDINALITY AS r(${COLUMNS}, ord)
@@ -80,8 +105,17 @@ export function insertMessages(rows: InsertColumns, streams: StreamHeads, head: 
         UPDATE ${TABLES.logHead} SET position = $5::bigint WHERE id = 1 RETURNING 1
       )
       SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM log)::int AS moved,
-             pg_notify('${LOG_CHANNEL}', $5::text) AS notified`,
-    values: [rowsJson(rows), streams.streamId, streams.version, first, String(head)],
+             (SELECT count(*) FROM states)::int AS states, pg_notify('${LOG_CHANNEL}', $5::text) AS notified`,
+    values: [
+      rowsJson(rows),
+      streams.streamId,
+      streams.version,
+      first,
+      String(head),
+      changes.streamId,
+      changes.state,
+      changes.deletedThrough,
+    ],
   };
 }
 
@@ -95,12 +129,16 @@ const NO_STREAMS = { streamId: [] as string[], expected: [] as number[], version
 
 /**
  * The whole gapless flush in one statement, for batches without idempotency keys (most REST,
- * AMQP and aggregate traffic): takes the log lock and the head row, checks the streams are
- * at the versions the batch was planned for, inserts after the head, moves the log and stream
+ * AMQP and aggregate traffic): takes the log lock and then checks the streams are at the
+ * versions the batch was planned for and live (`ordinal_lock_log_and_check_streams`, whose
+ * query sees every commit made before the lock: the statement's own snapshot is older),
+ * takes the head row, inserts after the head, moves the log and stream
  * heads, and notifies. Run outside an explicit transaction it is one round trip and one
  * commit. When a stream is not where the plan assumed, it changes nothing and answers
  * `ok = false` (or fails on the stream-version index if it read an older snapshot) — the
- * caller then takes the checked path. When the batch would pass `MAX_POSITION` it changes
+ * caller then takes the checked path. So does a stream with a `truncateBefore` or `maxCount`
+ * (its own or its category's): the checked path reads them, to tell which appended messages
+ * are hidden the moment they commit. When the batch would pass `MAX_POSITION` it changes
  * nothing either (`ok` with no `base`): the checked path decides which appends still fit.
  * Returns the first index given and the commit time.
  */
@@ -111,13 +149,10 @@ export function appendBatch(
 ): SqlQuery {
   const n = rows.messageType.length;
   return {
-    text: `WITH lock AS (SELECT pg_advisory_xact_lock($2::bigint)),
-      expected AS (
-        SELECT coalesce(bool_and(coalesce(s.version, 0) = e.expected), true) AS ok
-        FROM unnest($4::text[], $5::bigint[]) AS e(stream_id, expected)
-        LEFT JOIN ${TABLES.streams} s ON s.stream_id = e.stream_id
+    text: `WITH expected AS (
+        SELECT ordinal_lock_log_and_check_streams($2::bigint, $4::text[], $5::bigint[]) AS ok
       ), head AS (
-        UPDATE ${TABLES.logHead} h SET position = h.position + $3::bigint FROM lock, expected
+        UPDATE ${TABLES.logHead} h SET position = h.position + $3::bigint FROM expected
         WHERE h.id = 1 AND expected.ok AND h.position + $3::bigint <= $8::bigint
         RETURNING h.position - $3::bigint AS base, h.position AS head
       ), inserted AS (
@@ -153,9 +188,13 @@ export function appendBatch(
  * INSERT (after its table lock), moves the stream heads and notifies. Returns the indices
  * given, which ascend in row order.
  */
-export function insertConcurrent(rows: InsertColumns, streams: StreamHeads): SqlQuery {
+export function insertConcurrent(
+  rows: InsertColumns,
+  streams: StreamHeads,
+  changes: StreamStateChanges = NO_CHANGES,
+): SqlQuery {
   return {
-    text: `WITH inserted AS (
+    text: `WITH ${STATES.replace('$6', '$4').replace('$7', '$5').replace('$8', '$6')}, inserted AS (
         INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
         SELECT nextval('${SEQUENCE}'), ${SELECT_ROW}
         FROM ${ROWS} WITH ORDINALITY AS r(${COLUMNS}, ord)
@@ -167,8 +206,16 @@ export function insertConcurrent(rows: InsertColumns, streams: StreamHeads): Sql
         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
         RETURNING 1
       ), top AS (SELECT max(index) AS head, array_agg(index::text) AS indices FROM inserted)
-      SELECT top.indices, (SELECT count(*) FROM heads)::int AS heads, pg_notify('${LOG_CHANNEL}', top.head::text) AS notified FROM top`,
-    values: [rowsJson(rows), streams.streamId, streams.version],
+      SELECT top.indices, (SELECT count(*) FROM heads)::int AS heads, (SELECT count(*) FROM states)::int AS states,
+             pg_notify('${LOG_CHANNEL}', top.head::text) AS notified FROM top`,
+    values: [
+      rowsJson(rows),
+      streams.streamId,
+      streams.version,
+      changes.streamId,
+      changes.state,
+      changes.deletedThrough,
+    ],
   };
 }
 

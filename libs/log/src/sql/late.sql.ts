@@ -2,17 +2,19 @@ import { TABLES } from '../log.constants.js';
 import { MESSAGE_COLUMNS } from '../row-mapper.js';
 import type { MessageRow } from '../row-mapper.js';
 import type { SqlQuery } from '@ordinal/pg';
+import { RUNNING_XID_BOUND } from './running-xid-bound.sql.js';
+import { hiddenReason } from './hidden-reason.sql.js';
 
 /**
  * Passed positions inside (from, to] that are watched for a late row — those a reader passed
- * without seeing, unless their row is in its page — with the snapshot's xmax: every
+ * without seeing, unless their row is in its page — with an id above every running transaction (RUNNING_XID_BOUND): every
  * transaction with an id that could still fill them has one below it. Abandoned positions,
  * and exact releases until their `watch_until` (an exact release is a claim the late watch
  * checks). One range scan of the primary key, as before.
  */
 export function readSkippedBetween(from: number, to: number): SqlQuery {
   return {
-    text: `SELECT position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+    text: `SELECT position::text AS position, ${RUNNING_XID_BOUND} AS xmax
            FROM ${TABLES.skipped} WHERE position > $1 AND position <= $2
              AND (NOT released_exactly OR watch_until > now()) ORDER BY ${TABLES.skipped}.position`,
     values: [from, to],
@@ -31,7 +33,7 @@ export function readOpenSkipped(upTo: number, arrivedSince: Date | null = null):
   // log_skipped_arrived_ix; exact: log_skipped_exact_watch_ix, log_skipped_exact_arrived_ix),
   // so the rows of exact releases no longer watched, however many, are never read.
   return {
-    text: `SELECT s.position::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax FROM (
+    text: `SELECT s.position::text AS position, ${RUNNING_XID_BOUND} AS xmax FROM (
              SELECT position FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly AND position <= $1
              UNION ALL
              SELECT position FROM ${TABLES.skipped} WHERE arrived_at IS NOT NULL AND arrived_at >= $2 AND NOT released_exactly AND position <= $1
@@ -46,23 +48,33 @@ export function readOpenSkipped(upTo: number, arrivedSince: Date | null = null):
 }
 
 /**
- * A pending position with its row when it has arrived, the snapshot's xmin, and whether the
+ * A pending position with its row when it has arrived, the snapshot's xmin and xmax, and whether the
  * position is still watched (its `watch_until` not passed; null for positions recorded before
  * there was one).
  */
 export type ArrivalRow = Partial<MessageRow> & {
   pending: string;
   xmin: string;
+  xmax: string;
   watching: boolean | null;
 };
 
-/** Which of the pending positions have a committed row now, and which are still watched. */
+/** Why an arrived row reads back as a tombstone (its stream deleted or truncated meanwhile), as every reader tells it. */
+const ARRIVAL_HIDDEN_REASON = hiddenReason('m');
+
+/**
+ * Which of the pending positions have a committed row now (with why it reads back as a
+ * tombstone, if it does: a late arrival is delivered as readers read it then), and which are
+ * still watched.
+ */
 export function readArrivals(positions: number[]): SqlQuery {
   return {
     text: `SELECT p.pending::text AS pending, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-                  s.watch_until > now() AS watching, ${MESSAGE_COLUMNS.split(', ')
+                  ${RUNNING_XID_BOUND} AS xmax, s.watch_until > now() AS watching, ${MESSAGE_COLUMNS.split(
+                    ', ',
+                  )
                     .map((c) => `m.${c}`)
-                    .join(', ')}
+                    .join(', ')}, ${ARRIVAL_HIDDEN_REASON} AS tombstone
            FROM unnest($1::bigint[]) AS p(pending) LEFT JOIN ${TABLES.messages} m ON m.index = p.pending
              LEFT JOIN ${TABLES.skipped} s ON s.position = p.pending
            ORDER BY p.pending`,

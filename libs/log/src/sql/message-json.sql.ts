@@ -1,4 +1,4 @@
-import type { MessageFieldRule, OrdinalMessage } from '@ordinal/contract';
+import { MESSAGE_FIELDS, type MessageFieldRule, type OrdinalMessage } from '@ordinal/contract';
 import type { MessageRow } from '../row-mapper.js';
 
 type Field = keyof OrdinalMessage;
@@ -32,6 +32,9 @@ export const MESSAGE_SQL: Record<Field, FieldSql> = {
   correlationId: { column: 'correlation_id', json: 'to_json(correlation_id)::text' },
   causationId: { column: 'causation_id', json: 'to_json(causation_id)::text' },
   traceparent: { column: 'trace_parent', json: 'to_json(trace_parent)::text' },
+  // The pointers of the sealed personal fields: the body already holds their replacements, so a
+  // reader without the personal scope gets its JSON straight from here, nothing decrypted.
+  redacted: { column: 'personal', json: `(personal->'fields')::text` },
 };
 
 /** A rule's default as an SQL literal (numbers and strings: what the contract's defaults are). */
@@ -48,11 +51,12 @@ function literal(value: unknown): string {
  * that field is left out. The same rules as `toOrdinalMessage`, so both give the same JSON.
  */
 export function messageJsonSql(
-  fields: Readonly<Record<Field, MessageFieldRule>>,
+  fields: Readonly<Partial<Record<Field, MessageFieldRule>>>,
   sql: Record<Field, FieldSql>,
+  tail?: string,
 ): string {
   const absent = (name: Field): string => {
-    const rule = fields[name];
+    const rule: MessageFieldRule = fields[name] ?? MESSAGE_FIELDS[name];
     if (!rule.optional) throw new TypeError(`${name} is always on the wire`);
     if (rule.presentWith !== undefined) return absent(rule.presentWith);
     const column = sql[name].column;
@@ -62,12 +66,30 @@ export function messageJsonSql(
   };
   const names = Object.keys(fields) as Field[];
   // The object's `{` goes with the first key, so that one must always be there.
-  if (names.length === 0 || fields[names[0]].optional)
+  if (names.length === 0 || fields[names[0]]!.optional)
     throw new TypeError('The first wire field must not be optional');
   const parts = names.map((name, i) => {
     if (!/^[A-Za-z][A-Za-z0-9]*$/.test(name)) throw new TypeError(`Bad wire field name ${name}`);
     const value = `'${i === 0 ? '{' : ','}"${name}":' || (${sql[name].json})`;
-    return fields[name].optional ? `CASE WHEN ${absent(name)} THEN '' ELSE ${value} END` : value;
+    return fields[name]!.optional ? `CASE WHEN ${absent(name)} THEN '' ELSE ${value} END` : value;
   });
-  return [...parts, `'}'`].join('\n  || ');
+  return [...parts, ...(tail === undefined ? [] : [tail]), `'}'`].join('\n  || ');
+}
+
+/** The contract's fields a tombstone keeps (`kept` in `MESSAGE_FIELDS`), in its order. */
+export const TOMBSTONE_FIELDS = Object.fromEntries(
+  Object.entries(MESSAGE_FIELDS).filter(([, rule]) => 'kept' in rule && rule.kept),
+) as Partial<Record<Field, MessageFieldRule>>;
+
+/**
+ * The SQL expression rendering a hidden row as its tombstone's wire JSON: the kept fields by
+ * the same rules as a message, then `"tombstone":{"reason":…}` from the SQL expression
+ * `reason` (a column or `hiddenReason()`).
+ */
+export function tombstoneJsonSql(reason: string): string {
+  return messageJsonSql(
+    TOMBSTONE_FIELDS,
+    MESSAGE_SQL,
+    `',"tombstone":{"reason":' || to_json(${reason})::text || '}'`,
+  );
 }

@@ -1,4 +1,4 @@
-import { MESSAGE_COLUMNS } from '../row-mapper.js';
+import { MESSAGE_READ_COLUMNS } from '../row-mapper.js';
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
 
@@ -9,7 +9,7 @@ import type { SqlQuery } from '@ordinal/pg';
  */
 export function readCategoryPage(category: string, from: number, limit: number): SqlQuery {
   return {
-    text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}
+    text: `SELECT ${MESSAGE_READ_COLUMNS} FROM ${TABLES.messages}
            WHERE category = $1 AND index >= $2 ORDER BY index LIMIT $3`,
     values: [category, from, limit],
   };

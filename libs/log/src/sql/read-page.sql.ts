@@ -1,12 +1,20 @@
 import { MESSAGE_FIELDS } from '@ordinal/contract';
-import { MESSAGE_COLUMNS } from '../row-mapper.js';
-import { MESSAGE_SQL, messageJsonSql } from './message-json.sql.js';
+import { MESSAGE_READ_COLUMNS } from '../row-mapper.js';
+import { MESSAGE_SQL, messageJsonSql, tombstoneJsonSql } from './message-json.sql.js';
+import { HIDDEN_REASON } from './hidden-reason.sql.js';
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
 
 /** Filter of a log read. Empty or absent lists mean "everything". */
 export interface ReadFilter {
   types?: string[];
+  /** `skip`: leave tombstones out (docs/lifecycle.md). @default 'include' */
+  tombstones?: 'include' | 'skip';
+}
+
+/** The WHERE clause's tail that leaves tombstones out when the filter says so. */
+export function skipTombstones(filter: ReadFilter): string {
+  return filter.tombstones === 'skip' ? ` AND (${HIDDEN_REASON}) IS NULL` : '';
 }
 
 /** Messages with `from <= index <= to`, in index order, at most `limit` of them. */
@@ -16,7 +24,7 @@ export function readPage(
   limit: number,
   filter: ReadFilter = {},
 ): SqlQuery {
-  return pageOf(MESSAGE_COLUMNS, from, to, limit, filter);
+  return pageOf(MESSAGE_READ_COLUMNS, from, to, limit, filter);
 }
 
 /** `columns` of the messages in `[from, to]`, in index order, at most `limit`, of the filter's types. */
@@ -28,16 +36,17 @@ function pageOf(
   filter: ReadFilter,
 ): SqlQuery {
   const types = filter.types ?? [];
+  const skip = skipTombstones(filter);
   if (types.length === 0) {
     return {
       text: `SELECT ${columns} FROM ${TABLES.messages}
-             WHERE index >= $1 AND index <= $2 ORDER BY index LIMIT $3`,
+             WHERE index >= $1 AND index <= $2${skip} ORDER BY index LIMIT $3`,
       values: [from, to, limit],
     };
   }
   return {
     text: `SELECT ${columns} FROM ${TABLES.messages}
-           WHERE index >= $1 AND index <= $2 AND message_type = ANY($4::text[])
+           WHERE index >= $1 AND index <= $2 AND message_type = ANY($4::text[])${skip}
            ORDER BY index LIMIT $3`,
     values: [from, to, limit, types],
   };
@@ -52,6 +61,21 @@ function pageOf(
  * constant (named prepared statements depend on it).
  */
 export const RENDERED_MESSAGE_JSON = messageJsonSql(MESSAGE_FIELDS, MESSAGE_SQL);
+
+/** The tombstone of a row whose `tombstone` column (the inner read's `HIDDEN_REASON`) is set. */
+const RENDERED_TOMBSTONE_JSON = tombstoneJsonSql('tombstone');
+
+/** A rendered row's JSON: its message's, or its tombstone's when it reads back as one. */
+const RENDERED_RECORD_JSON = `CASE WHEN tombstone IS NULL THEN ${RENDERED_MESSAGE_JSON}
+  ELSE ${RENDERED_TOMBSTONE_JSON} END`;
+
+/**
+ * A messages row's JSON as every reader gets it, for a query reading the table by its own name
+ * (no inner read giving a `tombstone` column): its message's, or its tombstone's when a delete,
+ * a retention rule or a scavenge hides it.
+ */
+export const RENDERED_ROW_JSON = `CASE WHEN (${HIDDEN_REASON}) IS NULL THEN ${RENDERED_MESSAGE_JSON}
+  ELSE ${tombstoneJsonSql(`(${HIDDEN_REASON})`)} END`;
 
 /** Bytes a row takes in the table (jsonb as stored, perhaps compressed): cheap, no detoasting. */
 const STORED_SIZE = `pg_column_size(body) + coalesce(pg_column_size(metadata), 0)`;
@@ -75,10 +99,11 @@ export function readRenderedPage(
   maxBytes: number,
 ): SqlQuery {
   const types = filter.types ?? [];
-  const typeClause = types.length === 0 ? '' : ' AND message_type = ANY($5::text[])';
+  const typeClause =
+    (types.length === 0 ? '' : ' AND message_type = ANY($5::text[])') + skipTombstones(filter);
   return {
-    text: `SELECT index, message_type, user_id, ${RENDERED_MESSAGE_JSON} AS json, stored_through
-           FROM (SELECT ${MESSAGE_COLUMNS}, ${STORED_SIZE} AS stored_size,
+    text: `SELECT index, message_type, user_id, stream_id, tombstone, personal, ${RENDERED_RECORD_JSON} AS json, stored_through
+           FROM (SELECT ${MESSAGE_READ_COLUMNS}, ${STORED_SIZE} AS stored_size,
                         sum(${STORED_SIZE}) OVER (ORDER BY index) AS stored_through
                  FROM ${TABLES.messages}
                  WHERE index >= $1 AND index <= $2${typeClause}

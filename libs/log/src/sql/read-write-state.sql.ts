@@ -4,8 +4,10 @@ import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Everything a flush must check under the log lock, in one round trip: the messages
- * already stored under the batch's idempotency keys, and the streams' versions.
- * Runs as its own statement after the lock so its snapshot sees every earlier commit.
+ * already stored under the batch's idempotency keys, and the streams' versions and states
+ * (`[version, state, deletedThrough, truncateBefore, maxCount]` by stream id, the last two the
+ * stream's own retention, else its category's, else null: what can hide a message as it is
+ * appended). Runs as its own statement after the lock so its snapshot sees every earlier commit.
  */
 export function readWriteState(idempotencyKeys: string[], streamIds: string[]): SqlQuery {
   return {
@@ -13,9 +15,14 @@ export function readWriteState(idempotencyKeys: string[], streamIds: string[]): 
       (SELECT coalesce(json_agg(row_to_json(m)), '[]'::json) FROM (
          SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}
          WHERE cardinality($1::text[]) > 0 AND idempotency_key = ANY($1::text[])) m) AS repeats,
-      (SELECT coalesce(json_object_agg(stream_id, version::text), '{}'::json)
-         FROM ${TABLES.streams}
-         WHERE cardinality($2::text[]) > 0 AND stream_id = ANY($2::text[])) AS streams`,
+      (SELECT coalesce(json_object_agg(s.stream_id, json_build_array(coalesce(h.version, 0)::text,
+                coalesce(st.state, 'live'), coalesce(st.deleted_through, 0)::text,
+                coalesce(st.truncate_before, cr.truncate_before)::text, coalesce(st.max_count, cr.max_count)::text)), '{}'::json)
+         FROM unnest($2::text[]) AS s(stream_id)
+         LEFT JOIN ${TABLES.streams} h ON h.stream_id = s.stream_id
+         LEFT JOIN ${TABLES.streamStates} st ON st.stream_id = s.stream_id
+         LEFT JOIN ${TABLES.categoryRules} cr ON cr.category = split_part(s.stream_id, '-', 1)
+         WHERE h.stream_id IS NOT NULL OR st.stream_id IS NOT NULL OR cr.category IS NOT NULL) AS streams`,
     values: [idempotencyKeys, streamIds],
   };
 }

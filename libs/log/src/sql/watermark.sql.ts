@@ -1,4 +1,5 @@
-import { SEQUENCE, TABLES } from '../log.constants.js';
+import { RUNNING_XID_BOUND } from './running-xid-bound.sql.js';
+import { LOCKS, PASSED_SEQUENCE, SEQUENCE, TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
 
 /**
@@ -75,13 +76,13 @@ export function readPositionsBetween(from: number, to: number): SqlQuery {
 export function readLogWriters(): SqlQuery {
   return {
     text: `SELECT DISTINCT a.pid, a.xact_start::text AS xact_start, a.application_name, a.backend_xid::text AS xid,
-                  pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+                  ${RUNNING_XID_BOUND} AS xmax
            FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
            WHERE l.locktype = 'relation' AND l.relation IN ('${TABLES.messages}'::regclass, '${SEQUENCE}'::regclass)
              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
              AND l.mode = 'RowExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()
            UNION ALL
-           SELECT NULL, NULL, NULL, NULL, pg_snapshot_xmax(pg_current_snapshot())::text`,
+           SELECT NULL, NULL, NULL, NULL, ${RUNNING_XID_BOUND}`,
     values: [],
   };
 }
@@ -100,6 +101,23 @@ export function snapshotPassed(xmax: string): SqlQuery {
   return {
     text: `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS passed`,
     values: [xmax],
+  };
+}
+
+/**
+ * Moves the passed position (`log_passed_position`) up to `position`, never back, before the
+ * watermark records or passes anything up to it: from then on a row inserted at or below it
+ * is checked by the `messages_index_passed` trigger (refused unless its position is watched).
+ * Several processes move it: the advisory lock makes read-then-set one step (a sequence is not
+ * transactional, so the lock, held to the end of this statement's transaction, is what orders
+ * them).
+ */
+export function raisePassedPosition(position: number): SqlQuery {
+  return {
+    text: `WITH lock AS MATERIALIZED (SELECT pg_advisory_xact_lock($2::bigint))
+           SELECT setval('${PASSED_SEQUENCE}', greatest(coalesce(pg_sequence_last_value('${PASSED_SEQUENCE}'), 0), $1::bigint))::text AS passed
+           FROM lock`,
+    values: [position, LOCKS.passed],
   };
 }
 

@@ -13,6 +13,7 @@ import {
   countFinalBetween,
   countRunning,
   persistWatermark,
+  raisePassedPosition,
   readDrawnPosition,
   readFinalPositionsAfter,
   readHead,
@@ -267,6 +268,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       // inserted there by hand later (a bounded jump; a longer one is passed unrecorded), and
       // write its position down first, so a process that starts later does not hold them again.
       if (this.barrier.position > this.position) {
+        await execute(this.dataSource.manager, raisePassedPosition(this.barrier.position));
         if (this.barrier.position - this.position <= BARRIER_RECORD_MAX) {
           await execute(
             this.dataSource.manager,
@@ -311,6 +313,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
       (await this.writersEnded(hole))
     ) {
       if (await this.anyCommitted(from, to)) return true;
+      await execute(this.dataSource.manager, raisePassedPosition(to));
       await execute(
         this.dataSource.manager,
         recordSkipped(from, to, heldMs, this.options.lateWatchMs, true),
@@ -322,6 +325,7 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     }
     if (heldMs >= this.options.gapTimeoutMs) {
       if (await this.anyCommitted(from, to)) return true;
+      await execute(this.dataSource.manager, raisePassedPosition(to));
       await execute(
         this.dataSource.manager,
         recordSkipped(from, to, heldMs, this.options.lateWatchMs),

@@ -1,9 +1,10 @@
 /**
- * The seed's duplicate window (L7): at start it remembers the content hashes of the latest
- * `size` messages; for the next `size` ingested messages a body whose hash is remembered is
- * skipped; after that the check switches itself off until the next start. `size` 0 turns it
- * off. It targets one accident: a producer resending a batch after a restart. Producers that
- * need exactly-once writes send an idempotency key instead.
+ * The seed's duplicate window (L7): at start it remembers the resend keys (`resendKey`: message
+ * type, user id, content and metadata) of the latest `size` messages; for the next `size`
+ * ingested messages one whose key is remembered is skipped; after that the check switches
+ * itself off until the next start. `size` 0 turns it off. It targets one accident: a producer
+ * resending a batch after a restart. Stream appends and messages with an idempotency key pass
+ * it by: producers that need exactly-once writes send a key instead.
  */
 export class DuplicateWindow {
   private readonly hashes = new Set<string>();

@@ -1,6 +1,6 @@
 import { INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
-import { LogFullError, VersionConflictError } from '../errors/index.js';
-import type { AppendRequest, StoredMessage } from '../message.js';
+import { LogFullError, StreamDeletedError, VersionConflictError } from '../errors/index.js';
+import type { AppendRequest, ExpectedVersion, StoredMessage } from '../message.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type WriteState } from './flush-plan.js';
 import { prepareMessage, type PendingAppend } from './pending-append.js';
@@ -92,7 +92,7 @@ describe('planFlush', () => {
 
   it('skips window duplicates, also between two appends of one batch', () => {
     const window = new DuplicateWindow(10);
-    window.load([prepareMessage({ messageType: 'A', body: { old: true } }).hash]);
+    window.load([prepareMessage({ messageType: 'A', body: { old: true } }).resendKey]);
     const plan = planFlush(
       [
         pending({ messages: [{ messageType: 'A', body: { old: true } }] }),
@@ -113,6 +113,54 @@ describe('planFlush', () => {
       'created',
     ]);
     expect(plan.windowHashes).toHaveLength(1);
+  });
+
+  it('takes a resend for the same type, user, content and metadata; anything else is a new event', () => {
+    // Given a window that remembers one message
+    const window = new DuplicateWindow(10);
+    const sent = { messageType: 'BookReturned', userId: 'alice', body: { bookId: 'b-1' } };
+    window.load([prepareMessage({ ...sent, metadata: { desk: 1 } }).resendKey]);
+    // When the same body comes with another type, user or metadata, with a key, and as a resend
+    const plan = planFlush(
+      [
+        pending({ messages: [{ ...sent, messageType: 'BookLost' }] }),
+        pending({ messages: [{ ...sent, userId: 'bob' }] }),
+        pending({ messages: [{ ...sent, metadata: { desk: 2 } }] }),
+        pending({ messages: [{ ...sent, metadata: { desk: 1 }, idempotencyKey: 'k-1' }] }),
+        pending({ messages: [{ ...sent, metadata: { desk: 1 } }] }),
+      ],
+      state(),
+      window,
+    );
+    // Then only the resend is a duplicate
+    expect(plan.outcomes.map((o) => (o.ok ? o.entries[0].status : 'error'))).toEqual([
+      'created',
+      'created',
+      'created',
+      'created',
+      'duplicate',
+    ]);
+  });
+
+  it('stores two messages of one batch with the same body and other types', () => {
+    const plan = planFlush(
+      [
+        pending({
+          messages: [
+            { messageType: 'ShelfChecked', body: { shelf: 7 } },
+            { messageType: 'ShelfCleaned', body: { shelf: 7 } },
+            { messageType: 'ShelfCleaned', body: { shelf: 7 } },
+          ],
+        }),
+      ],
+      state(),
+      new DuplicateWindow(10),
+    );
+    expect(plan.outcomes[0].ok && plan.outcomes[0].entries.map((e) => e.status)).toEqual([
+      'created',
+      'created',
+      'duplicate',
+    ]);
   });
 
   it('refuses whole an append that would pass 2^53 − 1, and still gives the others their place', () => {
@@ -153,5 +201,69 @@ describe('planFlush', () => {
     expect(plan.head).toBe(top - 1);
     const repeat = plan.outcomes[3];
     expect(repeat.ok && repeat.entries).toEqual([{ status: 'repeat', message: original }]);
+  });
+});
+
+describe('planFlush: stream states (docs/lifecycle.md)', () => {
+  const deleted = { version: 3, state: 'deleted' as const, deletedThrough: 3 };
+  const append = (expectedVersion: ExpectedVersion, n = 1) =>
+    pending({
+      stream: { streamId: 's-1', expectedVersion },
+      messages: Array.from({ length: n }, (_, i) => ({ messageType: 'E', body: { i } })),
+    });
+
+  it('re-creates a soft-deleted stream at lastVersion + 1 with no_stream, and a second no_stream in the same flush conflicts', () => {
+    // Given a stream deleted at version 3
+    const plan = planFlush(
+      [append('no_stream', 2), append('no_stream')],
+      state({ streams: new Map([['s-1', deleted]]) }),
+      new DuplicateWindow(0),
+    );
+    // Then the first append takes versions 4 and 5 and makes it live again
+    expect(plan.outcomes[0]).toMatchObject({ ok: true, streamVersion: 5 });
+    expect(plan.rows.streamVersion).toEqual([4, 5]);
+    expect(plan.stateChanges).toEqual({ streamId: ['s-1'], state: ['live'], deletedThrough: [3] });
+    // And the second is a conflict at the new version
+    const second = plan.outcomes[1];
+    expect(second.ok).toBe(false);
+    expect(!second.ok && second.error).toBeInstanceOf(VersionConflictError);
+    expect(!second.ok && (second.error as VersionConflictError).current).toBe(5);
+  });
+
+  it('refuses stream_exists and exact versions on a soft-deleted stream, everything on a tombstoned one', () => {
+    const tombstoned = { version: 3, state: 'tombstoned' as const, deletedThrough: 3 };
+    const outcomes = (head: typeof deleted | typeof tombstoned) =>
+      planFlush(
+        [append('stream_exists'), append(3), append('any')],
+        state({ streams: new Map([['s-1', head]]) }),
+        new DuplicateWindow(0),
+      ).outcomes.map((o) => (o.ok ? 'ok' : (o.error as StreamDeletedError).code));
+    expect(outcomes(deleted)).toEqual(['stream_deleted', 'stream_deleted', 'ok']);
+    expect(outcomes(tombstoned)).toEqual([
+      'stream_tombstoned',
+      'stream_tombstoned',
+      'stream_tombstoned',
+    ]);
+  });
+
+  it('a delete stores its marker outside the stream and records the state', () => {
+    const plan = planFlush(
+      [
+        pending({
+          stream: { streamId: 's-1', expectedVersion: 2 },
+          delete: 'tombstone',
+          messages: [{ messageType: '$stream-deleted', body: { streamId: 's-1' } }],
+        }),
+      ],
+      state({ streams: new Map([['s-1', { version: 2, state: 'live', deletedThrough: 0 }]]) }),
+      new DuplicateWindow(0),
+    );
+    expect(plan.rows.streamId).toEqual([null]);
+    expect(plan.streamHeads.streamId).toEqual([]);
+    expect(plan.stateChanges).toEqual({
+      streamId: ['s-1'],
+      state: ['tombstoned'],
+      deletedThrough: [2],
+    });
   });
 });

@@ -1,7 +1,14 @@
 import { categoryOf, type AppendEntry, type StoredMessage } from '../message.js';
 import { MAX_POSITION } from '@ordinal/pg';
-import { LogFullError, VersionConflictError } from '../errors/index.js';
-import type { InsertColumns, StreamHeads } from '../sql/index.js';
+import {
+  LogFullError,
+  StreamDeletedError,
+  StreamNotFoundError,
+  StreamTombstonedError,
+  VersionConflictError,
+} from '../errors/index.js';
+import type { InsertColumns, StreamHeads, StreamStateChanges } from '../sql/index.js';
+import type { AppendRequest } from '../message.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import type { PendingAppend, PreparedMessage } from './pending-append.js';
 
@@ -11,8 +18,60 @@ export interface WriteState {
   now: string;
   /** Messages already stored, by idempotency key. */
   repeats: Map<string, StoredMessage>;
-  /** Current version of each stream the batch appends to (absent = new stream). */
-  streams: Map<string, number>;
+  /** Current head of each stream the batch appends to (absent = new stream, live at 0). */
+  streams: Map<string, StreamHead>;
+}
+
+/** Lifecycle state of a stream (docs/lifecycle.md). */
+export type StreamState = 'live' | 'deleted' | 'tombstoned';
+
+/** A stream's version and state as a flush reads them. */
+export interface StreamHead {
+  version: number;
+  state: StreamState;
+  /** Versions up to this one are deleted (0 when none). */
+  deletedThrough: number;
+  /**
+   * The stream's retention that can hide a message as it is appended (its own setting, else
+   * its category's; absent when neither is set or the flush did not read them): versions below
+   * `truncateBefore`, and all but the newest `maxCount`.
+   */
+  retention?: { truncateBefore: number | null; maxCount: number | null };
+}
+
+const NEW_STREAM: StreamHead = { version: 0, state: 'live', deletedThrough: 0 };
+
+/**
+ * Why an append (or a delete) to a stream in `head` cannot go ahead, or null. A soft-deleted
+ * stream counts as absent for `no_stream`, `0` and `any` (they re-create it); `stream_exists`
+ * and a positive exact version fail with `stream_deleted`. A delete must name the exact version.
+ */
+export function streamCheck(
+  stream: NonNullable<AppendRequest['stream']>,
+  head: StreamHead,
+  deleting?: AppendRequest['delete'],
+): Error | null {
+  const { streamId, expectedVersion } = stream;
+  if (head.state === 'tombstoned') return new StreamTombstonedError(streamId);
+  if (deleting) {
+    if (deleting === 'soft' && head.state === 'deleted')
+      return new StreamDeletedError(streamId, head.version);
+    if (deleting === 'soft' && head.version === 0) return new StreamNotFoundError(streamId);
+    return expectedVersion === head.version
+      ? null
+      : new VersionConflictError(streamId, head.version, expectedVersion);
+  }
+  if (head.state === 'deleted') {
+    return expectedVersion === 'any' || expectedVersion === 'no_stream' || expectedVersion === 0
+      ? null
+      : new StreamDeletedError(streamId, head.version);
+  }
+  const ok =
+    expectedVersion === 'any' ||
+    (expectedVersion === 'stream_exists'
+      ? head.version > 0
+      : (expectedVersion === 'no_stream' ? 0 : expectedVersion) === head.version);
+  return ok ? null : new VersionConflictError(streamId, head.version, expectedVersion);
 }
 
 export type PendingOutcome =
@@ -21,13 +80,21 @@ export type PendingOutcome =
 export interface FlushPlan {
   rows: InsertColumns;
   streamHeads: StreamHeads;
+  /** Streams whose state the flush changes (deleted, tombstoned, re-created). */
+  stateChanges: StreamStateChanges;
   head: number;
   outcomes: PendingOutcome[];
   created: StoredMessage[];
   /** Bytes of each created message's body and metadata JSON, as `created` (what a reader's buffer holds of it). */
   createdBytes: number[];
-  /** Hashes to record in the duplicate window after the commit. */
+  /** Resend keys to record in the duplicate window after the commit. */
   windowHashes: string[];
+  /**
+   * Some created message is hidden the moment it commits (its stream's `truncateBefore`, or
+   * `maxCount` passed by this very flush): live readers must read the batch back as its
+   * tombstones, never be handed its bodies.
+   */
+  hiddenAtAppend: boolean;
 }
 
 /**
@@ -55,8 +122,11 @@ export function planFlush(
     correlationId: [],
     causationId: [],
     traceparent: [],
+    personal: [],
   };
   const streamHeads = new Map<string, number>();
+  const heads = new Map<string, StreamHead>();
+  const stateChanges = new Map<string, StreamHead>();
   const byKey = new Map(state.repeats);
   const batchHashes = new Set<string>();
   const windowHashes: string[] = [];
@@ -66,24 +136,26 @@ export function planFlush(
   let head = state.head;
 
   for (const pending of batch) {
-    const { stream, skipDuplicateWindow } = pending.request;
+    const { skipDuplicateWindow, delete: deleting } = pending.request;
+    // A delete's marker is stored outside the stream (it takes no version of it).
+    const stream = deleting ? undefined : pending.request.stream;
     let version = 0;
-    if (stream) {
-      version = streamHeads.get(stream.streamId) ?? state.streams.get(stream.streamId) ?? 0;
-      const expected = stream.expectedVersion === 'no_stream' ? 0 : stream.expectedVersion;
-      if (expected !== 'any' && expected !== version) {
-        outcomes.push({
-          ok: false,
-          error: new VersionConflictError(stream.streamId, version, stream.expectedVersion),
-        });
+    let streamHead = NEW_STREAM;
+    if (pending.request.stream) {
+      const id = pending.request.stream.streamId;
+      streamHead = heads.get(id) ?? state.streams.get(id) ?? NEW_STREAM;
+      version = streamHead.version;
+      const error = streamCheck(pending.request.stream, streamHead, deleting);
+      if (error) {
+        outcomes.push({ ok: false, error });
         continue;
       }
     }
-    const useWindow = !stream && !skipDuplicateWindow;
+    const useWindow = !pending.request.stream && !skipDuplicateWindow;
     // Decided first, taken only if the whole append fits below MAX_POSITION: what this append
     // creates is staged, and its keys and hashes count for its own later messages.
     const entries: AppendEntry[] = [];
-    const staged: { message: StoredMessage; p: PreparedMessage }[] = [];
+    const staged: { message: StoredMessage; p: PreparedMessage; windowed: boolean }[] = [];
     const stagedKeys = new Map<string, StoredMessage>();
     const stagedHashes = new Set<string>();
     let next = head;
@@ -95,12 +167,14 @@ export function planFlush(
         entries.push({ status: 'repeat', message: repeat });
         continue;
       }
-      const windowed = windowHashes.length + staged.length;
+      // A message with an idempotency key is the key's to deduplicate: the window passes it by.
+      const windowed = useWindow && key === null;
+      const offset = windowHashes.length + staged.length;
       if (
-        useWindow &&
-        (batchHashes.has(p.hash) || stagedHashes.has(p.hash)
-          ? window.isOpen(windowed)
-          : window.isDuplicate(p.hash, windowed))
+        windowed &&
+        (batchHashes.has(p.resendKey) || stagedHashes.has(p.resendKey)
+          ? window.isOpen(offset)
+          : window.isDuplicate(p.resendKey, offset))
       ) {
         entries.push({ status: 'duplicate', contentHash: p.hash });
         continue;
@@ -114,8 +188,8 @@ export function planFlush(
         state.now,
       );
       if (key !== null) stagedKeys.set(key, message);
-      if (useWindow) stagedHashes.add(p.hash);
-      staged.push({ message, p });
+      if (windowed) stagedHashes.add(p.resendKey);
+      staged.push({ message, p, windowed });
       entries.push({ status: 'created', message });
     }
     if (next > MAX_POSITION) {
@@ -129,28 +203,64 @@ export function planFlush(
     }
     head = next;
     version = nextVersion;
-    for (const { message, p } of staged) {
+    for (const { message, p, windowed } of staged) {
       addRow(rows, message, p.bodyJson, p.metadataJson);
       if (message.idempotencyKey !== null) byKey.set(message.idempotencyKey, message);
-      if (useWindow) {
-        batchHashes.add(p.hash);
-        windowHashes.push(p.hash);
+      if (windowed) {
+        batchHashes.add(p.resendKey);
+        windowHashes.push(p.resendKey);
       }
       created.push(message);
       createdBytes.push(p.bodyJson.length + (p.metadataJson?.length ?? 0));
     }
     if (stream && version > 0) streamHeads.set(stream.streamId, version);
-    outcomes.push({ ok: true, entries, streamVersion: stream ? version : undefined });
+    if (pending.request.stream) {
+      const id = pending.request.stream.streamId;
+      let next: StreamHead = { ...streamHead, version };
+      if (deleting)
+        next = {
+          version,
+          state: deleting === 'soft' ? 'deleted' : 'tombstoned',
+          deletedThrough: version,
+        };
+      // An append re-creates a soft-deleted stream: its versions go on from the deleted ones.
+      else if (streamHead.state === 'deleted') next = { ...next, state: 'live' };
+      heads.set(id, next);
+      if (next.state !== streamHead.state || stateChanges.has(id)) stateChanges.set(id, next);
+    }
+    outcomes.push({
+      ok: true,
+      entries,
+      streamVersion: pending.request.stream ? version : undefined,
+    });
   }
   return {
+    hiddenAtAppend: created.some((m) => hiddenAtAppend(m, heads)),
     rows,
     streamHeads: { streamId: [...streamHeads.keys()], version: [...streamHeads.values()] },
+    stateChanges: {
+      streamId: [...stateChanges.keys()],
+      state: [...stateChanges.values()].map((h) => h.state),
+      deletedThrough: [...stateChanges.values()].map((h) => h.deletedThrough),
+    },
     head,
     outcomes,
     created,
     createdBytes,
     windowHashes,
   };
+}
+
+/** Whether `message` reads back as a tombstone as soon as its flush commits (its stream at its head in `heads`). */
+function hiddenAtAppend(message: StoredMessage, heads: Map<string, StreamHead>): boolean {
+  if (message.streamId === null || message.streamVersion === null) return false;
+  const head = heads.get(message.streamId);
+  const retention = head?.retention;
+  if (!head || !retention) return false;
+  return (
+    (retention.truncateBefore !== null && message.streamVersion < retention.truncateBefore) ||
+    (retention.maxCount !== null && message.streamVersion <= head.version - retention.maxCount)
+  );
 }
 
 /** The stored message an append creates at `index` (the commit time comes with `now`). */
@@ -176,6 +286,8 @@ function newMessage(
     correlationId: p.message.correlationId ?? null,
     causationId: p.message.causationId ?? null,
     traceparent: p.message.traceparent ?? null,
+    redacted: p.message.personal?.fields ?? null,
+    ...(p.message.personal ? { personal: p.message.personal } : {}),
   };
 }
 
@@ -200,4 +312,5 @@ function addRow(
   rows.correlationId.push(message.correlationId);
   rows.causationId.push(message.causationId);
   rows.traceparent.push(message.traceparent);
+  rows.personal!.push(message.personal ? JSON.stringify(message.personal) : null);
 }

@@ -14,7 +14,7 @@ import { executeOn, executePrepared, toPosition, type PgConnection } from '@ordi
 import { toStoredMessage, type MessageRow } from '../row-mapper.js';
 import { categoryLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
-import { planFlush, type FlushPlan, type WriteState } from './flush-plan.js';
+import { planFlush, type FlushPlan, type StreamState, type WriteState } from './flush-plan.js';
 import type { PendingAppend } from './pending-append.js';
 import { driverError, isConnectionError, isQueryTimeout } from '@ordinal/pg';
 
@@ -41,6 +41,8 @@ const needsReads = (batch: PendingAppend[]) =>
   batch.some(
     (p) =>
       p.request.stream?.expectedVersion === 'any' ||
+      p.request.stream?.expectedVersion === 'stream_exists' ||
+      p.request.delete !== undefined ||
       p.prepared.some((m) => m.message.idempotencyKey),
   );
 
@@ -98,7 +100,14 @@ export class FlushStrategies {
     const assumed = expectations(batch);
     const plan = planFlush(
       batch,
-      { head: 0, now: '', repeats: new Map(), streams: assumed },
+      {
+        head: 0,
+        now: '',
+        repeats: new Map(),
+        streams: new Map(
+          [...assumed].map(([id, version]) => [id, { version, state: 'live', deletedThrough: 0 }]),
+        ),
+      },
       this.window,
     );
     if (plan.created.length === 0) return plan;
@@ -144,7 +153,10 @@ export class FlushStrategies {
         this.window,
       );
       if (plan.created.length > 0)
-        await executeOn(connection, insertMessages(plan.rows, plan.streamHeads, plan.head));
+        await executeOn(
+          connection,
+          insertMessages(plan.rows, plan.streamHeads, plan.head, plan.stateChanges),
+        );
       return plan;
     });
   }
@@ -169,7 +181,7 @@ export class FlushStrategies {
       if (plan.created.length === 0) return plan;
       const [{ indices }] = await executeOn<{ indices: (string | number)[] }>(
         connection,
-        insertConcurrent(plan.rows, plan.streamHeads),
+        insertConcurrent(plan.rows, plan.streamHeads, plan.stateChanges),
       );
       const sorted = indices.map(toPosition).sort((a, b) => a - b);
       plan.created.forEach((message, i) => {
@@ -319,15 +331,33 @@ export class FlushStrategies {
       for (const p of pending.prepared)
         if (p.message.idempotencyKey) keys.add(p.message.idempotencyKey);
     }
-    const [row] = await executeOn<{ repeats: MessageRow[]; streams: Record<string, string> }>(
-      connection,
-      readWriteState([...keys], [...streams]),
-    );
+    const [row] = await executeOn<{
+      repeats: MessageRow[];
+      streams: Record<string, [string, StreamState, string, string | null, string | null]>;
+    }>(connection, readWriteState([...keys], [...streams]));
     return {
       head,
       now: now.toISOString(),
       repeats: new Map(row.repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
-      streams: new Map(Object.entries(row.streams).map(([id, v]) => [id, toPosition(v)])),
+      streams: new Map(
+        Object.entries(row.streams).map(
+          ([id, [version, state, deletedThrough, truncateBefore, maxCount]]) => [
+            id,
+            {
+              version: toPosition(version),
+              state,
+              deletedThrough: toPosition(deletedThrough),
+              retention:
+                truncateBefore === null && maxCount === null
+                  ? undefined
+                  : {
+                      truncateBefore: truncateBefore === null ? null : toPosition(truncateBefore),
+                      maxCount: maxCount === null ? null : toPosition(maxCount),
+                    },
+            },
+          ],
+        ),
+      ),
     };
   }
 }

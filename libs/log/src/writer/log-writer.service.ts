@@ -20,6 +20,7 @@ import {
 } from '../errors/index.js';
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { DuplicateWindow } from './duplicate-window.js';
+import { PersonalData } from '../personal/personal-data.service.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
@@ -57,7 +58,12 @@ function endSpan(span: Span, error?: unknown): void {
  * bytes of each one's body and metadata JSON). In
  * concurrent mode two batches may arrive out of order; the watermark restores the order.
  */
-export type CommitListener = (messages: StoredMessage[], bytes: readonly number[]) => void;
+export type CommitListener = (
+  messages: StoredMessage[],
+  bytes: readonly number[],
+  /** Some of them are hidden the moment they commit (their stream's retention): read them back as tombstones. */
+  hiddenAtAppend: boolean,
+) => void;
 
 /** Figures of one flush, for metrics. */
 export interface FlushStats {
@@ -74,15 +80,19 @@ export interface StorageFull {
   error: string;
 }
 
+/** An append that is sent only when no flush is in flight (gapless mode): a delete, or `inOrder`. */
+const serial = (request: AppendRequest) => request.delete !== undefined || request.inOrder === true;
+
 /** Concurrent mode: messages queued that justify another flush beside those in flight. */
 const FILL_MESSAGES = 64;
-/** Concurrent mode: the longest an append waits for company while another flush is in flight (ms). */
+/** The longest an append waits for company while another flush is in flight (ms). */
 const FILL_WAIT_MS = 2;
 
 /**
  * The log's single write path (L2-L4): appends queue in memory and are flushed in one
- * transaction per batch — one flush in flight at a time in gapless mode, several in
- * concurrent mode (FlushStrategies says how each reaches PostgreSQL). After the commit the
+ * transaction per batch, several flushes in flight at once (serialised by the log lock in
+ * PostgreSQL in gapless mode, per category in concurrent mode; FlushStrategies says how each
+ * reaches PostgreSQL). After the commit the
  * batch goes to the commit listeners (the live router) and NOTIFY tells other processes. A
  * failed flush commits nothing, so in gapless mode its numbers are used again by the next
  * one; several processes can write to one database.
@@ -95,6 +105,12 @@ export class LogWriter implements OnApplicationShutdown {
   private scheduled = false;
   private fillTimer: NodeJS.Timeout | null = null;
   private inFlight = 0;
+  /**
+   * Gapless mode: appends queued that must not be flushed beside another (a delete, an
+   * `inOrder` append), and whether one is being flushed (nothing starts beside it).
+   */
+  private queuedSerial = 0;
+  private exclusiveInFlight = false;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
   private readonly commitListeners = new Set<CommitListener>();
@@ -107,13 +123,24 @@ export class LogWriter implements OnApplicationShutdown {
   constructor(
     dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+    private readonly personal: PersonalData,
   ) {
     this.window = new DuplicateWindow(this.options.duplicateWindow);
     this.strategies = new FlushStrategies(dataSource, this.options.ordering, this.window);
   }
 
-  /** Queues an append; resolves once its messages are committed (or rejects with why not). */
+  /**
+   * Queues an append; resolves once its messages are committed (or rejects with why not). A
+   * message whose type has a personal-data rule is sealed first (docs/personal-data.md): its
+   * personal fields are stored only encrypted, whatever path it came by.
+   */
   append(request: AppendRequest): Promise<AppendResult> {
+    if (this.personal.applies(request) && this.options.role !== 'replica-reader')
+      return this.personal.seal(request).then((sealed) => this.enqueue(sealed));
+    return this.enqueue(request);
+  }
+
+  private enqueue(request: AppendRequest): Promise<AppendResult> {
     if (this.options.role === 'replica-reader') return Promise.reject(new ReadOnlyReplicaError());
     if (this.closed) return Promise.reject(new WriterClosedError());
     const count = request.messages.length;
@@ -147,6 +174,7 @@ export class LogWriter implements OnApplicationShutdown {
       };
       this.queue.push({ request, prepared, bytes, span, queuedAt: performance.now(), ...settle });
       this.queuedMessages += count;
+      if (serial(request)) this.queuedSerial += 1;
       this.schedule();
     });
   }
@@ -164,15 +192,16 @@ export class LogWriter implements OnApplicationShutdown {
       ? active
       : contextFromTraceparent(current?.traceparent, active);
     const span = ordinalTracer().startSpan(SPANS.append, { kind: SpanKind.PRODUCER }, parent);
+    const correlationId = current?.correlationId ?? randomUUID();
     if (span.isRecording()) {
       // Only for a recording span: without an SDK the request path builds nothing it would drop.
+      // The correlation is the one the messages get, a new one too (the StartMarker's, say).
       span
         .setAttribute(ATTRIBUTES.appendMessages, request.messages.length)
-        .setAttribute(ATTRIBUTES.messagingSystem, 'ordinal');
+        .setAttribute(ATTRIBUTES.messagingSystem, 'ordinal')
+        .setAttribute(ATTRIBUTES.correlationId, correlationId);
       if (request.stream) span.setAttribute(ATTRIBUTES.streamId, request.stream.streamId);
-      if (current) span.setAttribute(ATTRIBUTES.correlationId, current.correlationId);
     }
-    const correlationId = current?.correlationId ?? randomUUID();
     const lineage = {
       correlationId,
       causationId: current?.causationId ?? correlationId,
@@ -237,18 +266,36 @@ export class LogWriter implements OnApplicationShutdown {
   }
 
   /**
-   * Starts flushes while the mode allows: one at a time in gapless mode (the log lock would
-   * serialise them anyway), several in concurrent mode (they serialise per category only).
+   * Starts flushes, up to `maxConcurrentFlushes` at once in either mode. In gapless mode
+   * PostgreSQL serialises them on the log lock, which each holds from its head update to its
+   * commit — on the database's side, where that costs a commit, not a network round trip:
+   * a flush sent while another is in flight waits there for its commit and follows at once,
+   * instead of waiting here for the answer to travel back (issue 30). The exception is the
+   * duplicate window while it is open: a flush is planned against the hashes committed
+   * before it, so it waits for the one in flight. And a gapless flush that changes a stream's
+   * state (a delete) runs alone: the one-statement flush of plain appends checks stream states
+   * in the snapshot its statement began with, so one sent beside a delete could miss it and
+   * append to a stream the delete had just ended; alone, every flush after it sees it. An
+   * `inOrder` append (the AMQP input queue, the StartMarker) is flushed alone too, so it is
+   * stored after everything queued before it and before everything queued after it, whichever
+   * connection's statement would have reached the log lock first.
    */
   private pump(): void {
-    const concurrent = this.options.ordering === 'concurrent';
-    const limit = concurrent ? this.options.maxConcurrentFlushes : 1;
+    const gapless = this.options.ordering === 'gapless';
+    const limit =
+      this.exclusiveInFlight || (gapless && this.window.isOpen())
+        ? 1
+        : this.options.maxConcurrentFlushes;
     while (this.inFlight < limit && this.queue.length > 0) {
-      if (concurrent && this.inFlight > 0 && !this.filled()) break;
+      if (this.inFlight > 0 && gapless && this.queuedSerial > 0) break;
+      if (this.inFlight > 0 && !this.filled()) break;
       const batch = this.take();
+      const exclusive = gapless && batch.some((p) => serial(p.request));
+      if (exclusive) this.exclusiveInFlight = true;
       this.inFlight += 1;
       void this.flush(batch).finally(() => {
         this.inFlight -= 1;
+        if (exclusive) this.exclusiveInFlight = false;
         // Not at once: first let the answers go out and the requests already waiting in the
         // sockets be read, so they join the next flush (bigger batches under load).
         this.schedule();
@@ -259,15 +306,19 @@ export class LogWriter implements OnApplicationShutdown {
   }
 
   /**
-   * Concurrent mode, with a flush in flight already: whether to start another now. Not for a
-   * handful of messages — flushes of one category wait for each other's lock anyway, and
-   * every flush costs a statement, a commit and a watermark step — but once FILL_MESSAGES
-   * are queued, or the oldest has waited FILL_WAIT_MS (a flush stuck on a lock must not hold
-   * up other categories longer). Otherwise a timer looks again then; a finishing flush pumps
+   * With a flush in flight already: whether to start another now. Not for a handful of
+   * messages — flushes of one category (in gapless mode, all flushes) wait for each other's
+   * lock anyway, and every flush costs a statement, a commit and a watermark step — but once
+   * the oldest has waited FILL_WAIT_MS (the flush in flight is slow: a far database, or stuck
+   * on a lock that must not hold up other categories longer), or in concurrent mode once
+   * FILL_MESSAGES are queued. Otherwise a timer looks again then; a finishing flush pumps
    * sooner.
    */
   private filled(): boolean {
-    if (this.queuedMessages >= FILL_MESSAGES) return true;
+    // Gapless mode waits for the time only: its flushes all take the one log lock, so on a
+    // database nearby (a flush shorter than FILL_WAIT_MS) one flush in flight still collects
+    // everything queued, as before pipelining; only a slow flush (a far database) gets company.
+    if (this.options.ordering === 'concurrent' && this.queuedMessages >= FILL_MESSAGES) return true;
     const waitMs = FILL_WAIT_MS - (performance.now() - (this.queue[0].queuedAt ?? 0));
     if (waitMs <= 0) return true;
     this.fillTimer ??= setTimeout(() => {
@@ -293,6 +344,7 @@ export class LogWriter implements OnApplicationShutdown {
       batch.push(this.queue.shift()!);
       messages += count;
       bytes += next.bytes;
+      if (serial(next.request)) this.queuedSerial -= 1;
     }
     this.queuedMessages -= messages;
     return batch;
@@ -342,7 +394,8 @@ export class LogWriter implements OnApplicationShutdown {
         }
       });
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
-      if (plan.created.length > 0) this.announce(plan.created, plan.createdBytes);
+      if (plan.created.length > 0)
+        this.announce(plan.created, plan.createdBytes, plan.hiddenAtAppend);
     } catch (error) {
       // An exhausted sequence is a data error too, but no append can fit any more (nextval is
       // not rolled back: the flush used up what was left), so every append gets log_full now.
@@ -404,10 +457,14 @@ export class LogWriter implements OnApplicationShutdown {
     }
   }
 
-  private announce(created: StoredMessage[], bytes: readonly number[]): void {
+  private announce(
+    created: StoredMessage[],
+    bytes: readonly number[],
+    hiddenAtAppend: boolean,
+  ): void {
     for (const listener of this.commitListeners) {
       try {
-        listener(created, bytes);
+        listener(created, bytes, hiddenAtAppend);
       } catch (error) {
         this.logger.error(
           `Commit listener failed after index ${created[created.length - 1].id}: ${String(error)}`,

@@ -95,6 +95,7 @@ describe('rowsJson', () => {
         correlation_id: 'c-1',
         causation_id: null,
         trace_parent: null,
+        personal: null,
       },
     ]);
   });

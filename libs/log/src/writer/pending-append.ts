@@ -1,5 +1,5 @@
 import type { AppendRequest, AppendResult, NewMessage } from '../message.js';
-import { contentHash } from '../content-hash.js';
+import { contentHash, resendKey } from '../content-hash.js';
 import { InvalidMessageError } from '../errors/index.js';
 import { isStorableText } from '@ordinal/pg';
 import { toCanonicalJson, toStorableJson, type StorableJson } from '@ordinal/pg';
@@ -17,6 +17,8 @@ export interface PreparedMessage {
   bodyJson: string;
   metadataJson: string | null;
   hash: string;
+  /** What the duplicate window compares (`resendKey`: type, user, content and metadata). */
+  resendKey: string;
 }
 
 /** An append waiting in the writer's queue. */
@@ -120,6 +122,11 @@ export function prepareMessage(message: NewMessage, lineage?: CorrelationContext
     (message.correlationId ? message.correlationId : lineage?.causationId) ??
     correlationId;
   const traceparent = message.traceparent ?? lineage?.traceparent ?? null;
+  // A sealed message's body holds replacements: its hash takes the sealed fields in too, so two
+  // messages differing only in personal values are not window duplicates (random IVs: never).
+  const hash = contentHash(
+    message.personal ? `${body.canonical}\n${message.personal.sealed}` : body.canonical,
+  );
   return {
     message: {
       ...message,
@@ -131,6 +138,7 @@ export function prepareMessage(message: NewMessage, lineage?: CorrelationContext
     },
     bodyJson: body.canonical,
     metadataJson: metadata?.canonical ?? null,
-    hash: contentHash(body.canonical),
+    hash,
+    resendKey: resendKey(message.messageType, message.userId, hash, metadata?.canonical ?? null),
   };
 }

@@ -4,10 +4,17 @@ import type { ProjectionMetadata, ProjectionOptions } from '../projection-option
 
 /**
  * Marks a Nest provider as a projection: its `@EventHandler` methods apply events to a
- * read model, in one transaction per batch with its checkpoint named `name`. Only records
- * metadata; `ProjectionsModule` discovers it at start.
+ * read model, in one transaction per batch with its checkpoint named `name`:
+ * `@Projection('orders', { readModels })` or `@Projection({ name: 'orders', version: 2 })`.
+ * Only records metadata; `ProjectionsModule` discovers it at start.
  */
-export function Projection(name: string, options: ProjectionOptions = {}): ClassDecorator {
-  const metadata: ProjectionMetadata = { name, options };
+export function Projection(
+  nameOrOptions: string | (ProjectionOptions & { name: string }),
+  options: ProjectionOptions = {},
+): ClassDecorator {
+  const metadata: ProjectionMetadata =
+    typeof nameOrOptions === 'string'
+      ? { name: nameOrOptions, options }
+      : (({ name, ...rest }) => ({ name, options: { ...rest, ...options } }))(nameOrOptions);
   return (target) => Reflect.defineMetadata(PROJECTION_METADATA, metadata, target);
 }

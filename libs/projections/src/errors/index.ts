@@ -1,1 +1,3 @@
 export * from './invalid-projection.error.js';
+export * from './projection-version-not-found.error.js';
+export * from './projection-version-conflict.error.js';

@@ -73,4 +73,22 @@ describe('defineProjection', () => {
     expect(warnings).toEqual([expect.stringContaining("b() and a() both handle 'Placed'")]);
     expect(definition.routes.get('Placed')!.map((r) => r.method)).toEqual(['a', 'b']);
   });
+
+  it('throws a typed error for a bad version, a bad promoteAtLag, or a version above 1 without readModels', () => {
+    class P {
+      @EventHandler('Placed') on() {}
+    }
+    class Model {}
+    const define = (options: object) =>
+      defineProjection({ name: 'p', options }, new P(), methodsOf(new P()), () => undefined);
+    // Given / When / Then
+    expect(() => define({ version: 0 })).toThrow(InvalidProjectionError);
+    expect(() => define({ version: 1.5 })).toThrow(/version: 1.5/);
+    expect(() => define({ promoteAtLag: -1 })).toThrow(/promoteAtLag/);
+    expect(() => define({ version: 2 })).toThrow(/no readModels/);
+    expect(define({ version: 2, readModels: [Model], promoteAtLag: false }).options.version).toBe(
+      2,
+    );
+    expect(define({}).options.version).toBeUndefined();
+  });
 });

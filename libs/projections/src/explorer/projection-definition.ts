@@ -34,6 +34,26 @@ export function defineProjection(
       `${instance.constructor.name} has @Projection(${JSON.stringify(name)}); give it a name of 1-200 characters`,
     );
   }
+  const { version, promoteAtLag } = metadata.options;
+  if (version !== undefined && (!Number.isInteger(version) || version < 1 || version > 1_000_000)) {
+    throw new InvalidProjectionError(
+      `Projection '${name}' has version: ${String(version)}; use a whole number from 1 (the default) up`,
+    );
+  }
+  if (
+    promoteAtLag !== undefined &&
+    promoteAtLag !== false &&
+    (!Number.isInteger(promoteAtLag) || promoteAtLag < 0)
+  ) {
+    throw new InvalidProjectionError(
+      `Projection '${name}' has promoteAtLag: ${String(promoteAtLag)}; use a whole number of events (0 by default) or false to promote by hand`,
+    );
+  }
+  if (version !== undefined && version > 1 && !metadata.options.readModels?.length) {
+    throw new InvalidProjectionError(
+      `Projection '${name}' has version ${version} but no readModels: a version's tables live in its own schema and readers get them through views named after its entities' tables, so name its entities in readModels (and create their tables in createTables(manager) if their shape changed)`,
+    );
+  }
   const routes = new Map<string, HandlerRoute[]>();
   for (const method of methodNames) {
     const fn = (instance as Record<string, unknown>)[method];

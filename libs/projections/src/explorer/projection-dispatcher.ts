@@ -1,11 +1,25 @@
 import type { UpcasterRegistry } from '@ordinal/event-sourcing';
-import type { StoredMessage } from '@ordinal/log';
+import type { StoredMessage, TombstoneReason } from '@ordinal/log';
+
+/** The route of tombstones: `@EventHandler('$tombstone')` (docs/lifecycle.md). */
+export const TOMBSTONE_ROUTE = '$tombstone';
+
+/** What a `$tombstone` handler gets: the position of a hidden or erased message of a handled type. */
+export interface TombstoneEvent {
+  index: number;
+  messageType: string;
+  streamId: string | null;
+  streamVersion: number | null;
+  reason: TombstoneReason;
+}
 import type { ProjectionContext } from '../projection-context.js';
 import type { HandlerRoute, ProjectionDefinition } from './projection-definition.js';
 
 /**
  * Calls a projection's handlers for one stored message: a class handler gets an instance made
- * from the upcast body (without calling the constructor), a type-name handler the raw body.
+ * from the upcast body (without calling the constructor), a type-name handler the raw body. A
+ * tombstone (a hidden or erased message, docs/lifecycle.md) never reaches its type's handlers:
+ * it goes to the `$tombstone` handlers, if any, as a `TombstoneEvent`.
  */
 export class ProjectionDispatcher {
   constructor(
@@ -19,12 +33,24 @@ export class ProjectionDispatcher {
   }
 
   async dispatch(message: StoredMessage, ctx: ProjectionContext): Promise<void> {
-    const routes = this.definition.routes.get(message.messageType);
-    if (!routes) return;
     const instance = this.definition.instance as Record<
       string,
       (event: unknown, ctx: ProjectionContext) => unknown
     >;
+    if (message.tombstone !== undefined) {
+      const event: TombstoneEvent = {
+        index: message.id,
+        messageType: message.messageType,
+        streamId: message.streamId,
+        streamVersion: message.streamVersion,
+        reason: message.tombstone,
+      };
+      for (const route of this.definition.routes.get(TOMBSTONE_ROUTE) ?? [])
+        await instance[route.method](event, ctx);
+      return;
+    }
+    const routes = this.definition.routes.get(message.messageType);
+    if (!routes) return;
     for (const route of routes) await instance[route.method](this.decode(message, route), ctx);
   }
 

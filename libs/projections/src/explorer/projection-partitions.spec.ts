@@ -18,6 +18,7 @@ const message = (streamId: string | null, userId: string | null): StoredMessage 
   correlationId: null,
   causationId: null,
   traceparent: null,
+  redacted: null,
 });
 
 describe('projectionPartitions', () => {

@@ -1,7 +1,13 @@
 import { toPosition } from '@ordinal/pg';
 import type { DirectoryRow } from '../sql/index.js';
 import type { SubscriptionStatus } from '../subscription-context.js';
-import type { ConsumerOwner, PartitionReport, SubscriptionReport } from './consumer-report.js';
+import type {
+  ConsumerOwner,
+  ConsumerProcess,
+  OwnerOnlyField,
+  PartitionReport,
+  SubscriptionReport,
+} from './consumer-report.js';
 
 /** What this process knows of one of its own subscriptions. */
 export interface LocalView {
@@ -14,6 +20,7 @@ const SEVERITY: Record<string, number> = {
   failed: 5,
   stopped: 4,
   unowned: 3,
+  stale: 3,
   rebuilding: 2,
   starting: 1,
   standby: 1,
@@ -28,6 +35,45 @@ function ownerOf(row: DirectoryRow, self: string): ConsumerOwner | null {
     host: row.host,
     heartbeatAgeMs: row.heartbeat_age_ms === null ? null : Math.round(row.heartbeat_age_ms),
     self: row.owner === self,
+    stale: row.owner_stale,
+    leaseExpiresInMs:
+      row.lease_expires_in_ms === null ? null : Math.max(0, Math.round(row.lease_expires_in_ms)),
+  };
+}
+
+function standbysOf(row: DirectoryRow, self: string): ConsumerProcess[] {
+  return (row.standbys ?? []).map((s) => ({
+    id: s.id,
+    pid: s.pid,
+    host: s.host,
+    heartbeatAgeMs: s.heartbeatAgeMs,
+    self: s.id === self,
+  }));
+}
+
+/** A consumer another process runs (or nobody does): only what the database says of it. */
+function remoteStatus(
+  row: DirectoryRow,
+  owner: ConsumerOwner | null,
+  local: LocalView | undefined,
+): Omit<
+  SubscriptionReport,
+  'head' | 'lag' | 'parked' | 'owner' | 'standbys' | 'progressAgeMs' | 'local'
+> {
+  const state: SubscriptionReport['state'] = !owner
+    ? 'unowned'
+    : owner.stale
+      ? 'stale'
+      : ((row.state ?? 'running') as SubscriptionStatus['state']);
+  return {
+    name: row.name,
+    kind: row.kind === 'projection' ? 'projection' : 'subscription',
+    stream: row.stream ?? local?.status.stream ?? '',
+    position: toPosition(row.position),
+    liveFrom: toPosition(row.live_from),
+    state,
+    lastError: row.last_error,
+    watermarked: local?.status.watermarked ?? false,
   };
 }
 
@@ -38,30 +84,14 @@ function fromRow(
   self: string,
 ): SubscriptionReport {
   const owner = ownerOf(row, self);
-  const base: SubscriptionStatus = local?.ownedHere
-    ? local.status
-    : {
-        name: row.name,
-        kind: row.kind === 'projection' ? 'projection' : 'subscription',
-        stream: row.stream ?? local?.status.stream ?? '',
-        position: toPosition(row.position),
-        liveFrom: toPosition(row.live_from),
-        state: owner ? ((row.state ?? 'running') as SubscriptionStatus['state']) : 'unowned',
-        lastError: row.last_error,
-        lastErrorAt: null,
-        retries: 0,
-        pendingLate: [],
-        lateDelivered: 0,
-        skipped: 0,
-        parkedHere: 0,
-        watermarked: local?.status.watermarked ?? false,
-      };
+  const base = local?.ownedHere ? local.status : remoteStatus(row, owner, local);
   return {
     ...base,
     head,
     lag: Math.max(0, head - base.position),
     parked: row.parked,
     owner,
+    standbys: standbysOf(row, self),
     progressAgeMs: row.progress_age_ms === null ? null : Math.round(row.progress_age_ms),
     local: local !== undefined,
   };
@@ -95,6 +125,7 @@ export function buildReports(
         lag: Math.max(0, head - status.position),
         parked: 0,
         owner: null,
+        standbys: [],
         progressAgeMs: null,
         local: true,
       },
@@ -114,24 +145,54 @@ export function buildReports(
       lastError: p.lastError,
       parked: p.parked,
       owner: p.owner,
+      standbys: p.standbys,
     }));
+    // The group's standbys: processes that registered it but own none of its partitions.
+    const owners = new Set(list.flatMap((p) => (p.owner ? [p.owner.id] : [])));
+    const standbys = new Map<string, ConsumerProcess>();
+    for (const p of list) for (const s of p.standbys) if (!owners.has(s.id)) standbys.set(s.id, s);
     const worst = list.reduce((a, b) =>
       (SEVERITY[b.state] ?? 0) > (SEVERITY[a.state] ?? 0) ? b : a,
     );
     const slowest = list.reduce((a, b) => (b.position < a.position ? b : a));
-    reports.push({
+    const entry: SubscriptionReport = {
       ...slowest,
       name: group,
       state: worst.state,
       lastError: list.find((p) => p.lastError)?.lastError ?? null,
       parked: list.reduce((n, p) => n + p.parked, 0),
       lag: Math.max(...list.map((p) => p.lag)),
-      retries: list.reduce((n, p) => n + p.retries, 0),
-      skipped: list.reduce((n, p) => n + p.skipped, 0),
       owner: null,
+      standbys: [...standbys.values()],
       local: list.some((p) => p.local),
       partitions,
-    });
+    };
+    ownerOnlyOfGroup(entry, list);
+    reports.push(entry);
   }
   return reports.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * The owner-only fields of a partitioned projection's entry: known when this process runs
+ * every partition (retries and skips summed), left out otherwise.
+ */
+function ownerOnlyOfGroup(entry: SubscriptionReport, list: SubscriptionReport[]): void {
+  const fields: OwnerOnlyField[] = [
+    'lastErrorAt',
+    'retries',
+    'pendingLate',
+    'lateDelivered',
+    'skipped',
+    'parkedHere',
+  ];
+  if (list.some((p) => p.retries === undefined)) {
+    for (const field of fields) delete entry[field];
+    return;
+  }
+  entry.retries = list.reduce((n, p) => n + (p.retries ?? 0), 0);
+  entry.skipped = list.reduce((n, p) => n + (p.skipped ?? 0), 0);
+  entry.parkedHere = list.reduce((n, p) => n + (p.parkedHere ?? 0), 0);
+  entry.lateDelivered = list.reduce((n, p) => n + (p.lateDelivered ?? 0), 0);
+  entry.pendingLate = list.flatMap((p) => p.pendingLate ?? []).sort((a, b) => a - b);
 }

@@ -11,7 +11,7 @@ import {
 } from '../sql/index.js';
 
 /** What a request may ask of a consumer's owner. */
-export type ConsumerCommand = 'rebuild' | 'replay-parked' | 'resume';
+export type ConsumerCommand = 'rebuild' | 'rebuild-in-place' | 'replay-parked' | 'resume';
 
 /**
  * Operations for a consumer another process owns: the requester writes a row in

@@ -5,3 +5,7 @@ export * from './handler-failed.error.js';
 export * from './checkpoint-moved.error.js';
 export * from './consumer-not-running.error.js';
 export * from './consumer-request-failed.error.js';
+export * from './consumer-group-not-found.error.js';
+export * from './consumer-group-conflict.error.js';
+export * from './invalid-consumer-group.error.js';
+export * from './member-lease-lost.error.js';

@@ -1,10 +1,18 @@
 import { CreateCheckpoints1765200000000 } from './1765200000000-create-checkpoints.js';
 import { CreateParkedMessages1765200000001 } from './1765200000001-create-parked-messages.js';
 import { ConsumerDirectory1765200000002 } from './1765200000002-consumer-directory.js';
+import { SubscriptionsSchemaComments1765200000003 } from './1765200000003-schema-comments.js';
+import { CreateConsumerGroups1765200000100 } from './1765200000100-create-consumer-groups.js';
+import { ConsumerGroupsSchemaComments1765200000101 } from './1765200000101-consumer-groups-schema-comments.js';
+import { ProjectionVersions1765200000200 } from './1765200000200-projection-versions.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
   CreateCheckpoints1765200000000,
   CreateParkedMessages1765200000001,
   ConsumerDirectory1765200000002,
+  SubscriptionsSchemaComments1765200000003,
+  CreateConsumerGroups1765200000100,
+  ConsumerGroupsSchemaComments1765200000101,
+  ProjectionVersions1765200000200,
 ];

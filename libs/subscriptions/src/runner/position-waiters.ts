@@ -3,6 +3,8 @@ import { WaitTimeoutError } from '../errors/index.js';
 interface Waiter {
   index: number;
   resolve: (position: number) => void;
+  /** Rejects with WaitTimeoutError. */
+  timeOut: () => void;
   timer: NodeJS.Timeout;
 }
 
@@ -16,16 +18,15 @@ export class PositionWaiters {
   wait(current: number, index: number, timeoutMs: number): Promise<number> {
     if (current >= index) return Promise.resolve(current);
     return new Promise((resolve, reject) => {
+      const timeOut = () => {
+        this.waiters.delete(waiter);
+        reject(new WaitTimeoutError(this.name, index, timeoutMs));
+      };
       const waiter: Waiter = {
         index,
         resolve,
-        timer: setTimeout(
-          () => {
-            this.waiters.delete(waiter);
-            reject(new WaitTimeoutError(this.name, index, timeoutMs));
-          },
-          Math.max(0, timeoutMs),
-        ),
+        timeOut,
+        timer: setTimeout(timeOut, Math.max(0, timeoutMs)),
       };
       this.waiters.add(waiter);
     });
@@ -41,9 +42,15 @@ export class PositionWaiters {
     }
   }
 
-  /** Rejects nobody, clears every timer (shutdown): waiters time out as if never reached. */
+  /**
+   * The subscription stops here (shutdown, or a projection build this process leaves): every
+   * waiter times out now, as if never reached, so a caller looks again (elsewhere) instead of
+   * waiting for a position that will not move here.
+   */
   close(): void {
-    for (const waiter of this.waiters) clearTimeout(waiter.timer);
-    this.waiters.clear();
+    for (const waiter of [...this.waiters]) {
+      clearTimeout(waiter.timer);
+      waiter.timeOut();
+    }
   }
 }

@@ -293,6 +293,7 @@ export class Subscription implements OwnedConsumer {
       : read.messages;
     if (this.poison.setAside && read.to >= this.poison.setAside.index)
       return this.setMessageAside(messages, read.skipped, read.xmax);
+    if (this.options.gate) return this.gatedBatch(messages, from, read);
     if (messages.length > 0) {
       const span = startBatchSpan(
         this.name,
@@ -334,6 +335,50 @@ export class Subscription implements OwnedConsumer {
     return true;
   }
 
+  /**
+   * One batch under the gate: the gate runs first in the transaction and may hold the batch
+   * back at `upTo` (a candidate build waits for the serving one; a previous build stops at
+   * its hand-over) and move the replay boundary. Returns whether the position moved.
+   */
+  private async gatedBatch(
+    messages: StoredMessage[],
+    from: number,
+    read: { to: number; skipped: number[]; xmax: string },
+  ): Promise<boolean> {
+    let to = read.to;
+    const span =
+      messages.length > 0
+        ? startBatchSpan(
+            this.name,
+            this.options.kind ?? 'subscription',
+            from + 1,
+            read.to,
+            messages,
+          )
+        : undefined;
+    try {
+      await this.deps.dataSource.transaction(async (manager) => {
+        const gate = await this.options.gate!(manager);
+        if (gate.upTo !== null) to = Math.max(from, Math.min(to, gate.upTo));
+        if (to <= from) return;
+        for (const message of messages)
+          if (message.id <= to) await this.apply(message, manager, false, span, gate.liveFrom);
+        await this.lease?.fence(manager);
+        await this.checkpoints.advance(manager, from, to);
+      });
+      if (span) endSpan(span);
+    } catch (error) {
+      if (span) endSpan(span, error);
+      throw error;
+    }
+    if (to <= from) return false;
+    this.position = to;
+    const passed = read.skipped.filter((p) => p <= to);
+    if (passed.length > 0) this.late.add(passed, read.xmax);
+    this.waiters.reached(this.position);
+    return true;
+  }
+
   /** Delivers arrived positions this subscription passed, each in its own transaction, checkpoint unmoved. */
   private async deliverLate(): Promise<void> {
     const arrived = await this.late.check(this.deps.dataSource.manager);
@@ -348,7 +393,8 @@ export class Subscription implements OwnedConsumer {
         continue;
       }
       await this.deps.dataSource.transaction(async (manager) => {
-        await this.apply(message, manager, true);
+        const gate = await this.options.gate?.(manager);
+        await this.apply(message, manager, true, undefined, gate?.liveFrom);
         await this.lease?.fence(manager);
         await this.checkpoints.touch(manager, message.id);
       });
@@ -365,13 +411,14 @@ export class Subscription implements OwnedConsumer {
     manager: EntityManager,
     isLate: boolean,
     batch?: Span,
+    liveFrom?: number | null,
   ): Promise<void> {
     // A process frozen mid-batch finds out here, before the next handler runs, not only at the fence.
     this.lease?.ensureHeld();
     const ctx = {
       manager,
       index: message.id,
-      isReplay: message.id <= this.liveFrom,
+      isReplay: message.id <= (liveFrom ?? this.liveFrom),
       isLate,
       message,
       subscription: this.name,
@@ -402,7 +449,8 @@ export class Subscription implements OwnedConsumer {
     const to =
       before.length > 0 || from < aside.index - 1 || !message ? aside.index - 1 : aside.index;
     await this.deps.dataSource.transaction(async (manager) => {
-      for (const m of before) await this.apply(m, manager, false);
+      const gate = await this.options.gate?.(manager);
+      for (const m of before) await this.apply(m, manager, false, undefined, gate?.liveFrom);
       if (to === aside.index && aside.action === 'park')
         await this.parked.park(
           manager,
@@ -445,7 +493,10 @@ export class Subscription implements OwnedConsumer {
         reader: this.deps.reader,
         dataSource: this.deps.dataSource,
         lease: this.lease,
-        apply: (message, manager) => this.apply(message, manager, false),
+        apply: async (message, manager) => {
+          const gate = await this.options.gate?.(manager);
+          await this.apply(message, manager, false, undefined, gate?.liveFrom);
+        },
         logger: this.logger,
       });
       this.poison.parked = Math.max(0, this.poison.parked - result.replayed);

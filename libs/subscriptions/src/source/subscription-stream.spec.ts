@@ -21,6 +21,7 @@ const message = (messageType: string, streamId: string | null): StoredMessage =>
   correlationId: null,
   causationId: null,
   traceparent: null,
+  redacted: null,
 });
 
 describe('subscription streams', () => {

@@ -1,6 +1,6 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 
-/** An expected version: a JSON integer >= 0 (0 = the stream must not exist), `"any"` or `"no_stream"`. */
+/** An expected version: a JSON integer >= 0 (0 = the stream must not exist), `"any"`, `"no_stream"` or `"stream_exists"`. */
 export function IsExpectedVersion(options?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) =>
     registerDecorator({
@@ -12,9 +12,10 @@ export function IsExpectedVersion(options?: ValidationOptions): PropertyDecorato
         validate: (value: unknown) =>
           value === 'any' ||
           value === 'no_stream' ||
+          value === 'stream_exists' ||
           (Number.isSafeInteger(value) && (value as number) >= 0),
         defaultMessage: () =>
-          'expectedVersion must be an integer >= 0 (0 = new stream), "any" or "no_stream"',
+          'expectedVersion must be an integer >= 0 (0 = new stream), "any", "no_stream" or "stream_exists"',
       },
     });
 }

@@ -38,6 +38,14 @@ export class StreamEventResponseDto {
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['/email'],
+    description:
+      'JSON pointers of personal fields shown as their replacement: the reader lacks the personal scope, or the subject was erased (docs/personal-data.md)',
+  })
+  redacted?: string[];
 }
 
 /** The snapshot a read starts from. */
@@ -47,6 +55,15 @@ export class StreamSnapshotDto {
 
   @ApiProperty({ ...JSON_CONTAINER_SCHEMA })
   state!: unknown;
+}
+
+/** Versions a read did not get: its stream's lifecycle hides them (docs/lifecycle.md). */
+export class HiddenVersionsDto {
+  @ApiProperty({ type: 'integer', minimum: 2, description: 'Every version below this one' })
+  beforeVersion!: number;
+
+  @ApiProperty({ enum: ['deleted', 'truncated', 'expired', 'scavenged'] })
+  reason!: 'deleted' | 'truncated' | 'expired' | 'scavenged';
 }
 
 /** `GET /api/streams/:streamId`: the newest usable snapshot and the events after it. */
@@ -65,6 +82,13 @@ export class StreamReadResponseDto {
 
   @ApiProperty({ type: 'integer', minimum: 0 })
   count!: number;
+
+  @ApiPropertyOptional({
+    type: HiddenVersionsDto,
+    description:
+      'Present when a delete or a retention rule hides versions of the stream: the read starts after them',
+  })
+  hidden?: HiddenVersionsDto;
 }
 
 /** A stream's current version (0 when it has no events). */
@@ -104,4 +128,27 @@ export class SnapshotReadDto {
 
   @ApiProperty({ type: SnapshotDto, nullable: true })
   snapshot!: SnapshotDto | null;
+}
+
+/** One stream of `GET /api/streams`. */
+export class StreamSummaryDto {
+  @ApiProperty()
+  streamId!: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1 })
+  version!: number;
+
+  @ApiProperty({ format: 'date-time', description: 'When its last event was appended' })
+  updatedAt!: string;
+}
+
+/** `GET /api/streams`: a page of streams in id order. */
+export class StreamListResponseDto {
+  @ApiProperty({ type: [StreamSummaryDto] })
+  streams!: StreamSummaryDto[];
+
+  @ApiPropertyOptional({
+    description: 'Present when the page is full: pass it as `after` for the next page',
+  })
+  next?: string;
 }

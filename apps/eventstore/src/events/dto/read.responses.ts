@@ -1,5 +1,6 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { MessageResponseDto } from '../../ingest/dto/message.response.js';
+import { TombstoneResponseDto } from './tombstone.response.js';
 
 /** The safe head: the highest index any reader may see. */
 export class HeadResponseDto {
@@ -8,6 +9,7 @@ export class HeadResponseDto {
 }
 
 /** One JSON page of the log; continue from `nextIndex`. */
+@ApiExtraModels(MessageResponseDto, TombstoneResponseDto)
 export class PageResponseDto {
   @ApiProperty({ type: 'integer', minimum: 1 })
   fromIndex!: number;
@@ -21,6 +23,16 @@ export class PageResponseDto {
   @ApiProperty({ type: 'integer', minimum: 0 })
   count!: number;
 
-  @ApiProperty({ type: [MessageResponseDto] })
-  messages!: MessageResponseDto[];
+  @ApiProperty({
+    type: 'array',
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(MessageResponseDto) },
+        { $ref: getSchemaPath(TombstoneResponseDto) },
+      ],
+    },
+    description:
+      'Each position in the range: its message, or its tombstone when the message is hidden or erased (docs/lifecycle.md)',
+  })
+  messages!: (MessageResponseDto | TombstoneResponseDto)[];
 }

@@ -75,4 +75,12 @@ export class MessageResponseDto implements OrdinalMessage {
     description: 'The W3C trace context of the append that stored it, when it had one',
   })
   traceparent?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['/email'],
+    description:
+      'JSON pointers of personal fields shown as their replacement: the reader lacks the personal scope, or the subject was erased (docs/personal-data.md)',
+  })
+  redacted?: string[];
 }

@@ -1,0 +1,2 @@
+export * from './access-rule.js';
+export * from './access-rules.js';

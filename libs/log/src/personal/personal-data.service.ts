@@ -1,0 +1,540 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { MESSAGE_FIELDS } from '@ordinal/contract';
+import { execute, OrdinalError } from '@ordinal/pg';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import type { ResolvedLogOptions, ResolvedPersonalDataOptions } from '../log-options.js';
+import type { AppendRequest, NewMessage, SealedFields, StoredMessage } from '../message.js';
+import {
+  InvalidMessageError,
+  InvalidPersonalDataRuleError,
+  MasterKeyMismatchError,
+  NoPersonalDataRuleError,
+  SubjectErasedError,
+} from '../errors/index.js';
+import { replaceAt } from './json-pointer.js';
+import { planSeal, type SealPlan } from './seal-plan.js';
+import {
+  finishStoredSeal,
+  planStoredSeal,
+  type StoredRow,
+  type StoredSeal,
+} from './seal-stored.js';
+import { MESSAGE_FIELD_RULES } from '../import/import-line.js';
+import { RenderedMessage, renderedJson } from '../row-mapper.js';
+import { resolvePersonalDataRule, type PersonalDataRule } from './personal-data-rule.js';
+import {
+  CHECK_CONTEXT,
+  fieldContext,
+  keyContext,
+  newDataKey,
+  open,
+  seal,
+  subjectHash,
+} from './personal-crypto.js';
+import { KeyStoreConnection } from './key-store.js';
+import {
+  createKeys,
+  destroyKeys,
+  ensureCheck,
+  readKeys,
+  type SubjectKeyRow,
+} from './sql/key-store.sql.js';
+import { readRules, upsertRule, type RuleRow } from './sql/personal-data.sql.js';
+
+/** A rule with its defaults, as the writer applies it. */
+export type ResolvedRule = Required<PersonalDataRule>;
+
+/** Where a rule came from. */
+export type RuleSource = 'api' | 'file' | 'code';
+
+/** A subject's data key, or `erased` once an erasure destroyed it. */
+type SubjectKey = Buffer | 'erased';
+
+/** Unwrapped keys kept in memory at most (the oldest go first). */
+const KEY_CACHE_SIZE = 100_000;
+
+/** The key the development mode uses without a configured one: never for real data. */
+const DEVELOPMENT_KEY = createHash('sha256').update('ordinal development master key').digest();
+
+const NAMES = Object.keys(MESSAGE_FIELDS) as (keyof typeof MESSAGE_FIELDS)[];
+
+/**
+ * Personal data on the log (docs/personal-data.md): the rules per message type, the sealing of
+ * each personal field under its subject's data key on append (AES-256-GCM, the key created on
+ * first use and wrapped by the master key), the clear values for a reader with the `personal`
+ * scope (`reveal`), and the destruction of keys (erasure). Keys live in the key store, apart
+ * from the log; the log holds ciphertext and the replacements only.
+ */
+@Injectable()
+export class PersonalData implements OnApplicationShutdown {
+  private readonly logger = new Logger(PersonalData.name);
+  private readonly options: ResolvedPersonalDataOptions;
+  private readonly rules = new Map<string, ResolvedRule>();
+  private readonly keys = new Map<string, SubjectKey>();
+  private readonly store: KeyStoreConnection;
+  private master: Promise<Buffer> | null = null;
+  private started = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(LOG_MODULE_OPTIONS) logOptions: ResolvedLogOptions,
+  ) {
+    this.options = logOptions.personalData;
+    this.store = new KeyStoreConnection(
+      dataSource,
+      this.options.keyStoreUrl,
+      this.options.keyStoreSchema,
+    );
+    for (const [type, rule] of Object.entries(this.options.rules))
+      this.rules.set(type, resolvePersonalDataRule(rule, `personalData.rules.${type}`));
+  }
+
+  /**
+   * At start, after the migrations: loads the stored rules, makes the key store, checks the
+   * master key when rules exist (production refuses to start without one), and reapplies
+   * the erasure ledger. Called by the log's lifecycle.
+   */
+  async start(erasedSubjects: () => Promise<string[]>): Promise<void> {
+    await this.loadRules();
+    await this.store.create();
+    if (this.rules.size > 0) await this.masterKey();
+    const erased = await erasedSubjects();
+    if (erased.length > 0) {
+      const destroyed = await this.destroy(erased);
+      this.logger.log(
+        `Erasure ledger reapplied: ${erased.length} subjects erased, ${destroyed} keys destroyed again`,
+      );
+    }
+    this.started = true;
+  }
+
+  /**
+   * Loads the rules set over REST. The module's options (the server's rules file, `rules` in
+   * code) win at start for the types they name.
+   */
+  async loadRules(): Promise<void> {
+    const rows = await execute<RuleRow>(this.dataSource.manager, readRules());
+    for (const row of rows)
+      if (!(row.message_type in this.options.rules)) this.rules.set(row.message_type, row.rule);
+  }
+
+  /** The rule of a message type, if any. */
+  ruleOf(messageType: string): ResolvedRule | undefined {
+    return this.rules.get(messageType);
+  }
+
+  /** Every rule, by message type. */
+  allRules(): Record<string, ResolvedRule> {
+    return Object.fromEntries(this.rules);
+  }
+
+  /**
+   * Sets the rule of a message type: `api` and `file` rules are stored (every process reads
+   * them at start), `code` rules (`@DomainEvent(…, {personal})`) only held. Refused in
+   * production without a master key.
+   */
+  async defineRule(messageType: string, raw: unknown, source: RuleSource): Promise<ResolvedRule> {
+    if (!MESSAGE_FIELD_RULES.messageTypePattern.test(messageType))
+      throw new InvalidPersonalDataRuleError(
+        'A rule’s message type must be 1-200 characters of [A-Za-z0-9._:-]',
+      );
+    if (messageType.startsWith('$'))
+      throw new InvalidPersonalDataRuleError(`${messageType} is a system message type`);
+    const rule = resolvePersonalDataRule(raw, `rule of ${messageType}`);
+    await this.masterKey();
+    if (source !== 'code')
+      await execute(this.dataSource.manager, upsertRule(messageType, rule, source));
+    this.rules.set(messageType, rule);
+    return rule;
+  }
+
+  /**
+   * Declares a rule in code (`@DomainEvent(…, {personal})`): held by this process only, checked
+   * now; the module's options and rules set over REST win for a type they name. A malformed
+   * rule throws `InvalidPersonalDataRuleError` naming the type.
+   */
+  declareRule(messageType: string, raw: PersonalDataRule): void {
+    const rule = resolvePersonalDataRule(raw, `@DomainEvent('${messageType}', {personal})`);
+    if (!this.rules.has(messageType)) this.rules.set(messageType, rule);
+  }
+
+  /** Whether any message of the append has a rule (the writer's fast path skips the rest). */
+  applies(request: AppendRequest): boolean {
+    if (this.rules.size === 0) return false;
+    return request.messages.some((m) => this.rules.has(m.messageType));
+  }
+
+  /**
+   * The append with each ruled message's personal fields sealed under its subject's key and
+   * replaced in its body. Throws `InvalidMessageError` naming the subject pointer when a
+   * message lacks it, `SubjectErasedError` when its subject was erased.
+   */
+  async seal(request: AppendRequest): Promise<AppendRequest> {
+    const plans: ((SealPlan & { rule: ResolvedRule; subject: string }) | null)[] = [];
+    const count = request.messages.length;
+    for (const [i, message] of request.messages.entries()) {
+      const rule = this.rules.get(message.messageType);
+      if (!rule) {
+        plans.push(null);
+        continue;
+      }
+      const where = count > 1 ? `messages.${i}: ` : '';
+      const plan = planSeal(rule, message.messageType, message.body);
+      if ('problem' in plan) throw new InvalidMessageError(`${where}${plan.message}`);
+      plans.push({ rule, ...plan, subject: subjectHash(plan.subjectId) });
+    }
+    const subjects = [...new Set(plans.flatMap((p) => (p ? [p.subject] : [])))];
+    const keys = await this.keysOf(subjects, true);
+    const messages = request.messages.map((message, i): NewMessage => {
+      const plan = plans[i];
+      if (!plan) return message;
+      const key = keys.get(plan.subject);
+      if (key === undefined || key === 'erased')
+        throw new SubjectErasedError(message.messageType, plan.rule.subject);
+      const { fields, values } = plan;
+      if (fields.length === 0) return { ...message, body: plan.body };
+      // One box for all the message's fields (one cipher operation, not one per field), bound
+      // to the subject and the pointers.
+      const sealed = seal(
+        key,
+        Buffer.from(JSON.stringify(values)),
+        fieldContext(plan.subject, fields.join(',')),
+      ).toString('base64');
+      return { ...message, body: plan.body, personal: { subject: plan.subject, fields, sealed } };
+    });
+    return { ...request, messages };
+  }
+
+  /**
+   * Stored rows of a ruled type as an append under today's rule would have stored them
+   * (docs/personal-data.md#legacy-data-in-clear): each one's clear personal fields sealed under
+   * its subject's key (made when the subject has none), the replacements in its body. An
+   * erased subject gets no key: its fields are replaced and sealed under a throwaway key.
+   * Throws `NoPersonalDataRuleError` when the type has no rule.
+   */
+  async sealStored(messageType: string, rows: StoredRow[]): Promise<StoredSeal[]> {
+    const rule = this.rules.get(messageType);
+    if (!rule) throw new NoPersonalDataRuleError(messageType);
+    const planned = rows.map((row) => planStoredSeal(rule, messageType, row));
+    const subjects = [
+      ...new Set(planned.flatMap((p) => (p.outcome === 'plan' ? [p.subject] : []))),
+    ];
+    const keys =
+      subjects.length > 0 ? await this.keysOf(subjects, true) : new Map<string, SubjectKey>();
+    return planned.map((p, i) => {
+      if (p.outcome !== 'plan') return p;
+      const key = keys.get(p.subject);
+      if (key === undefined) throw new Error(`No key was read or made for subject ${p.subject}`);
+      return finishStoredSeal(p, rows[i], key);
+    });
+  }
+
+  /**
+   * The messages as a reader with the `personal` scope gets them: each sealed field back in
+   * clear, `redacted` left with what cannot be opened (an erased subject's fields). Messages
+   * without personal fields are returned as they are (the same objects).
+   */
+  async reveal<M extends StoredMessage>(messages: M[]): Promise<(M | StoredMessage)[]> {
+    const subjects = [
+      ...new Set(messages.flatMap((m) => (m.personal ? [m.personal.subject] : []))),
+    ];
+    if (subjects.length === 0) return messages;
+    const keys = await this.keysOf(subjects, false);
+    return messages.map((m) =>
+      m.personal ? this.opened(m, m.personal, keys.get(m.personal.subject)) : m,
+    );
+  }
+
+  /** `reveal` of one message. */
+  async revealOne(message: StoredMessage): Promise<StoredMessage> {
+    if (!message.personal) return message;
+    return this.revealCached(message) ?? (await this.reveal([message]))[0];
+  }
+
+  /**
+   * `reveal` of one message when its subject's key is in memory (a stream's hot path: no
+   * promise per message), else undefined.
+   */
+  revealCached(message: StoredMessage): StoredMessage | undefined {
+    if (!message.personal) return message;
+    const key = this.keys.get(message.personal.subject);
+    return key === undefined ? undefined : this.opened(message, message.personal, key);
+  }
+
+  private opened(
+    message: StoredMessage,
+    personal: SealedFields,
+    key: SubjectKey | undefined,
+  ): StoredMessage {
+    if (key === undefined || key === 'erased') return message;
+    const json = renderedJson(message);
+    if (json !== undefined) {
+      // A rendered read: open the fields in its own parsed JSON (no copy of the body), drop
+      // `redacted`, and hand on the JSON (the wire shape, as toOrdinalRecord would write it).
+      const wire = JSON.parse(json) as { body: unknown; redacted?: string[] };
+      this.openInPlace(wire.body, personal, key, `Message ${message.id}`);
+      delete wire.redacted;
+      return new RenderedMessage(
+        { index: message.id, message_type: message.messageType, user_id: message.userId, json: '' },
+        JSON.stringify(wire),
+      );
+    }
+    const body = this.openBody(message.body, personal, key, `Message ${message.id}`);
+    const copy: Record<string, unknown> = {};
+    for (const name of NAMES) copy[name] = message[name];
+    return { ...copy, body, redacted: null } as StoredMessage;
+  }
+
+  /**
+   * Messages as JSON text (a consumer group's deliveries) for a reader with the `personal`
+   * scope: each one's sealed fields opened in its JSON, `redacted` dropped; tombstones and
+   * erased subjects' messages unchanged.
+   */
+  async revealJson<E extends { json: string; personal?: SealedFields }>(events: E[]): Promise<E[]> {
+    const subjects = [...new Set(events.flatMap((e) => (e.personal ? [e.personal.subject] : [])))];
+    if (subjects.length === 0) return events;
+    const keys = await this.keysOf(subjects, false);
+    return events.map((e) => {
+      const key = e.personal ? keys.get(e.personal.subject) : undefined;
+      if (!e.personal || key === undefined || key === 'erased') return e;
+      const wire = JSON.parse(e.json) as {
+        id?: number;
+        body: unknown;
+        redacted?: string[];
+        tombstone?: unknown;
+      };
+      if (wire.tombstone !== undefined) return e;
+      this.openInPlace(wire.body, e.personal, key, `Message ${wire.id}`);
+      delete wire.redacted;
+      return { ...e, json: JSON.stringify(wire) };
+    });
+  }
+
+  /**
+   * Stream events (`data` their body) as the framework's domain code gets them: each sealed
+   * field in clear, or, once its subject was erased, the replacement with `redacted` set.
+   */
+  async revealEvents<E extends { data: unknown; personal?: SealedFields; redacted?: string[] }>(
+    events: E[],
+  ): Promise<E[]> {
+    const subjects = [...new Set(events.flatMap((e) => (e.personal ? [e.personal.subject] : [])))];
+    if (subjects.length === 0) return events;
+    const keys = await this.keysOf(subjects, false);
+    return events.map((e) => {
+      if (!e.personal) return e;
+      const { personal, ...rest } = e;
+      const key = keys.get(personal.subject);
+      if (key === undefined || key === 'erased') return { ...rest, redacted: personal.fields } as E;
+      return { ...rest, data: this.openBody(e.data, personal, key, 'Stream event') } as E;
+    });
+  }
+
+  /** A copy of `body` with the sealed fields opened; a box that does not open is a typed error. */
+  private openBody(body: unknown, personal: SealedFields, key: Buffer, what: string): unknown {
+    const opened = structuredClone(body);
+    this.openInPlace(opened, personal, key, what);
+    return opened;
+  }
+
+  /** Opens the sealed fields into `opened` (in place). */
+  private openInPlace(opened: unknown, personal: SealedFields, key: Buffer, what: string): void {
+    let values: unknown[];
+    try {
+      const box = Buffer.from(personal.sealed, 'base64');
+      const context = fieldContext(personal.subject, personal.fields.join(','));
+      values = JSON.parse(open(key, box, context).toString('utf8')) as unknown[];
+    } catch (cause) {
+      throw new OrdinalError(
+        'master_key_mismatch',
+        `${what}: its personal fields ${personal.fields.join(', ')} do not open under their subject's key (AES-GCM refused them); nothing is shown in their place`,
+        { cause },
+      );
+    }
+    personal.fields.forEach((pointer, i) => replaceAt(opened, pointer, values[i]));
+  }
+
+  /** Drops an erased subject's key from this process's memory (an erasure made elsewhere). */
+  forget(subject: string): void {
+    this.keys.set(subject, 'erased');
+  }
+
+  /**
+   * Destroys the keys of these subjects (hashes): in the key store (a row kept with no key, so
+   * none is ever made again) and in this process's memory. Returns how many rows were written.
+   */
+  async destroy(subjects: string[]): Promise<number> {
+    for (const s of subjects) this.keys.set(s, 'erased');
+    let written = 0;
+    for (let i = 0; i < subjects.length; i += 10_000) {
+      const rows = await this.store.query(
+        destroyKeys(this.options.keyStoreSchema, subjects.slice(i, i + 10_000)),
+      );
+      written += rows.length;
+    }
+    return written;
+  }
+
+  /**
+   * The data keys of these subjects (hashes); with `create`, made for those that have none.
+   * Memory first; the rest is read (and made) together with what every other append and
+   * reader asked for in the same turn of the event loop: one or two key-store queries for all
+   * of them, so 32 concurrent publishes of new subjects cost no more round trips than one.
+   */
+  private async keysOf(subjects: string[], create: boolean): Promise<Map<string, SubjectKey>> {
+    const found = new Map<string, SubjectKey>();
+    const missing: string[] = [];
+    for (const s of subjects) {
+      const known = this.keys.get(s);
+      if (known === undefined) missing.push(s);
+      else found.set(s, known);
+    }
+    if (missing.length === 0) return found;
+    const loaded = await new Promise<Map<string, SubjectKey>>((resolve, reject) => {
+      this.keyRequests.push({ subjects: missing, create, resolve, reject });
+      if (this.keyRequests.length === 1) setImmediate(() => void this.loadRequestedKeys());
+    });
+    for (const s of missing) {
+      const key = loaded.get(s);
+      if (key !== undefined) found.set(s, key);
+    }
+    return found;
+  }
+
+  private readonly keyRequests: {
+    subjects: string[];
+    create: boolean;
+    resolve: (keys: Map<string, SubjectKey>) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
+
+  /** Reads (and makes) the keys every queued request asked for, in one pass. */
+  private async loadRequestedKeys(): Promise<void> {
+    const requests = this.keyRequests.splice(0);
+    const wanted = new Set<string>();
+    const toMake = new Set<string>();
+    for (const r of requests)
+      for (const s of r.subjects) {
+        wanted.add(s);
+        if (r.create) toMake.add(s);
+      }
+    try {
+      const keys = await this.readKeys([...wanted], toMake);
+      for (const r of requests) r.resolve(keys);
+    } catch (error) {
+      for (const r of requests) r.reject(error);
+    }
+  }
+
+  private async readKeys(
+    subjects: string[],
+    toMake: Set<string>,
+  ): Promise<Map<string, SubjectKey>> {
+    const schema = this.options.keyStoreSchema;
+    const master = await this.masterKey();
+    let rows = await this.store.query<SubjectKeyRow>(readKeys(schema, subjects));
+    const have = new Set(rows.map((r) => r.subject_hash));
+    const fresh = subjects.filter((s) => !have.has(s) && toMake.has(s));
+    if (fresh.length > 0) {
+      const wrapped = fresh.map((s) => seal(master, newDataKey(), keyContext(s)));
+      rows = rows.concat(await this.store.query<SubjectKeyRow>(createKeys(schema, fresh, wrapped)));
+      const made = new Set(rows.map((r) => r.subject_hash));
+      const raced = fresh.filter((s) => !made.has(s));
+      // A key another process made after this statement's snapshot: read it now.
+      if (raced.length > 0)
+        rows = rows.concat(await this.store.query<SubjectKeyRow>(readKeys(schema, raced)));
+    }
+    const keys = new Map<string, SubjectKey>();
+    for (const row of rows) {
+      // An erasure in this process while the query ran wins over the key it read.
+      const erased = row.wrapped_key === null || this.keys.get(row.subject_hash) === 'erased';
+      const key = erased ? 'erased' : this.unwrap(master, row);
+      keys.set(row.subject_hash, key);
+      this.remember(row.subject_hash, key);
+    }
+    return keys;
+  }
+
+  private unwrap(master: Buffer, row: SubjectKeyRow): Buffer {
+    try {
+      return open(master, row.wrapped_key!, keyContext(row.subject_hash));
+    } catch (cause) {
+      throw new MasterKeyMismatchError({ cause });
+    }
+  }
+
+  private remember(subject: string, key: SubjectKey): void {
+    if (this.keys.size >= KEY_CACHE_SIZE) this.keys.delete(this.keys.keys().next().value!);
+    this.keys.set(subject, key);
+    if (key !== 'erased' && this.firstKeyListener !== null) {
+      const listener = this.firstKeyListener;
+      this.firstKeyListener = null;
+      listener();
+    }
+  }
+
+  private firstKeyListener: (() => void) | null = null;
+
+  /**
+   * Calls `listener` once, when this process first keeps a subject's key in memory (before
+   * that, an erasure made elsewhere has nothing here to drop): `ErasureWatch` starts following
+   * the markers then, so a process that never touches personal data holds no feed.
+   */
+  onFirstKey(listener: () => void): void {
+    this.firstKeyListener = listener;
+  }
+
+  /** Drops the subjects' keys kept in memory (erasures stay known): the next use reads the key store again. */
+  forgetKeys(): void {
+    for (const [subject, key] of this.keys) if (key !== 'erased') this.keys.delete(subject);
+  }
+
+  /**
+   * The master key, checked once against the store's check value (the first key the store saw
+   * made it): a wrong key fails here with `MasterKeyMismatchError`, never later with garbage.
+   */
+  masterKey(): Promise<Buffer> {
+    return (this.master ??= this.loadMasterKey().catch((error: unknown) => {
+      this.master = null;
+      throw error;
+    }));
+  }
+
+  private async loadMasterKey(): Promise<Buffer> {
+    let key: Buffer;
+    if (this.options.keyConfigured) key = await this.options.keyProvider.masterKey();
+    else if (this.options.production)
+      throw new OrdinalError(
+        'invalid_configuration',
+        'Personal-data rules exist but no master key is configured: set ORDINAL_MASTER_KEY (32 random bytes, base64: `openssl rand -base64 32`) or a KeyProvider; production refuses to seal personal data without one',
+      );
+    else {
+      this.logger.warn(
+        'Personal-data rules exist but ORDINAL_MASTER_KEY is not set: using the development master key, which protects nothing (production refuses to start this way)',
+      );
+      key = DEVELOPMENT_KEY;
+    }
+    const [row] = await this.store.query<{ sealed: Buffer }>(
+      ensureCheck(
+        this.options.keyStoreSchema,
+        seal(key, Buffer.from(CHECK_CONTEXT), CHECK_CONTEXT),
+      ),
+    );
+    try {
+      open(key, row.sealed, CHECK_CONTEXT);
+    } catch (cause) {
+      throw new MasterKeyMismatchError({ cause });
+    }
+    return key;
+  }
+
+  /** Whether `start` ran (the writer refuses ruled appends before). */
+  get ready(): boolean {
+    return this.started;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}

@@ -1,0 +1,161 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import pg from 'pg';
+import { LogWriter } from '@ordinal/log';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startProjectionsApp } from '@ordinal/test-support/projections-app';
+import { ConsumerGroupsService } from './consumer-groups.service.js';
+
+/** A writer like Ordinal's concurrent flush (xid first, position drawn inside the INSERT), held open. */
+async function heldWriter(url: string, messageType: string) {
+  const client = new pg.Client({ connectionString: url, application_name: 'held-writer' });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('SELECT pg_current_xact_id()');
+  const { rows } = await client.query<{ index: number }>(
+    `INSERT INTO messages (index, message_type, user_id, body, content_hash)
+     VALUES (nextval('messages_index_seq'), $1, 'u-held', '{"held":true}'::jsonb, 'h') RETURNING index::int AS index`,
+    [messageType],
+  );
+  return {
+    position: rows[0].index,
+    commit: async () => {
+      await client.query('COMMIT');
+      await client.end();
+    },
+  };
+}
+
+describe('consumer groups in concurrent ordering: holes and late arrivals', () => {
+  let db: TestDatabase;
+  const apps: INestApplicationContext[] = [];
+  const start = async (log: Record<string, unknown>) => {
+    const app = await startProjectionsApp(db.url, {
+      log: { ordering: 'concurrent', lateRescanMs: 50, ...log },
+      subscriptions: { lateCheckMs: 50, groupPollMs: 20 },
+    });
+    apps.push(app);
+    return { groups: app.get(ConsumerGroupsService), writer: app.get(LogWriter) };
+  };
+  const append = async (writer: LogWriter, messageType: string) => {
+    const [entry] = (await writer.append({ messages: [{ messageType, body: {} }] })).entries;
+    if (entry.status !== 'created') throw new Error('not stored');
+    return entry.message.id;
+  };
+
+  beforeEach(async () => {
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+    await db?.drop();
+  });
+
+  it('never hands out or checkpoints past a hole the watermark holds; the held event comes in order once it commits', async () => {
+    // Given a group of T events, one T delivered and acknowledged, then a held writer of a T and a T above its hole
+    const { groups, writer } = await start({ gapTimeoutMs: 60_000, exactRelease: false });
+    await groups.define('holes', { source: { types: ['T'] } });
+    const first = await append(writer, 'T');
+    const got = await groups.fetch('holes', { memberId: 'm', waitMs: 2000 });
+    await groups.ack('holes', 'm', got.epoch, [first]);
+    const held = await heldWriter(db.url, 'T');
+    const above = await append(writer, 'T');
+    // When the member fetches while the hole is held
+    const during = await groups.fetch('holes', { memberId: 'm', waitMs: 300 });
+    // Then nothing above the hole is handed out and the checkpoint stays below it
+    expect(during.events).toEqual([]);
+    expect((await groups.status('holes')).checkpoint).toBe(first);
+    // When the held writer commits, the member gets the held event, then the one above, in order
+    await held.commit();
+    const after = await groups.fetch('holes', { memberId: 'm', waitMs: 5000, max: 10 });
+    const rest = [...after.events];
+    if (rest.length < 2)
+      rest.push(...(await groups.fetch('holes', { memberId: 'm', waitMs: 5000 })).events);
+    expect(rest.map((e) => [e.index, e.late])).toEqual([
+      [held.position, false],
+      [above, false],
+    ]);
+    const acked = await groups.ack('holes', 'm', after.epoch, [held.position, above]);
+    expect(acked.checkpoint).toBe(above);
+  });
+
+  it('delivers a row that commits inside an abandoned hole the group passed, marked late, without moving the checkpoint back', async () => {
+    // Given a group that passed an abandoned hole (gap timeout 200 ms) and acknowledged the T above it
+    const { groups, writer } = await start({ gapTimeoutMs: 200, exactRelease: false });
+    await groups.define('late', { source: { types: ['T'] } });
+    const held = await heldWriter(db.url, 'T');
+    const above = await append(writer, 'T');
+    const first = await groups.fetch('late', { memberId: 'm', waitMs: 5000 });
+    expect(first.events.map((e) => e.index)).toEqual([above]);
+    const acked = await groups.ack('late', 'm', first.epoch, [above]);
+    expect(acked.checkpoint).toBe(above);
+    // When the held writer commits after all
+    await held.commit();
+    // Then the group delivers it, marked late
+    const late = await groups.fetch('late', { memberId: 'm', waitMs: 5000 });
+    expect(late.events.map((e) => [e.index, e.late, e.deliveryAttempt])).toEqual([
+      [held.position, true, 1],
+    ]);
+    // And its ack leaves the checkpoint where it was (it had counted the hole as done)
+    const done = await groups.ack('late', 'm', late.epoch, [held.position]);
+    expect(done).toEqual({ done: [held.position], notHeld: [], checkpoint: above });
+    expect((await groups.status('late')).inFlight).toBe(0);
+  });
+
+  it('reads, parks and lists across index 999 to 1000 in numeric order (a text sort put 1000 before 999)', async () => {
+    // Given a group over 1,100 events that one member parks from 995 to 1004
+    const { groups, writer } = await start({});
+    await groups.define('wide', { source: { types: ['W'] }, maxInFlight: 2000 });
+    const { entries } = await writer.append({
+      messages: Array.from({ length: 1100 }, (_, n) => ({ messageType: 'W', body: { n } })),
+    });
+    const ids = entries.map((e) => (e.status === 'created' ? e.message.id : -1));
+    const got = await groups.fetch('wide', { memberId: 'm', max: 2000 });
+    // Then one fetch reads them all, in order
+    expect(got.events.map((e) => e.index)).toEqual(ids);
+    const parked = ids.filter((i) => i >= 995 && i <= 1004);
+    await groups.nack('wide', 'm', got.epoch, parked, 'park', 'wide');
+    const done = await groups.ack(
+      'wide',
+      'm',
+      got.epoch,
+      ids.filter((i) => !parked.includes(i)),
+    );
+    // And the checkpoint is the last event, and the parked list is in numeric order
+    expect(done.checkpoint).toBe(ids.at(-1));
+    expect((await groups.parked('wide', 100)).map((p) => p.index)).toEqual(parked);
+  });
+
+  it('counts a message hidden by a delete as done: never handed out with its body, and the checkpoint passes it (issue 24 meets 27)', async () => {
+    // Given two T events of a stream that is then deleted, and a T outside any stream
+    const { groups, writer } = await start({});
+    const shelf = await writer.append({
+      stream: { streamId: 'shelf-1', expectedVersion: 'no_stream' },
+      messages: [
+        { messageType: 'T', body: { secret: 1 } },
+        { messageType: 'T', body: { secret: 2 } },
+      ],
+    });
+    expect(shelf.entries.every((e) => e.status === 'created')).toBe(true);
+    await writer.append({
+      stream: { streamId: 'shelf-1', expectedVersion: 2 },
+      delete: 'soft',
+      skipDuplicateWindow: true,
+      messages: [
+        {
+          messageType: '$stream-deleted',
+          userId: 'system',
+          body: { streamId: 'shelf-1', mode: 'soft', lastVersion: 2 },
+        },
+      ],
+    });
+    const visible = await append(writer, 'T');
+    // When a group of T reads the log from the start
+    await groups.define('hidden', { source: { types: ['T'] } });
+    const got = await groups.fetch('hidden', { memberId: 'm', max: 10, waitMs: 2000 });
+    // Then only the visible event is handed out, and acknowledging it moves the checkpoint past all
+    expect(got.events.map((e) => e.index)).toEqual([visible]);
+    expect(JSON.stringify(got.events)).not.toContain('secret');
+    const done = await groups.ack('hidden', 'm', got.epoch, [visible]);
+    expect(done.checkpoint).toBe(visible);
+  });
+});

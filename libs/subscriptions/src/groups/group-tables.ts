@@ -1,0 +1,8 @@
+/** Table names of consumer groups, in one place; identifiers never come from input. */
+export const GROUP_TABLES = {
+  groups: 'consumer_groups',
+  members: 'consumer_group_members',
+  deliveries: 'consumer_group_deliveries',
+  parked: 'consumer_group_parked',
+  watch: 'consumer_group_watch',
+} as const;

@@ -1,0 +1,11 @@
+export * from './consumer-groups.service.js';
+export * from './group-status.js';
+export type { GroupCounter } from './group-counters.js';
+export {
+  resolveGroupDefinition,
+  type ConsumerGroupDeclaration,
+  type ConsumerGroupDefinition,
+  type ConsumerGroupInput,
+  type GroupSource,
+  type GroupStrategy,
+} from './group-definition.js';

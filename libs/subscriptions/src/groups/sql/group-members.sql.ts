@@ -1,0 +1,66 @@
+import type { SqlQuery } from '@ordinal/pg';
+import { GROUP_TABLES } from '../group-tables.js';
+
+const M = GROUP_TABLES.members;
+const D = GROUP_TABLES.deliveries;
+
+/** A member as status shows it. */
+export interface MemberRow {
+  member_id: string;
+  epoch: string;
+  alive: boolean;
+  lease_expires_at: Date;
+  server: string;
+  last_seen_at: Date;
+  in_flight: string;
+}
+
+/**
+ * A member joins or renews its lease for `leaseMs`: a live member (lease not expired) keeps its
+ * epoch; a new one starts at 1, and one whose lease expired (declared dead: what it held went
+ * back to the group) starts a new epoch, so its old one stays refused.
+ */
+export function joinMember(
+  group: string,
+  memberId: string,
+  leaseMs: number,
+  server: string,
+): SqlQuery {
+  return {
+    text: `INSERT INTO ${M} AS m (group_name, member_id, epoch, lease_expires_at, server)
+           VALUES ($1, $2, 1, clock_timestamp() + $3 * interval '1 millisecond', $4)
+           ON CONFLICT (group_name, member_id) DO UPDATE SET
+             epoch = CASE WHEN m.lease_expires_at >= clock_timestamp() THEN m.epoch ELSE m.epoch + 1 END,
+             server = EXCLUDED.server, last_seen_at = now(),
+             lease_expires_at = GREATEST(m.lease_expires_at, EXCLUDED.lease_expires_at)
+           RETURNING epoch::text AS epoch`,
+    values: [group, memberId, leaseMs, server],
+  };
+}
+
+/** Renews a member's lease when it still holds `epoch` and the lease has not expired; no row when its lease is lost. */
+export function renewMember(
+  group: string,
+  memberId: string,
+  epoch: number,
+  leaseMs: number,
+): SqlQuery {
+  return {
+    text: `UPDATE ${M} SET last_seen_at = now(),
+             lease_expires_at = GREATEST(lease_expires_at, clock_timestamp() + $4 * interval '1 millisecond')
+           WHERE group_name = $1 AND member_id = $2 AND epoch = $3 AND lease_expires_at >= clock_timestamp()
+           RETURNING member_id`,
+    values: [group, memberId, epoch, leaseMs],
+  };
+}
+
+/** Every member of a group with what it holds, live ones first. */
+export function listMembers(group: string): SqlQuery {
+  return {
+    text: `SELECT m.member_id, m.epoch::text AS epoch, m.lease_expires_at >= clock_timestamp() AS alive,
+             m.lease_expires_at, m.server, m.last_seen_at,
+             (SELECT count(*) FROM ${D} d WHERE d.group_name = m.group_name AND d.member_id = m.member_id AND d.epoch = m.epoch)::text AS in_flight
+           FROM ${M} m WHERE m.group_name = $1 ORDER BY alive DESC, m.member_id`,
+    values: [group],
+  };
+}

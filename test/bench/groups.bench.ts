@@ -1,0 +1,168 @@
+/**
+ * `npm run bench:groups`: events through a consumer group of 1 and of 4 member processes
+ * (test/bench/support/group-member.ts, each acknowledging every fetched batch in one request)
+ * beside the plain SSE catch-up of the same events in the same run (the baseline), then the
+ * ack latency at rest (one event fetched, its ack timed). Goal (issue 27): 4 members >= 0.5x
+ * the plain SSE throughput; ack p99 < 20 ms at rest. The server runs in its own process with
+ * default settings. `BENCH_EVENTS` (default 100000), `BENCH_BATCH` (events per fetch, default
+ * 500), `BENCH_ACKS` (latency samples, default 200). Prints one JSON object.
+ */
+import http from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import { createBenchDatabase } from './support/bench-database.js';
+import { startChild } from './support/child-server.js';
+import { countStream } from './support/sse-count.js';
+import { fillLog } from './support/fill-log.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
+const memberMain = join(here, 'support', 'group-member.js');
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+const ACKS = Number(process.env.BENCH_ACKS ?? 200);
+const AUTH = { authorization: 'Bearer dev-ordinal-token' };
+const TYPES = ['OrderPlaced', 'OrderShipped', 'OrderCancelled'];
+
+async function api(baseUrl: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: body === undefined ? AUTH : { ...AUTH, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json().catch(() => undefined)) as Record<string, unknown>;
+  if (!response.ok)
+    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Runs `members` member processes on a new group over the whole filled log; events/s from the first fetch to the checkpoint at the head. */
+async function groupRun(baseUrl: string, group: string, members: number, head: number) {
+  await api(baseUrl, 'PUT', `/api/consumer-groups/${group}`, {
+    source: { types: TYPES },
+    maxInFlight: BATCH * 2,
+    ackTimeoutMs: 60_000,
+  });
+  const spawned = performance.now();
+  const children = Array.from({ length: members }, (_, i) =>
+    spawn(process.execPath, [memberMain], {
+      env: {
+        ...process.env,
+        BASE_URL: baseUrl,
+        GROUP: group,
+        MEMBER_ID: `m${i}`,
+        MAX: String(BATCH),
+        WAIT_MS: '1000',
+        QUIET: '1',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => {
+            out += chunk.toString();
+            if (out.includes('member ready')) resolve();
+          });
+        }),
+    ),
+  );
+  const ready = performance.now();
+  for (;;) {
+    const status = await api(baseUrl, 'GET', `/api/consumer-groups/${group}`);
+    if ((status.checkpoint as number) >= head) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const done = performance.now();
+  await Promise.all(
+    children.map((child) => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      return exited;
+    }),
+  );
+  return {
+    members,
+    events: EVENTS,
+    msFromReady: Math.round(done - ready),
+    eventsPerSecond: Math.round(EVENTS / ((done - ready) / 1000)),
+    memberStartMs: Math.round(ready - spawned),
+  };
+}
+
+/** Ack latency at rest: one event published, fetched, and its ack timed. */
+async function ackLatency(baseUrl: string) {
+  await api(baseUrl, 'PUT', '/api/consumer-groups/latency', {
+    source: { types: ['Ping'] },
+    from: 'end',
+  });
+  const samples: number[] = [];
+  for (let i = 0; i < ACKS; i++) {
+    await api(baseUrl, 'PUT', '/api/events/message', { messageType: 'Ping', content: { i } });
+    const got = await api(baseUrl, 'POST', '/api/consumer-groups/latency/fetch', {
+      memberId: 'lat',
+      waitMs: 2000,
+    });
+    const indices = (got.events as Array<{ index: number }>).map((e) => e.index);
+    const started = performance.now();
+    await api(baseUrl, 'POST', '/api/consumer-groups/latency/ack', {
+      memberId: 'lat',
+      epoch: got.epoch,
+      indices,
+    });
+    samples.push(performance.now() - started);
+  }
+  samples.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Number(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))].toFixed(2));
+  return { samples: samples.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
+}
+
+async function main(): Promise<void> {
+  const db = await createBenchDatabase();
+  const server = await startChild(
+    serverMain,
+    { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json', AMQP_URL: '' },
+    18900 + Math.floor(Math.random() * 90),
+    /listening on/,
+  );
+  try {
+    const head = await fillLog(db.url, EVENTS);
+    const agent = new http.Agent({ keepAlive: true });
+    const sse = await countStream(server.baseUrl, AUTH, head - EVENTS + 1, head, agent);
+    agent.destroy();
+    const sseRate = Math.round(sse.messages / (sse.ms / 1000));
+    const one = await groupRun(server.baseUrl, 'bench-1', 1, head);
+    const four = await groupRun(server.baseUrl, 'bench-4', 4, head);
+    const latency = await ackLatency(server.baseUrl);
+    console.log(
+      JSON.stringify(
+        {
+          bench: 'groups',
+          events: EVENTS,
+          batch: BATCH,
+          machine: { cpus: cpus().length, loadavg: loadavg().map((l) => Number(l.toFixed(2))) },
+          plainSse: { messages: sse.messages, ms: Math.round(sse.ms), eventsPerSecond: sseRate },
+          group1: one,
+          group4: four,
+          ratio4ToSse: Number((four.eventsPerSecond / sseRate).toFixed(3)),
+          goalRatio: 0.5,
+          ackLatency: latency,
+          goalAckP99Ms: 20,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await server.stop();
+    await db.drop();
+  }
+}
+
+await main();
