@@ -211,6 +211,15 @@ describe('redaction of personal data stored before its rule', () => {
     const none = await redact({ messageType: 'OrderPlaced' });
     expect(none.status).toBe(404);
     expect(none.body.code).toBe('no_personal_data_rule');
+    // A name an object inherits is no rule either (the fuzz found a 500 for 'toString')
+    for (const inherited of ['toString', 'constructor', 'hasOwnProperty', 'valueOf']) {
+      const refused = await redact({ messageType: inherited });
+      expect([inherited, refused.status, refused.body.code]).toEqual([
+        inherited,
+        404,
+        'no_personal_data_rule',
+      ]);
+    }
     expect((await redact({}, READER)).status).toBe(403);
   });
 

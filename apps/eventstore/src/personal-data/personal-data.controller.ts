@@ -39,7 +39,7 @@ export class PersonalDataController {
   @ApiErrors(503)
   list(): PersonalDataRulesResponseDto {
     return {
-      rules: Object.entries(this.personal.allRules()).map(([messageType, rule]) => ({
+      rules: [...this.personal.allRules()].map(([messageType, rule]) => ({
         messageType,
         ...rule,
       })),

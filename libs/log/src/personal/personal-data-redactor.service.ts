@@ -86,9 +86,9 @@ export class PersonalDataRedactor {
     // A rule set over REST on another process is in the table, not yet in this one's memory.
     await this.personal.loadRules();
     const rules = this.personal.allRules();
-    if (options.messageType !== undefined && !rules[options.messageType])
+    if (options.messageType !== undefined && !rules.has(options.messageType))
       throw new NoPersonalDataRuleError(options.messageType);
-    const types = options.messageType === undefined ? Object.keys(rules) : [options.messageType];
+    const types = options.messageType === undefined ? [...rules.keys()] : [options.messageType];
     return whileSessionLocked(
       this.dataSource,
       LOCKS.redact,
@@ -136,7 +136,7 @@ export class PersonalDataRedactor {
         : await execute<{ index: string; total: string }>(
             this.dataSource.manager,
             findClearRows(
-              types.map((messageType) => ({ messageType, fields: rules[messageType].fields })),
+              types.map((messageType) => ({ messageType, fields: rules.get(messageType)!.fields })),
               through,
               LISTED,
             ),

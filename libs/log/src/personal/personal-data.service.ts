@@ -117,7 +117,8 @@ export class PersonalData implements OnApplicationShutdown {
   async loadRules(): Promise<void> {
     const rows = await execute<RuleRow>(this.dataSource.manager, readRules());
     for (const row of rows)
-      if (!(row.message_type in this.options.rules)) this.rules.set(row.message_type, row.rule);
+      if (!Object.hasOwn(this.options.rules, row.message_type))
+        this.rules.set(row.message_type, row.rule);
   }
 
   /** The rule of a message type, if any. */
@@ -125,9 +126,12 @@ export class PersonalData implements OnApplicationShutdown {
     return this.rules.get(messageType);
   }
 
-  /** Every rule, by message type. */
-  allRules(): Record<string, ResolvedRule> {
-    return Object.fromEntries(this.rules);
+  /**
+   * Every rule, by message type: a map, so that a type named like an object's own property
+   * (`toString`, `constructor`) is a type without a rule, not an inherited function.
+   */
+  allRules(): ReadonlyMap<string, ResolvedRule> {
+    return this.rules;
   }
 
   /**
