@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { pinFunction } from '@ordinal/pg';
 
 /**
  * A row can no longer appear silently behind every reader. Concurrent mode records every
@@ -60,14 +61,7 @@ export class PassedPositionsGuard1764460800230 implements MigrationInterface {
       END
       $fn$`);
     // SECURITY DEFINER: the tables are found in this schema, whatever the caller's search_path.
-    const [{ schema }] = (await queryRunner.query(`SELECT current_schema() AS schema`)) as {
-      schema: string;
-    }[];
-    await queryRunner.query(`SELECT set_config('ordinal.migration_schema', $1, true)`, [schema]);
-    await queryRunner.query(`DO $do$ BEGIN
-        EXECUTE format('ALTER FUNCTION ordinal_check_passed_position() SET search_path = %I, pg_catalog',
-                       current_setting('ordinal.migration_schema'));
-      END $do$`);
+    await pinFunction(queryRunner, 'ordinal_check_passed_position()');
     await queryRunner.query(`
       CREATE TRIGGER messages_index_passed BEFORE INSERT ON messages FOR EACH ROW
       WHEN (NEW.index <= coalesce(pg_sequence_last_value('log_passed_position'::regclass), 0))

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { pinFunction } from '@ordinal/pg';
 
 /**
  * The one-statement gapless flush (`appendBatch`) checked its streams' versions and states in
@@ -35,16 +36,11 @@ export class AppendCheckAfterLock1765500000000 implements MigrationInterface {
             AND (cr.truncate_before IS NOT NULL OR cr.max_count IS NOT NULL));
       END
       $fn$`);
-    const [{ schema }] = (await queryRunner.query(`SELECT current_schema() AS schema`)) as {
-      schema: string;
-    }[];
-    await queryRunner.query(`SELECT set_config('ordinal.migration_schema', $1, true)`, [schema]);
-    await queryRunner.query(`DO $do$ BEGIN
-        EXECUTE format('ALTER FUNCTION ordinal_lock_log_and_check_streams(bigint, text[], bigint[]) SET search_path = %I, pg_catalog',
-                       current_setting('ordinal.migration_schema'));
-      END $do$`);
-    await queryRunner.query(`COMMENT ON FUNCTION ordinal_lock_log_and_check_streams(bigint, text[], bigint[]) IS
-      'Takes the log lock, then tells whether every stream is at its expected version, live, and without a retention that hides on append (the one-statement gapless flush; a fresh snapshot after the lock)'`);
+    await pinFunction(
+      queryRunner,
+      'ordinal_lock_log_and_check_streams(bigint, text[], bigint[])',
+      'Takes the log lock, then tells whether every stream is at its expected version, live, and without a retention that hides on append (the one-statement gapless flush; a fresh snapshot after the lock)',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -46,3 +46,26 @@ export async function forgetSchemaDescriptions(
   for (const sequence of Object.keys(sequences))
     await queryRunner.query(`COMMENT ON SEQUENCE ${ident(sequence)} IS NULL`);
 }
+
+/**
+ * Pins a function's search_path to the schema the migration runs in (then pg_catalog), so its
+ * unqualified table names find Ordinal's tables whatever the caller's search_path, and sets
+ * its comment (when given). `signature` (`name(argtype, …)`) and `comment` are the migration's own.
+ */
+export async function pinFunction(
+  queryRunner: QueryRunner,
+  signature: string,
+  comment?: string,
+): Promise<void> {
+  await queryRunner.query(
+    `SELECT set_config('ordinal.migration_schema', current_schema(), true),
+            set_config('ordinal.migration_function', $1, true)`,
+    [signature],
+  );
+  await queryRunner.query(`DO $do$ BEGIN
+      EXECUTE format('ALTER FUNCTION %s SET search_path = %I, pg_catalog',
+                     current_setting('ordinal.migration_function'), current_setting('ordinal.migration_schema'));
+    END $do$`);
+  if (comment !== undefined)
+    await queryRunner.query(`COMMENT ON FUNCTION ${signature} IS ${literal(comment)}`);
+}

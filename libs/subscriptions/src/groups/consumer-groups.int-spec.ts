@@ -4,6 +4,38 @@ import { LogWriter } from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startProjectionsApp } from '@ordinal/test-support/projections-app';
 import { ConsumerGroupsService } from './consumer-groups.service.js';
+import { lockGroup } from './sql/group-rows.sql.js';
+
+/** Holds a group's row lock from outside until released (as another server's transaction would). */
+async function holdGroupLock(url: string, group: string) {
+  const client = new pg.Client({ connectionString: url, application_name: 'group-lock-holder' });
+  await client.connect();
+  await client.query('BEGIN');
+  const { text, values } = lockGroup(group);
+  await client.query(text, values);
+  return {
+    client,
+    /** Resolves once `n` statements on groups wait for a lock (this one's, or a waiter's before them). */
+    waiters: async (n: number) => {
+      for (const until = Date.now() + 10_000; Date.now() < until;) {
+        // (inside a transaction, pg_stat_activity is a snapshot taken once unless cleared)
+        await client.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0
+             AND query ~ '(consumer_groups|ordinal_group_)'`,
+        );
+        if (rows[0].n >= n) return;
+        await new Promise((r) => setImmediate(r));
+      }
+      throw new Error(`fewer than ${n} sessions waited for the group's lock`);
+    },
+    release: async () => {
+      await client.query('COMMIT');
+      await client.end();
+    },
+  };
+}
 
 /** A writer like Ordinal's concurrent flush (xid first, position drawn inside the INSERT), held open. */
 async function heldWriter(url: string, messageType: string) {
@@ -157,5 +189,70 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(JSON.stringify(got.events)).not.toContain('secret');
     const done = await groups.ack('hidden', 'm', got.epoch, [visible]);
     expect(done.checkpoint).toBe(visible);
+  });
+
+  it('moves the checkpoint to the end when two acks wait on the group together (neither counts the other’s events as not done)', async () => {
+    // Given two members each holding half of four events
+    const { groups, writer } = await start({});
+    await groups.define('pair', { source: { types: ['P'] } });
+    const ids = [await append(writer, 'P'), await append(writer, 'P')];
+    ids.push(await append(writer, 'P'), await append(writer, 'P'));
+    const a = await groups.fetch('pair', { memberId: 'a', max: 2, waitMs: 2000 });
+    const b = await groups.fetch('pair', { memberId: 'b', max: 2, waitMs: 2000 });
+    expect([...a.events, ...b.events].map((e) => e.index).sort((x, y) => x - y)).toEqual(ids);
+    // When both ack while another transaction holds the group, so that each ack's statement
+    // begins before the other's commits, the one holding the later events first
+    const [low, high] = a.events[0].index < b.events[0].index ? [a, b] : [b, a];
+    const holder = await holdGroupLock(db.url, 'pair');
+    const ackHigh = groups.ack(
+      'pair',
+      high.memberId,
+      high.epoch,
+      high.events.map((e) => e.index),
+    );
+    await holder.waiters(1);
+    const ackLow = groups.ack(
+      'pair',
+      low.memberId,
+      low.epoch,
+      low.events.map((e) => e.index),
+    );
+    await holder.waiters(2);
+    await holder.release();
+    const [ackA, ackB] = await Promise.all([ackHigh, ackLow]);
+    // Then every event is done and the checkpoint is the last one
+    expect([ackA.notHeld, ackB.notHeld]).toEqual([[], []]);
+    const status = await groups.status('pair');
+    expect([status.inFlight, status.ready, status.checkpoint]).toEqual([0, 0, ids.at(-1)]);
+  });
+
+  it('never moves the checkpoint past events read on while its ack waited on the group', async () => {
+    // Given a member holding the group's only event
+    const { groups, writer } = await start({});
+    await groups.define('ahead', { source: { types: ['A'] } });
+    const first = await append(writer, 'A');
+    const got = await groups.fetch('ahead', { memberId: 'm', waitMs: 2000 });
+    expect(got.events.map((e) => e.index)).toEqual([first]);
+    // When another server's fetch reads two more events on while the group is held, and the
+    // member's ack waits behind that fetch
+    const holder = await holdGroupLock(db.url, 'ahead');
+    const more = [await append(writer, 'A'), await append(writer, 'A')];
+    const other = await startProjectionsApp(db.url, {
+      log: { ordering: 'concurrent' },
+      subscriptions: { groupPollMs: 20 },
+    });
+    apps.push(other);
+    const fetched = other
+      .get(ConsumerGroupsService)
+      .fetch('ahead', { memberId: 'n', max: 1, waitMs: 5000 });
+    await holder.waiters(1);
+    const acked = groups.ack('ahead', 'm', got.epoch, [first]);
+    await holder.waiters(2);
+    await holder.release();
+    // Then the ack moves the checkpoint only up to its own event, and the fetch gets the next one
+    expect((await acked).checkpoint).toBe(first);
+    expect((await fetched).events.map((e) => e.index)).toEqual([more[0]]);
+    const status = await groups.status('ahead');
+    expect([status.checkpoint, status.inFlight, status.ready]).toEqual([first, 1, 1]);
   });
 });

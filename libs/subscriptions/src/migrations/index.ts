@@ -5,6 +5,7 @@ import { SubscriptionsSchemaComments1765200000003 } from './1765200000003-schema
 import { CreateConsumerGroups1765200000100 } from './1765200000100-create-consumer-groups.js';
 import { ConsumerGroupsSchemaComments1765200000101 } from './1765200000101-consumer-groups-schema-comments.js';
 import { ProjectionVersions1765200000200 } from './1765200000200-projection-versions.js';
+import { GroupAckAfterLock1765200000300 } from './1765200000300-group-ack-after-lock.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -15,4 +16,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   CreateConsumerGroups1765200000100,
   ConsumerGroupsSchemaComments1765200000101,
   ProjectionVersions1765200000200,
+  GroupAckAfterLock1765200000300,
 ];

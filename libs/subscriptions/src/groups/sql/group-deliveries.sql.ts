@@ -6,7 +6,6 @@ import { GROUP_TABLES } from '../group-tables.js';
 const D = GROUP_TABLES.deliveries;
 const M = GROUP_TABLES.members;
 const P = GROUP_TABLES.parked;
-const G = GROUP_TABLES.groups;
 
 /** A delivery handed to a member, with its message as the API's JSON text (rendered by PostgreSQL). */
 export interface ClaimedRow {
@@ -115,12 +114,12 @@ export function claimDeliveries(
 }
 
 /**
- * An ack in one statement (one round trip, no explicit transaction): locks the group's row,
- * renews the member's lease if it still holds `epoch` (not expired), deletes what it holds of
- * `indices`, and moves the checkpoint (as `advanceCheckpoint` would after the delete: the lowest
- * event left above the checkpoint, the acknowledged ones left out). Each step depends on the one
- * before it, so the group's row is locked before any delivery row, as in every other operation.
- * `found` 0: no such group; `renewed` 0: the lease is lost and nothing changed.
+ * An ack in one round trip (`ordinal_group_ack`, a migration): locks the group's row, renews
+ * the member's lease if it still holds `epoch` (not expired), deletes what it holds of
+ * `indices`, and moves the checkpoint. Each step after the lock is a query of its own, so it
+ * sees every transaction that committed while the ack waited for the lock (one statement
+ * would not: its snapshot is taken before it waits). `found` 0: no such group; `renewed` 0:
+ * the lease is lost and nothing changed.
  */
 export function ackDeliveries(
   group: string,
@@ -130,28 +129,8 @@ export function ackDeliveries(
   leaseMs: number,
 ): SqlQuery {
   return {
-    text: `WITH g AS (
-             SELECT name FROM ${G} WHERE name = $1 FOR UPDATE
-           ), member AS (
-             UPDATE ${M} SET last_seen_at = now(),
-               lease_expires_at = GREATEST(lease_expires_at, clock_timestamp() + $5 * interval '1 millisecond')
-             WHERE group_name = (SELECT name FROM g) AND member_id = $2 AND epoch = $3
-               AND lease_expires_at >= clock_timestamp()
-             RETURNING member_id
-           ), acked AS (
-             DELETE FROM ${D} WHERE group_name = $1 AND member_id = $2 AND epoch = $3 AND index = ANY($4::bigint[])
-               AND EXISTS (SELECT 1 FROM member)
-             RETURNING index
-           ), moved AS (
-             UPDATE ${G} g SET checkpoint = GREATEST(g.checkpoint, COALESCE(
-               (SELECT min(d.index) - 1 FROM ${D} d WHERE d.group_name = g.name AND d.index > g.checkpoint
-                  AND d.index NOT IN (SELECT index FROM acked)),
-               g.read_to)), updated_at = now()
-             WHERE g.name = $1 AND EXISTS (SELECT 1 FROM member) RETURNING g.checkpoint
-           )
-           SELECT (SELECT count(*) FROM g)::int AS found, (SELECT count(*) FROM member)::int AS renewed,
-                  (SELECT checkpoint::text FROM moved) AS checkpoint,
-                  coalesce((SELECT array_agg(index ORDER BY index)::text[] FROM acked), '{}') AS acked`,
+    text: `SELECT found::int AS found, renewed::int AS renewed, moved_to::text AS checkpoint, acked::text[] AS acked
+           FROM ordinal_group_ack($1, $2, $3, $4::bigint[], $5)`,
     values: [group, memberId, epoch, indices, leaseMs],
   };
 }

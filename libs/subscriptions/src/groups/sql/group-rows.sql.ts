@@ -2,7 +2,6 @@ import type { SqlQuery } from '@ordinal/pg';
 import { GROUP_TABLES } from '../group-tables.js';
 
 const G = GROUP_TABLES.groups;
-const D = GROUP_TABLES.deliveries;
 
 /** A group's row. */
 export interface GroupRow {
@@ -66,14 +65,12 @@ export function setReadTo(name: string, readTo: number): SqlQuery {
 /**
  * Moves the checkpoint to just below the lowest event above it not yet done (or to `read_to`
  * when none is left), never back. Late arrivals and replayed parked events below the
- * checkpoint do not hold it: it had already counted their positions as done.
+ * checkpoint do not hold it: it had already counted their positions as done. The rule is
+ * `ordinal_group_advance` (a migration), which the ack runs too.
  */
 export function advanceCheckpoint(name: string): SqlQuery {
   return {
-    text: `UPDATE ${G} g SET checkpoint = GREATEST(g.checkpoint, COALESCE(
-             (SELECT min(d.index) - 1 FROM ${D} d WHERE d.group_name = g.name AND d.index > g.checkpoint),
-             g.read_to)), updated_at = now()
-           WHERE g.name = $1 RETURNING g.checkpoint::text AS checkpoint`,
+    text: `SELECT ordinal_group_advance($1)::text AS checkpoint`,
     values: [name],
   };
 }
