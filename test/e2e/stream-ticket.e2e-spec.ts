@@ -12,7 +12,8 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
   beforeAll(async () => {
     db = await createTestDatabase();
     server = await startServer(db.url, {
-      ORDINAL_TOKENS: 'reader:read-secret:read;writer:write-secret:write',
+      ORDINAL_TOKENS:
+        'reader:read-secret:read;writer:write-secret:write;admin:admin-secret:read+write+admin',
       // Long enough for a loaded machine to use a ticket before it expires; short for the expiry test.
       ORDINAL_STREAM_TICKET_TTL_MS: '3000',
     });
@@ -124,5 +125,57 @@ describe('browser auth for EventSource: short-lived, single-use stream tickets',
     );
     expect(stream.status).toBe(200);
     stream.close();
+  });
+
+  it("opens a consumer group member's stream with ?ticket= (a browser member), once", async () => {
+    // Given a group with one event, and a ticket issued to a read token
+    const admin = { authorization: 'Bearer admin-secret' };
+    const put = await checkedHttp(
+      server.baseUrl,
+      'PUT',
+      '/api/consumer-groups/browser',
+      { source: { types: ['Browsed'] } },
+      admin,
+    );
+    expect(put.status).toBe(201);
+    const posted = await checkedHttp(
+      server.baseUrl,
+      'POST',
+      '/api/events/messages',
+      { messages: [{ messageType: 'Browsed', content: { n: 1 } }] },
+      writer,
+    );
+    expect(posted.status).toBe(201);
+    const { ticket: t } = await ticket();
+    // When an EventSource-like request (no header) opens the member's stream with it
+    const stream = await SseConnection.open(
+      server.baseUrl,
+      `/api/consumer-groups/browser/stream?memberId=tab-1&ticket=${encodeURIComponent(t)}`,
+      {},
+    );
+    try {
+      // Then the lease comes, then the event
+      expect(stream.status).toBe(200);
+      await stream.waitFor(
+        () => stream.events.some((e) => e.event === 'message'),
+        10_000,
+        'the event',
+      );
+      expect(stream.events[0]).toEqual({ event: 'lease', data: { memberId: 'tab-1', epoch: 1 } });
+    } finally {
+      stream.close();
+    }
+    // And the ticket does not open the stream again
+    const again = await checkedHttp(
+      server.baseUrl,
+      'GET',
+      `/api/consumer-groups/browser/stream?memberId=tab-2&ticket=${encodeURIComponent(t)}`,
+      undefined,
+      {},
+    );
+    expect([again.status, (again.body as { code?: string }).code]).toEqual([
+      401,
+      'invalid_stream_ticket',
+    ]);
   });
 });

@@ -23,6 +23,7 @@ import { ConsumerGroupsService } from '@ordinal/subscriptions';
 import { PersonalData } from '@ordinal/log';
 import { PersonalScope } from '../personal-data/personal-scope.decorator.js';
 import { Scoped } from '../auth/scoped.decorator.js';
+import { TicketAuth } from '../auth/ticket-auth.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
@@ -46,10 +47,11 @@ export class ConsumerGroupStreamController {
 
   @Get(':group/stream')
   @Scoped('read')
+  @TicketAuth()
   @ApiOperation({
     summary: "A member's stream of a consumer group (Server-Sent Events)",
     description:
-      '`lease` first (`{memberId, epoch}`: send both with every ack and nack), then `message` frames (`id: <index>`, data: the message fields, `index`, `deliveryAttempt`, `late`), at most maxInFlight unacknowledged, and `heartbeat`s. Ends when the lease is lost; reconnect with the same memberId. Needs the `read` scope.',
+      '`lease` first (`{memberId, epoch}`: send both with every ack and nack), then `message` frames (`id: <index>`, data: the message fields, `index`, `deliveryAttempt`, `late`), at most maxInFlight unacknowledged, and `heartbeat`s. Ends when the lease is lost; reconnect with the same memberId. Needs the `read` scope; a browser EventSource passes a stream ticket as `?ticket=`.',
   })
   @ApiParam({ name: 'group', schema: { type: 'string' } })
   @ApiQuery({

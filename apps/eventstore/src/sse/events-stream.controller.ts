@@ -18,7 +18,6 @@ import {
   ApiExtension,
   ApiExtraModels,
   ApiHeader,
-  ApiSecurity,
   ApiOperation,
   ApiProduces,
   ApiQuery,
@@ -30,7 +29,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SSE_EVENT_NAMES } from '@ordinal/contract';
 import { LiveRouter, PersonalData } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
-import { AcceptsTicket } from '../auth/scopes.decorator.js';
+import { TicketAuth } from '../auth/ticket-auth.decorator.js';
 import { StreamTickets } from '../auth/stream-tickets.service.js';
 import type { AuthorisedRequest } from '../auth/auth.guard.js';
 import { StreamTicketResponseDto } from './dto/stream-ticket.response.js';
@@ -84,15 +83,7 @@ export class EventsStreamController {
 
   @Get('stream')
   @Scoped('read')
-  @AcceptsTicket()
-  @ApiSecurity('ticket')
-  @ApiQuery({
-    name: 'ticket',
-    required: false,
-    description:
-      'A stream ticket (POST /api/events/stream-ticket) instead of the Authorization header',
-    schema: { type: 'string' },
-  })
+  @TicketAuth()
   @ApiOperation({
     summary: 'Stream the log (Server-Sent Events)',
     description:
