@@ -189,8 +189,8 @@ describe('a concurrent aggregate append (a stream, an expected version) is one s
   });
 
   it('a stale expected version changes nothing and draws no position; the transaction answers the conflict', async () => {
-    // Given a stream at version 1
-    await append('cart-2', 'no_stream');
+    // Given a stream at version 2
+    await append('cart-2', 'no_stream', 2);
     const before = await drawn();
     watch.leases.length = 0;
 
@@ -202,7 +202,12 @@ describe('a concurrent aggregate append (a stream, an expected version) is one s
     expect(watch.leases[0]).toHaveLength(1);
     expect(watch.leases[1][0]).toBe('BEGIN');
     expect(await drawn()).toBe(before);
-    expect((await versions('cart-2')).map(([, v]) => v)).toEqual([1]);
+    expect((await versions('cart-2')).map(([, v]) => v)).toEqual([1, 2]);
+    // (the stream's head too: the statement moves it only with the rows)
+    const [{ version }] = await db.query<{ version: string }>(
+      `SELECT version::text FROM streams WHERE stream_id = 'cart-2'`,
+    );
+    expect(Number(version)).toBe(2);
   });
 
   it('a soft-deleted stream is re-created by no_stream with its versions going on, and refused at a positive version, as by the transaction', async () => {
