@@ -38,7 +38,11 @@ type Mode = 'concurrent' | 'gapless';
 type Actor =
   | { kind: 'single'; at: number }
   | { kind: 'batch'; at: number; n: number }
-  | { kind: 'stream'; at: number; s: number }
+  /**
+   * A stream append; `exact`: at the version the run last saw the stream reach (an aggregate's
+   * append, one statement in either mode; a stale one is refused with 409), else with `any`.
+   */
+  | { kind: 'stream'; at: number; s: number; exact: boolean }
   /** A stream append that draws its position, then waits on its stream row, held by another transaction for `holdMs`. */
   | { kind: 'heldStream'; at: number; s: number; holdMs: number }
   /** Concurrent mode: an external transaction draws a position as the writer does, holds it, then commits or rolls back. */
@@ -102,6 +106,7 @@ function actorArb(mode: Mode): fc.Arbitrary<Actor> {
         kind: fc.constant('stream' as const),
         at,
         s: fc.integer({ min: 0, max: 2 }),
+        exact: fc.boolean(),
       }),
     },
     {
@@ -329,11 +334,20 @@ function propertySuite(mode: Mode, numRuns: number) {
       // A request may meet a restart: its outcome is then unknown to the test, and only the database decides.
       const call = (method: string, path: string, body: unknown) =>
         api(server.baseUrl, method, path, body).then(note, () => undefined);
-      const appendTo = (s: number) =>
-        call('POST', `/api/streams/${streamId(s)}/events`, {
-          expectedVersion: 'any',
+      /** The highest version each stream was seen to reach (from the appends' answers). */
+      const versions = new Map<number, number>();
+      const appendTo = (s: number, exact = false) =>
+        api(server.baseUrl, 'POST', `/api/streams/${streamId(s)}/events`, {
+          expectedVersion: exact ? (versions.get(s) ?? 'any') : 'any',
           events: [{ eventType: 'Step', data: { run, s } }],
-        });
+        }).then(
+          (res) => {
+            if (res.status === 201 && typeof res.body?.version === 'number')
+              versions.set(s, Math.max(versions.get(s) ?? 0, res.body.version));
+            note(res);
+          },
+          () => undefined,
+        );
       const startServer = async (withInterface: boolean) => {
         // (each start binds a port of its own: nothing in a run depends on the address)
         server = await startOrdinalProcess(db.url, env(withInterface));
@@ -464,7 +478,7 @@ function propertySuite(mode: Mode, numRuns: number) {
             );
             break;
           case 'stream':
-            pending.push(appendTo(actor.s));
+            pending.push(appendTo(actor.s, actor.exact));
             break;
           case 'heldStream': {
             const locker = await HeldTransaction.begin(db.url);

@@ -13,6 +13,7 @@ import { LifecycleSchemaComments1765400000010 } from './1765400000010-lifecycle-
 import { AppendCheckAfterLock1765500000000 } from './1765500000000-append-check-after-lock.js';
 import { LifecycleNotice1765500000010 } from './1765500000010-lifecycle-notice.js';
 import { PersonalData1766000000000 } from './1766000000000-personal-data.js';
+import { ConcurrentAppendCheckAfterLock1766000000100 } from './1766000000100-concurrent-append-check-after-lock.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -31,4 +32,5 @@ export const LOG_MIGRATIONS = [
   AppendCheckAfterLock1765500000000,
   LifecycleNotice1765500000010,
   PersonalData1766000000000,
+  ConcurrentAppendCheckAfterLock1766000000100,
 ];

@@ -248,3 +248,61 @@ export function appendConcurrent(rows: InsertColumns, sortedLockKeys: string[]):
     values: [rowsJson(rows), sortedLockKeys],
   };
 }
+
+/**
+ * Concurrent mode's stream append in one statement, for batches whose streams all name an
+ * exact expected version (no idempotency keys, no `any`): run outside an explicit transaction
+ * it is one round trip and one commit, where the transactional path takes five. The same order
+ * as `appendConcurrent`, with the stream check between the locks and the positions:
+ *
+ * 1. the INSERT holds the messages table in RowExclusiveLock from parse time until the commit;
+ * 2. `ordinal_lock_categories_and_check_streams` gives the transaction its id, then takes the
+ *    categories' advisory locks in ascending order, then checks — in a query of its own, whose
+ *    fresh snapshot sees every commit made before the locks were granted — that every stream
+ *    is at the version the batch was planned for, live, and without a retention that hides
+ *    on append;
+ * 3. every `nextval` is in the projection of a join with `lock`'s one row, filtered on the
+ *    check: positions are drawn under the locks, and none at all when a stream is elsewhere.
+ *
+ * When a stream is not where the plan assumed, the statement changes nothing, draws nothing and
+ * answers `ok = false`; the caller then takes the transactional path, which decides each
+ * append's outcome (and reads the lifecycle state and retention this check turns away). The
+ * stream heads move only with the rows. Returns `ok`, the indices given (ascending in row
+ * order) and the commit time.
+ */
+export function appendConcurrentStreams(
+  rows: InsertColumns,
+  sortedLockKeys: string[],
+  expectations: StreamExpectations,
+  heads: StreamHeads,
+): SqlQuery {
+  return {
+    text: `WITH lock AS (
+        SELECT ordinal_lock_categories_and_check_streams($2::bigint[], $3::text[], $4::bigint[]) AS ok, now() AS now
+      ), inserted AS (
+        INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
+        SELECT nextval('${SEQUENCE}'), ${SELECT_ROW}
+        FROM lock, ${ROWS} WITH ORDINALITY AS r(${COLUMNS}, ord)
+        WHERE lock.ok
+        ORDER BY r.ord
+        RETURNING index
+      ), heads AS (
+        INSERT INTO ${TABLES.streams} (stream_id, version)
+        SELECT v.stream_id, v.version FROM lock, unnest($5::text[], $6::bigint[]) AS v(stream_id, version)
+        WHERE lock.ok
+        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
+        RETURNING 1
+      ), top AS (SELECT max(index) AS head, array_agg(index::text ORDER BY index) AS indices FROM inserted)
+      SELECT lock.ok, top.indices, lock.now, (SELECT count(*) FROM heads)::int AS heads,
+             CASE WHEN top.head IS NULL THEN NULL ELSE pg_notify('${LOG_CHANNEL}', top.head::text) END AS notified
+      FROM lock, top`,
+    values: [
+      rowsJson(rows),
+      sortedLockKeys,
+      expectations.streamId,
+      expectations.expected,
+      heads.streamId,
+      heads.version,
+    ],
+  };
+}

@@ -146,27 +146,41 @@ describe('a concurrent flush keeps the order of id, locks and positions the wate
     expect(rows.map((r) => r.xid)).toEqual([blocked.xid, blocked.xid]);
   });
 
-  it('a stream append (the transactional path): while it waits for its category lock it has its xid and has drawn nothing', async () => {
-    const [{ pid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
-    const before = await drawn();
-    await locker.query('BEGIN');
-    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [
-      categoryLockKey('order').toString(),
-    ]);
-    const appending = writer.append({
-      stream: { streamId: 'order-1', expectedVersion: 'no_stream' },
-      messages: [{ messageType: 'Placed', body: {} }],
-    });
-    const blocked = await blockedWriter(pid);
-    expect(blocked.xid).not.toBeNull();
-    expect(await drawn()).toBe(before);
-    await locker.query('COMMIT');
-    const { entries } = await appending;
-    expect(entries[0]).toMatchObject({
-      status: 'created',
-      message: { id: before + 1, streamVersion: 1 },
-    });
-  });
+  it.each([
+    ['one statement: an exact expected version', 'order-1', 'no_stream', true],
+    ['the transactional path: expectedVersion any', 'order-2', 'any', false],
+  ] as const)(
+    'a stream append (%s): while it waits for its category lock it has its xid and has drawn nothing',
+    async (_path, streamId, expectedVersion, oneStatement) => {
+      const [{ pid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
+        .rows;
+      const before = await drawn();
+      await locker.query('BEGIN');
+      await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+        categoryLockKey('order').toString(),
+      ]);
+      const appending = writer.append({
+        stream: { streamId, expectedVersion },
+        messages: [{ messageType: 'Placed', body: {} }],
+      });
+      const blocked = await blockedWriter(pid);
+      expect(blocked.xid).not.toBeNull();
+      // The one statement's INSERT holds the table from the start; the transaction's only later.
+      expect(blocked.holds_table).toBe(oneStatement);
+      expect(await drawn()).toBe(before);
+      await locker.query('COMMIT');
+      const { entries } = await appending;
+      expect(entries[0]).toMatchObject({
+        status: 'created',
+        message: { id: before + 1, streamVersion: 1 },
+      });
+      const rows = await db.query<{ xid: string }>(
+        'SELECT transaction_id::text AS xid FROM messages WHERE index = $1',
+        [before + 1],
+      );
+      expect(rows.map((r) => r.xid)).toEqual([blocked.xid]);
+    },
+  );
 
   it('many parallel flushes without streams leave no hole and give every message one position', async () => {
     const before = await drawn();

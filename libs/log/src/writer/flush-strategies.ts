@@ -4,6 +4,7 @@ import type { Ordering } from '../log-options.js';
 import {
   appendBatch,
   appendConcurrent,
+  appendConcurrentStreams,
   insertConcurrent,
   insertMessages,
   lockCategories,
@@ -60,6 +61,16 @@ function expectations(batch: PendingAppend[]): Map<string, number> {
   return expected;
 }
 
+/** What an optimistic plan assumes: every stream live at the version its first append expects. */
+const assumedState = (assumed: Map<string, number>): WriteState => ({
+  head: 0,
+  now: '',
+  repeats: new Map(),
+  streams: new Map(
+    [...assumed].map(([id, version]) => [id, { version, state: 'live', deletedThrough: 0 }]),
+  ),
+});
+
 /** The optimistic statement read an older snapshot of a stream head than the lock let it see. */
 const isStreamVersionRace = (error: unknown) => {
   const e =
@@ -98,18 +109,7 @@ export class FlushStrategies {
    */
   private async optimistic(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     const assumed = expectations(batch);
-    const plan = planFlush(
-      batch,
-      {
-        head: 0,
-        now: '',
-        repeats: new Map(),
-        streams: new Map(
-          [...assumed].map(([id, version]) => [id, { version, state: 'live', deletedThrough: 0 }]),
-        ),
-      },
-      this.window,
-    );
+    const plan = planFlush(batch, assumedState(assumed), this.window);
     if (plan.created.length === 0) return plan;
     const lease = await this.lease(deadline);
     let row: { ok: boolean; base: string | null; now: Date };
@@ -166,17 +166,26 @@ export class FlushStrategies {
    * categories in sorted order (MessageDB's rule: one category's positions commit in order),
    * then checks, and draws positions from the sequence inside the INSERT, after the table
    * lock — which is what lets a reader tell which transactions could still fill a hole.
+   * Without streams or idempotency keys that is one statement; with streams at exact expected
+   * versions, one statement that falls back to the transaction; otherwise the transaction.
    */
   private concurrent(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     if (!needsChecks(batch)) return this.concurrentAtOnce(batch, deadline);
+    if (!needsReads(batch)) return this.concurrentOptimistic(batch, deadline);
+    return this.concurrentChecked(batch, deadline);
+  }
+
+  /**
+   * Concurrent mode with idempotency keys, `any` or `stream_exists` versions, deletes, or a
+   * stream not where the optimistic plan assumed: locks, reads and inserts in a transaction.
+   */
+  private concurrentChecked(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     return this.inTransaction(deadline, async (connection) => {
       const [{ now }] = await executeOn<{ now: Date }>(
         connection,
         lockCategories(categoryLockKeys(batch)),
       );
-      const state = needsChecks(batch)
-        ? await this.readState(connection, batch, 0, now)
-        : { head: 0, now: now.toISOString(), repeats: new Map(), streams: new Map() };
+      const state = await this.readState(connection, batch, 0, now);
       const plan = planFlush(batch, state, this.window);
       if (plan.created.length === 0) return plan;
       const [{ indices }] = await executeOn<{ indices: (string | number)[] }>(
@@ -190,6 +199,56 @@ export class FlushStrategies {
       plan.head = sorted[sorted.length - 1];
       return plan;
     });
+  }
+
+  /**
+   * Concurrent mode, streams at exact expected versions and no idempotency keys (the cases
+   * gapless mode's `optimistic` covers): the flush is one statement in autocommit,
+   * `appendConcurrentStreams`, planned as if every stream were at the version its first append
+   * expects — id, category locks, a check of the streams in a fresh snapshot, then positions
+   * drawn inside the INSERT and the stream heads moved. If a stream is elsewhere (or deleted,
+   * tombstoned, or has a retention that hides on append), nothing changed and no position was
+   * drawn, and the transactional path decides each append's outcome; so it does if the stream
+   * version index refuses a row. Sending the statement is sending the commit, so a connection
+   * lost after that leaves the outcome unknown.
+   */
+  private async concurrentOptimistic(
+    batch: PendingAppend[],
+    deadline: number | null,
+  ): Promise<FlushPlan> {
+    const assumed = expectations(batch);
+    const plan = planFlush(batch, assumedState(assumed), this.window);
+    if (plan.created.length === 0) return plan;
+    const lease = await this.lease(deadline);
+    let row: { ok: boolean; indices: string[] | null; now: Date };
+    try {
+      [row] = await executePrepared<typeof row>(
+        lease.connection,
+        'ordinal_append_concurrent_streams',
+        appendConcurrentStreams(
+          plan.rows,
+          categoryLockKeys(batch),
+          { streamId: [...assumed.keys()], expected: [...assumed.values()] },
+          plan.streamHeads,
+        ),
+      ).catch((error: unknown) => {
+        if (isStreamVersionRace(error)) return [{ ok: false, indices: null, now: new Date() }];
+        if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
+        lease.broken ??= error;
+        throw new CommitOutcomeUnknown(driverError(error).message);
+      });
+    } finally {
+      lease.release();
+    }
+    if (!row.ok || row.indices === null) return this.concurrentChecked(batch, deadline);
+    const indices = row.indices;
+    const createdAt = row.now.toISOString();
+    plan.created.forEach((message, i) => {
+      message.id = toPosition(indices[i]);
+      message.createdAt = createdAt;
+    });
+    plan.head = plan.created[plan.created.length - 1].id;
+    return plan;
   }
 
   /**
