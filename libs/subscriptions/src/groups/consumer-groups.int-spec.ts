@@ -4,6 +4,7 @@ import pg from 'pg';
 import { LogWriter } from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startProjectionsApp } from '@ordinal/test-support/projections-app';
+import { ConsumerGroupNotFoundError } from '../errors/index.js';
 import { ConsumerGroupsService } from './consumer-groups.service.js';
 import { lockGroup } from './sql/group-rows.sql.js';
 
@@ -166,6 +167,15 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     const events = (await fetched).events;
     expect(events.map((e) => e.index)).toEqual(later);
     expect(events.map((e) => (JSON.parse(e.json) as { id: number }).id)).toEqual(later);
+  });
+
+  it('answers an ack for a group that does not exist with ConsumerGroupNotFoundError', async () => {
+    // Given no group named nope
+    const { groups } = await start({ ordering: 'gapless' });
+    // When a member acks in it, then it is told the group does not exist (not that its lease is lost)
+    await expect(groups.ack('nope', 'm', 1, [1])).rejects.toBeInstanceOf(
+      ConsumerGroupNotFoundError,
+    );
   });
 
   it('never hands out or checkpoints past a hole the watermark holds; the held event comes in order once it commits', async () => {

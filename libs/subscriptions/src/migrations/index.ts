@@ -7,6 +7,7 @@ import { ConsumerGroupsSchemaComments1765200000101 } from './1765200000101-consu
 import { ProjectionVersions1765200000200 } from './1765200000200-projection-versions.js';
 import { GroupAckAfterLock1765200000300 } from './1765200000300-group-ack-after-lock.js';
 import { GroupClaimOneRoundTrip1765200000400 } from './1765200000400-group-claim-one-round-trip.js';
+import { GroupAckFound1765200000410 } from './1765200000410-group-ack-found.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -19,4 +20,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   ProjectionVersions1765200000200,
   GroupAckAfterLock1765200000300,
   GroupClaimOneRoundTrip1765200000400,
+  GroupAckFound1765200000410,
 ];
