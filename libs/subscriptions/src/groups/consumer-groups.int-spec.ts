@@ -169,6 +169,26 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(events.map((e) => (JSON.parse(e.json) as { id: number }).id)).toEqual(later);
   });
 
+  it('reads the new source of a group deleted and defined again by another server (its read-on query is rebuilt)', async () => {
+    // Given a group of A this process fetched from, deleted and defined again as a group of B
+    // elsewhere (straight in the database: this process does not hear of it)
+    const { groups, writer } = await start({ ordering: 'gapless' });
+    await groups.define('again', { source: { types: ['A'] } });
+    const a = await append(writer, 'A');
+    expect((await groups.fetch('again', { memberId: 'm' })).events.map((e) => e.index)).toEqual([
+      a,
+    ]);
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query(`DELETE FROM consumer_groups WHERE name = 'again'`);
+    await admin.end();
+    await groups.define('again', { source: { types: ['B'] }, from: a });
+    const b = await append(writer, 'B');
+    // When the member fetches, then it gets the B event
+    const got = await groups.fetch('again', { memberId: 'm', waitMs: 2000 });
+    expect(got.events.map((e) => e.index)).toEqual([b]);
+  });
+
   it('answers an ack for a group that does not exist with ConsumerGroupNotFoundError', async () => {
     // Given no group named nope
     const { groups } = await start({ ordering: 'gapless' });

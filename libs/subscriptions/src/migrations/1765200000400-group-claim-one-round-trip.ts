@@ -4,8 +4,8 @@ import { pinFunction } from '@ordinal/pg';
 /**
  * A consumer group's fetch was one transaction of 7 round trips, 13 when it read the log on
  * (BEGIN, lock, join, expire, count held, claim, count ready, safe head, read on, watch, move
- * `read_to`, advance, COMMIT), all of them holding the group's row lock: with several members
- * the group's serialised part was the bound (docs/performance.md, "Consumer groups").
+ * `read_to`, advance, COMMIT), all of them holding the group's row lock (docs/performance.md,
+ * "Consumer groups").
  *
  * `ordinal_group_claim` does all of it in one call, as `ordinal_group_ack` does for the ack: its
  * first query takes the group's lock, and every later query takes a fresh snapshot (a VOLATILE
