@@ -1,10 +1,37 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { LogWriter } from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startProjectionsApp } from '@ordinal/test-support/projections-app';
+import { ConsumerGroupNotFoundError } from '../errors/index.js';
 import { ConsumerGroupsService } from './consumer-groups.service.js';
 import { lockGroup } from './sql/group-rows.sql.js';
+
+/**
+ * Counts the statements `work` sends to PostgreSQL (each one round trip), whatever connection
+ * carries them: pg's Client.query, seen only inside `work`'s async context, so the app's
+ * background work (the watermark, listeners) is not counted.
+ */
+async function statementsOf<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; statements: string[] }> {
+  const scope = new AsyncLocalStorage<string[]>();
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = prototype.query;
+  prototype.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string };
+    scope.getStore()?.push(typeof first === 'string' ? first : (first?.text ?? ''));
+    return query.apply(this, args);
+  };
+  try {
+    const statements: string[] = [];
+    const result = await scope.run(statements, work);
+    return { result, statements };
+  } finally {
+    prototype.query = query;
+  }
+}
 
 /** Holds a group's row lock from outside until released (as another server's transaction would). */
 async function holdGroupLock(url: string, group: string) {
@@ -80,6 +107,95 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((a) => a.close()));
     await db?.drop();
+  });
+
+  it('fetches ready events in one statement, and reads the log on up to the safe head it knows in one statement', async () => {
+    // Given two groups of R over four R events, and members that fetched once from each (the
+    // first fetch of a group reads its definition, the safe head and the log)
+    const { groups, writer } = await start({});
+    await groups.define('trips', { source: { types: ['R'] } });
+    await groups.define('trips-b', { source: { types: ['R'] }, strategy: 'pinned_by_stream' });
+    const ids: number[] = [];
+    for (let n = 0; n < 4; n++) ids.push(await append(writer, 'R'));
+    const first = await groups.fetch('trips', { memberId: 'm', max: 1 });
+    expect(first.events.map((e) => e.index)).toEqual([ids[0]]);
+    await groups.fetch('trips-b', { memberId: 'n', max: 0 });
+    // When m fetches events the group has ready
+    const ready = await statementsOf(() => groups.fetch('trips', { memberId: 'm', max: 2 }));
+    // Then it gets them, in one statement: the claim
+    expect(ready.result.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([
+      [ids[1], 1],
+      [ids[2], 1],
+    ]);
+    expect(ready.statements).toHaveLength(1);
+    expect(ready.statements[0]).toContain('ordinal_group_claim');
+    // When n fetches from the group that has read nothing yet (the log is read on in the claim)
+    const readOn = await statementsOf(() => groups.fetch('trips-b', { memberId: 'n', max: 10 }));
+    // Then it gets every event, rendered, in one statement
+    expect(readOn.result.events.map((e) => e.index)).toEqual(ids);
+    expect(
+      readOn.result.events.every(
+        (e) => (JSON.parse(e.json) as { messageType: string }).messageType === 'R',
+      ),
+    ).toBe(true);
+    expect(readOn.statements).toHaveLength(1);
+  });
+
+  it('renders the events it claims that committed while its statement waited for the group', async () => {
+    // Given a group of S that read one event, and a fetch whose statement waits for the group
+    // while two more S commit and another server's fetch reads them on
+    const { groups, writer } = await start({ ordering: 'gapless' });
+    await groups.define('waited', { source: { types: ['S'] } });
+    const before = await append(writer, 'S');
+    const got = await groups.fetch('waited', { memberId: 'm', waitMs: 2000 });
+    expect(got.events.map((e) => e.index)).toEqual([before]);
+    await groups.ack('waited', 'm', got.epoch, [before]);
+    const holder = await holdGroupLock(db.url, 'waited');
+    const fetched = groups.fetch('waited', { memberId: 'm', max: 10 });
+    await holder.waiters(1);
+    const later = [await append(writer, 'S'), await append(writer, 'S')];
+    await holder.client.query(
+      `INSERT INTO consumer_group_deliveries (group_name, index, key, late)
+       SELECT 'waited', i, NULL, false FROM unnest($1::bigint[]) AS i`,
+      [later],
+    );
+    await holder.client.query(`UPDATE consumer_groups SET read_to = $1 WHERE name = 'waited'`, [
+      later[1],
+    ]);
+    await holder.release();
+    // Then the fetch hands them out with their messages (its statement did not see their rows)
+    const events = (await fetched).events;
+    expect(events.map((e) => e.index)).toEqual(later);
+    expect(events.map((e) => (JSON.parse(e.json) as { id: number }).id)).toEqual(later);
+  });
+
+  it('reads the new source of a group deleted and defined again by another server (its read-on query is rebuilt)', async () => {
+    // Given a group of A this process fetched from, deleted and defined again as a group of B
+    // elsewhere (straight in the database: this process does not hear of it)
+    const { groups, writer } = await start({ ordering: 'gapless' });
+    await groups.define('again', { source: { types: ['A'] } });
+    const a = await append(writer, 'A');
+    expect((await groups.fetch('again', { memberId: 'm' })).events.map((e) => e.index)).toEqual([
+      a,
+    ]);
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query(`DELETE FROM consumer_groups WHERE name = 'again'`);
+    await admin.end();
+    await groups.define('again', { source: { types: ['B'] }, from: a });
+    const b = await append(writer, 'B');
+    // When the member fetches, then it gets the B event
+    const got = await groups.fetch('again', { memberId: 'm', waitMs: 2000 });
+    expect(got.events.map((e) => e.index)).toEqual([b]);
+  });
+
+  it('answers an ack for a group that does not exist with ConsumerGroupNotFoundError', async () => {
+    // Given no group named nope
+    const { groups } = await start({ ordering: 'gapless' });
+    // When a member acks in it, then it is told the group does not exist (not that its lease is lost)
+    await expect(groups.ack('nope', 'm', 1, [1])).rejects.toBeInstanceOf(
+      ConsumerGroupNotFoundError,
+    );
   });
 
   it('never hands out or checkpoints past a hole the watermark holds; the held event comes in order once it commits', async () => {

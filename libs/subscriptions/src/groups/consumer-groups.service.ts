@@ -28,22 +28,22 @@ import type {
   GroupFetchResult,
   GroupParkedEvent,
 } from './group-status.js';
-import { GroupTransaction, READ_AHEAD } from './group-transaction.js';
+import { GroupTransaction } from './group-transaction.js';
 import { GroupWake } from './group-wake.js';
 import { GroupCounters } from './group-counters.js';
 import { readGroupStatus } from './group-status-reader.js';
-import { deleteGroup, insertGroup, updateDefinition } from './sql/group-rows.sql.js';
-import { joinMember, renewMember } from './sql/group-members.sql.js';
 import {
-  ackDeliveries,
-  claimDeliveries,
-  countHeld,
-  countReady,
-  expireDeliveries,
-  nackDeliveries,
-  type ClaimedRow,
-  type NackPlan,
-} from './sql/group-deliveries.sql.js';
+  deleteGroup,
+  insertGroup,
+  readGroups,
+  updateDefinition,
+  type GroupRow,
+} from './sql/group-rows.sql.js';
+import { renewMember } from './sql/group-members.sql.js';
+import { ackDeliveries, nackDeliveries, type NackPlan } from './sql/group-deliveries.sql.js';
+import { claimForMember, renderClaimed, type ClaimRow } from './sql/group-claim.sql.js';
+import { fillQuery } from './sql/group-fill.sql.js';
+import { WATCH_PASSED } from './sql/group-watch.sql.js';
 import { listGroupParked, replayGroupParked } from './sql/group-parked.sql.js';
 
 /** A fetch's request. */
@@ -60,12 +60,16 @@ export interface GroupFetchRequest {
 export const MAX_WAIT_MS = 30_000;
 /** Events read from the log per read when the group runs dry. */
 const READ_PAGE = 1000;
+/** Deliveries one group keeps read ahead of its members at most (ready and in flight together). */
+const READ_AHEAD = 10_000;
 
 /**
  * Consumer groups (docs/consumer-groups.md): competing members over HTTP, with acks, redelivery
  * after a timeout or a member's death, parking, and one exact checkpoint per group. Every change
  * is one transaction holding the group's row lock, and all state is in PostgreSQL, so any server
- * process serves any member; a member's epoch is checked inside the transaction that acks.
+ * process serves any member; a member's epoch is checked inside the transaction that acks. A
+ * fetch and an ack are one round trip each (functions of the migrations): members of one group
+ * serialise on its lock, so the lock is held for one statement, not for a conversation.
  */
 @Injectable()
 export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -75,6 +79,13 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
   private readonly concurrent: boolean;
   private readonly off: (() => void)[] = [];
   private readonly lateDue = new Map<string, number>();
+  /** Per group, whether its last fetch here saw positions watched for late arrivals. */
+  private readonly watching = new Map<string, boolean>();
+  /** Per group, the definition its read-on query is built from (the fetch's function checks it). */
+  private readonly definitions = new Map<string, ConsumerGroupDefinition>();
+  /** The highest safe head read here; `headStale` once this process committed more. */
+  private head = 0;
+  private headStale = true;
   private closing = false;
   /** Counters per group since this process started (metrics). */
   readonly counters = new GroupCounters();
@@ -88,7 +99,12 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
     @Inject(SUBSCRIPTIONS_OPTIONS) private readonly options: ResolvedSubscriptionsOptions,
   ) {
     this.concurrent = logOptions.ordering === 'concurrent';
-    this.off.push(writer.onCommit(() => this.wake.wakeAll()));
+    this.off.push(
+      writer.onCommit(() => {
+        this.headStale = true;
+        this.wake.wakeAll();
+      }),
+    );
     this.off.push(
       watermark.onLate(() => {
         this.lateDue.clear();
@@ -140,6 +156,7 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
   /** Deletes a group with its members, deliveries and parked references. */
   async remove(name: string): Promise<void> {
     const rows = await execute(this.dataSource.manager, deleteGroup(name));
+    this.definitions.delete(name);
     if (rows.length === 0) throw new ConsumerGroupNotFoundError(name);
     this.wake.wake(name);
   }
@@ -271,81 +288,156 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
     return result;
   }
 
+  /**
+   * One fetch's claim: one round trip when the group has ready events or the log can be read on
+   * up to the safe head this process last read (read again once this process committed more). A
+   * claim that found nothing, with nothing to read below that head, reads the safe head again and
+   * claims once more if it moved; one that found events answers with them (a long poll answers
+   * as soon as there is one), and the next fetch reads on.
+   */
   private async claim(
     name: string,
     memberId: string,
     max: number,
     waitMs: number,
   ): Promise<GroupFetchResult> {
-    const leaseMs = this.options.groupMemberTimeoutMs + waitMs;
-    const { epoch, claimed, expired } = await this.dataSource.transaction(async (manager) => {
-      const tx = await GroupTransaction.lock(manager, name);
-      const { definition } = tx;
-      const [{ epoch }] = await execute<{ epoch: string }>(
-        manager,
-        joinMember(name, memberId, leaseMs, this.server),
-      );
-      const [expired] = await execute<{ parked: number; released: number }>(
-        manager,
-        expireDeliveries(name, definition.maxDeliveries),
-      );
-      if (this.concurrent && Date.now() >= (this.lateDue.get(name) ?? 0)) {
-        this.lateDue.set(name, Date.now() + this.options.lateCheckMs);
-        await tx.checkLate();
+    if (this.concurrent) await this.checkLateWhenDue(name);
+    const head = this.headStale ? await this.freshHead() : this.head;
+    let result = await this.claimOnce(name, memberId, max, waitMs, head);
+    let parked = result.parked;
+    if (result.starved && result.events.length === 0) {
+      const fresh = await this.freshHead();
+      if (fresh > head) {
+        result = await this.claimOnce(name, memberId, max, waitMs, fresh);
+        parked += result.parked;
       }
-      const readTo = tx.readTo;
-      const claimed = await this.take(tx, memberId, toPosition(epoch), definition, max);
-      // Only reading on or parking can move the checkpoint here (handing out never does).
-      if (tx.readTo !== readTo || expired.parked > 0) await tx.advance();
-      return { epoch: toPosition(epoch), claimed, expired };
-    });
-    this.counters.add(name, 'parked', expired.parked);
-    this.counters.add(name, 'redelivered', claimed.filter((c) => c.attempt > 1).length);
-    this.counters.add(name, 'delivered', claimed.length);
-    return {
-      memberId,
-      epoch,
-      events: claimed.map((c) => ({
-        index: toPosition(c.index),
-        deliveryAttempt: c.attempt,
-        late: c.late,
-        json: c.json,
-        ...(c.personal ? { personal: c.personal } : {}),
-      })),
-    };
+    }
+    const { epoch, events } = result;
+    this.counters.add(name, 'parked', parked);
+    this.counters.add(name, 'redelivered', events.filter((e) => e.deliveryAttempt > 1).length);
+    this.counters.add(name, 'delivered', events.length);
+    return { memberId, epoch, events };
   }
 
-  /** Claims for the member what it may still hold, reading the log on when the ready ones run out. */
-  private async take(
-    tx: GroupTransaction,
+  /** One call of `ordinal_group_claim` with the claimed messages rendered (group-claim.sql.ts). */
+  private async claimOnce(
+    name: string,
     memberId: string,
-    epoch: number,
-    definition: ConsumerGroupDefinition,
     max: number,
-  ): Promise<ClaimedRow[]> {
-    const [{ held }] = await execute<{ held: number }>(
-      tx.runner,
-      countHeld(tx.group, memberId, epoch),
-    );
-    let room = Math.min(max, definition.maxInFlight - held);
-    const claimed: ClaimedRow[] = [];
-    const pinned = definition.strategy !== 'round_robin';
-    for (let reads = 0; room > 0 && reads < 3; reads++) {
-      const got = await execute<ClaimedRow>(
-        tx.runner,
-        claimDeliveries(tx.group, room, memberId, epoch, definition.ackTimeoutMs, pinned),
+    waitMs: number,
+    head: number,
+  ): Promise<{
+    epoch: number;
+    events: GroupFetchResult['events'];
+    parked: number;
+    starved: boolean;
+  }> {
+    for (let tries = 0; ; tries++) {
+      const definition = await this.definitionOf(name);
+      const concurrentRead = this.concurrent && !('category' in definition.source);
+      const rows = await execute<ClaimRow>(
+        this.dataSource.manager,
+        claimForMember({
+          group: name,
+          memberId,
+          max,
+          leaseMs: this.options.groupMemberTimeoutMs + waitMs,
+          server: this.server,
+          identity: {
+            source: definition.source,
+            strategy: definition.strategy,
+            keyPath: definition.keyPath,
+          },
+          head,
+          readPage: READ_PAGE,
+          readAhead: READ_AHEAD,
+          fill: fillQuery(definition),
+          watch: concurrentRead ? WATCH_PASSED : null,
+        }),
       );
-      claimed.push(...got);
-      room -= got.length;
-      if (room <= 0) break;
-      const [{ outstanding }] = await execute<{ outstanding: number }>(
-        tx.runner,
-        countReady(tx.group),
-      );
-      if (outstanding >= READ_AHEAD) break;
-      if (!(await tx.readOn(this.reader, this.concurrent, Math.max(room, READ_PAGE)))) break;
+      const [row] = rows;
+      if (row.found === 0) {
+        this.definitions.delete(name);
+        throw new ConsumerGroupNotFoundError(name);
+      }
+      // The group was deleted and defined again with another source, strategy or keyPath.
+      if (row.stale === 1) {
+        this.definitions.delete(name);
+        if (tries < 3) continue;
+        throw new Error(`Consumer group '${name}': its definition kept changing during a fetch`);
+      }
+      this.watching.set(name, row.watching === 1);
+      const claimed = rows.filter((r) => r.index !== null);
+      await this.renderUnseen(claimed);
+      return {
+        epoch: toPosition(row.epoch),
+        parked: row.parked,
+        starved: row.starved === 1,
+        events: claimed.map((c) => ({
+          index: toPosition(c.index),
+          deliveryAttempt: c.attempt!,
+          late: c.late!,
+          json: c.json!,
+          ...(c.personal ? { personal: c.personal } : {}),
+        })),
+      };
     }
-    return claimed.sort((a, b) => toPosition(a.index) - toPosition(b.index));
+  }
+
+  /**
+   * Renders the claimed messages the claim's statement did not see (their rows committed while
+   * it waited for the group: read on by another fetch, or late arrivals), in a statement of its own.
+   */
+  private async renderUnseen(claimed: ClaimRow[]): Promise<void> {
+    const unseen = claimed.filter((c) => c.json === null);
+    if (unseen.length === 0) return;
+    const rendered = await execute<{ index: string; json: string; personal: ClaimRow['personal'] }>(
+      this.dataSource.manager,
+      renderClaimed(unseen.map((c) => toPosition(c.index))),
+    );
+    const byIndex = new Map(rendered.map((r) => [r.index, r]));
+    for (const c of unseen) {
+      const row = byIndex.get(c.index!);
+      if (!row) throw new Error(`Consumer group delivery ${c.index} has no message`);
+      c.json = row.json;
+      c.personal = row.personal;
+    }
+  }
+
+  /** The group's definition as last read here (its source, strategy and keyPath never change). */
+  private async definitionOf(name: string): Promise<ConsumerGroupDefinition> {
+    const known = this.definitions.get(name);
+    if (known) return known;
+    const [row] = await execute<GroupRow>(this.dataSource.manager, readGroups(name));
+    if (!row) throw new ConsumerGroupNotFoundError(name);
+    const definition = row.definition as ConsumerGroupDefinition;
+    this.definitions.set(name, definition);
+    return definition;
+  }
+
+  /** Reads the safe head (every position at or below it is final) and keeps the highest. */
+  private async freshHead(): Promise<number> {
+    this.headStale = false;
+    try {
+      this.head = Math.max(this.head, await this.reader.safeHead());
+    } catch (error) {
+      this.headStale = true;
+      throw error;
+    }
+    return this.head;
+  }
+
+  /**
+   * Concurrent ordering: every `lateCheckMs` (or at once after the watermark saw a late
+   * arrival), while the group watches positions it passed, a transaction of its own looks for
+   * rows that arrived there and makes them deliveries marked late, before the claim.
+   */
+  private async checkLateWhenDue(name: string): Promise<void> {
+    if (Date.now() < (this.lateDue.get(name) ?? 0) || this.watching.get(name) === false) return;
+    this.lateDue.set(name, Date.now() + this.options.lateCheckMs);
+    await this.dataSource.transaction(async (manager) => {
+      await (await GroupTransaction.lock(manager, name)).checkLate();
+    });
   }
 
   /** One ack or nack: the member's epoch checked (and its lease renewed) in the transaction that changes its deliveries. */

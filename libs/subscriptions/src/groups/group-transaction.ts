@@ -1,21 +1,17 @@
-import { LateTracker, readSkippedBetween } from '@ordinal/log/internal';
+import { LateTracker } from '@ordinal/log/internal';
 import { execute, toPosition, type SqlRunner } from '@ordinal/pg';
 import { ConsumerGroupNotFoundError } from '../errors/index.js';
 import { streamAccepts } from '../source/subscription-stream.js';
 import { orderingKey, sourceStream, type ConsumerGroupDefinition } from './group-definition.js';
-import { advanceCheckpoint, lockGroup, setReadTo, type GroupRow } from './sql/group-rows.sql.js';
+import { advanceCheckpoint, lockGroup, type GroupRow } from './sql/group-rows.sql.js';
 import { insertDeliveries } from './sql/group-deliveries.sql.js';
-import { fillDeliveries } from './sql/group-fill.sql.js';
-import { deleteWatch, insertWatch, readWatch } from './sql/group-watch.sql.js';
-import type { LogReader, StoredMessage } from '@ordinal/log';
-
-/** Deliveries one group keeps read ahead of its members at most (ready and in flight together). */
-export const READ_AHEAD = 10_000;
+import { deleteWatch, readWatch } from './sql/group-watch.sql.js';
+import type { StoredMessage } from '@ordinal/log';
 
 /**
  * One transaction on one group, holding the group's row lock: the definition and positions as
- * locked, and the steps every operation shares (read the log on, check late arrivals, move the
- * checkpoint).
+ * locked, and the steps the operations of several round trips share (check late arrivals, move
+ * the checkpoint). A fetch is one call of `ordinal_group_claim` instead (group-claim.sql.ts).
  */
 export class GroupTransaction {
   readonly definition: ConsumerGroupDefinition;
@@ -37,42 +33,6 @@ export class GroupTransaction {
     const [row] = await execute<GroupRow>(runner, lockGroup(group));
     if (!row) throw new ConsumerGroupNotFoundError(group);
     return new GroupTransaction(runner, group, row);
-  }
-
-  /**
-   * Reads the log on from `read_to` (through the low watermark, as every reader does) and adds
-   * the matching events as ready deliveries; positions passed without a row are watched for late
-   * arrivals. Returns whether it read anything.
-   */
-  async readOn(reader: LogReader, concurrent: boolean, limit: number): Promise<boolean> {
-    // The safe head first: everything at or below it was final before the log was read. One
-    // category skips the watermark (its positions commit in order) and reads without a bound.
-    const head = await reader.safeHead();
-    const category = 'category' in this.definition.source;
-    const upTo = category ? Number.MAX_SAFE_INTEGER : head;
-    if (upTo <= this.readTo) return false;
-    const read = (
-      await execute<{ index: string }>(
-        this.runner,
-        fillDeliveries(this.group, this.definition, this.readTo, upTo, limit),
-      )
-    ).map((r) => toPosition(r.index));
-    const last = read.at(-1) ?? this.readTo;
-    const to = read.length === limit ? last : category ? Math.max(last, head) : upTo;
-    if (to <= this.readTo) return false;
-    if (concurrent && !category) {
-      const passed = await execute<{ position: string; xmax: string }>(
-        this.runner,
-        readSkippedBetween(this.readTo, to),
-      );
-      const seen = new Set(read);
-      const skipped = passed.map((r) => toPosition(r.position)).filter((p) => !seen.has(p));
-      if (skipped.length > 0)
-        await execute(this.runner, insertWatch(this.group, skipped, passed[0].xmax));
-    }
-    await execute(this.runner, setReadTo(this.group, to));
-    this.readTo = to;
-    return true;
   }
 
   /**

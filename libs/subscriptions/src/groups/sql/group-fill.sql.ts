@@ -1,4 +1,3 @@
-import type { SqlQuery } from '@ordinal/pg';
 import { TABLES, hiddenReason } from '@ordinal/log/internal';
 import type { ConsumerGroupDefinition } from '../group-definition.js';
 import { GROUP_TABLES } from '../group-tables.js';
@@ -31,46 +30,42 @@ function keySql(definition: ConsumerGroupDefinition): { sql: string; path: strin
   return { sql: `m.${column} #>> $6::text[]`, path };
 }
 
-/**
- * Reads the log on after `after` up to `upTo` (a safe head read before, or no bound for one
- * category, whose positions commit in order) straight into the group's deliveries: the
- * matching messages' indices and ordering keys, nothing else, at most `limit`. Returns the
- * indices read (the read covers up to the last one when `limit` were found, else `upTo`).
- */
-export function fillDeliveries(
-  group: string,
-  definition: ConsumerGroupDefinition,
-  after: number,
-  upTo: number,
-  limit: number,
-): SqlQuery {
+/** The read-on query `ordinal_group_claim` runs (EXECUTE … USING), and the values it binds from the caller. */
+export interface FillQuery {
+  /**
+   * Reads the log on after `$2` up to `$3` (a safe head read before, or no bound for one
+   * category, whose positions commit in order) straight into group `$1`'s deliveries: the
+   * matching messages' indices and ordering keys, nothing else, at most `$4`; hidden messages are
+   * done for the group and never added. One row: the indices read, in order (the read covers up
+   * to the last one when `$4` were found, else `$3`). `$5`: the source's types or category,
+   * `$6`: the keyPath's parts after its root.
+   */
+  text: string;
+  source: string[] | null;
+  keyPath: string[] | null;
+}
+
+/** The read-on query of a group's source, strategy and keyPath (its values are parameters, never text). */
+export function fillQuery(definition: ConsumerGroupDefinition): FillQuery {
   const { source } = definition;
   const filter =
     'types' in source
       ? 'AND m.message_type = ANY($5::text[])'
       : 'category' in source
-        ? 'AND m.category = $5::text'
-        : 'AND $5::text IS NULL';
+        ? 'AND m.category = ($5::text[])[1]'
+        : '';
   const key = keySql(definition);
-  const values: unknown[] = [
-    group,
-    after,
-    upTo,
-    limit,
-    'types' in source ? source.types : 'category' in source ? source.category : null,
-  ];
-  if (key.path) values.push(key.path);
   return {
     text: `WITH read AS (
              SELECT m.index, ${key.sql} AS key FROM ${M} m
-             WHERE m.index > $2 AND m.index <= $3 ${filter} AND (${HIDDEN}) IS NULL
-             ORDER BY m.index LIMIT $4
+             WHERE m.index > $2::bigint AND m.index <= $3::bigint ${filter} AND (${HIDDEN}) IS NULL
+             ORDER BY m.index LIMIT $4::int
            ), added AS (
-             INSERT INTO ${D} (group_name, index, key, late) SELECT $1, index, key, false FROM read
+             INSERT INTO ${D} (group_name, index, key, late) SELECT $1::text, index, key, false FROM read
              ON CONFLICT (group_name, index) DO NOTHING
            )
-           -- Sorted by the bigint, not the text column of the same name (text puts 1000 before 999).
-           SELECT read.index::text AS index FROM read ORDER BY read.index`,
-    values,
+           SELECT coalesce(array_agg(read.index ORDER BY read.index), '{}'::bigint[]) FROM read`,
+    source: 'types' in source ? source.types : 'category' in source ? [source.category] : null,
+    keyPath: key.path,
   };
 }

@@ -15,29 +15,6 @@ export interface MemberRow {
   in_flight: string;
 }
 
-/**
- * A member joins or renews its lease for `leaseMs`: a live member (lease not expired) keeps its
- * epoch; a new one starts at 1, and one whose lease expired (declared dead: what it held went
- * back to the group) starts a new epoch, so its old one stays refused.
- */
-export function joinMember(
-  group: string,
-  memberId: string,
-  leaseMs: number,
-  server: string,
-): SqlQuery {
-  return {
-    text: `INSERT INTO ${M} AS m (group_name, member_id, epoch, lease_expires_at, server)
-           VALUES ($1, $2, 1, clock_timestamp() + $3 * interval '1 millisecond', $4)
-           ON CONFLICT (group_name, member_id) DO UPDATE SET
-             epoch = CASE WHEN m.lease_expires_at >= clock_timestamp() THEN m.epoch ELSE m.epoch + 1 END,
-             server = EXCLUDED.server, last_seen_at = now(),
-             lease_expires_at = GREATEST(m.lease_expires_at, EXCLUDED.lease_expires_at)
-           RETURNING epoch::text AS epoch`,
-    values: [group, memberId, leaseMs, server],
-  };
-}
-
 /** Renews a member's lease when it still holds `epoch` and the lease has not expired; no row when its lease is lost. */
 export function renewMember(
   group: string,

@@ -55,13 +55,6 @@ export function deleteGroup(name: string): SqlQuery {
   return { text: `DELETE FROM ${G} WHERE name = $1 RETURNING name`, values: [name] };
 }
 
-export function setReadTo(name: string, readTo: number): SqlQuery {
-  return {
-    text: `UPDATE ${G} SET read_to = GREATEST(read_to, $2) WHERE name = $1`,
-    values: [name, readTo],
-  };
-}
-
 /**
  * Moves the checkpoint to just below the lowest event above it not yet done (or to `read_to`
  * when none is left), never back. Late arrivals and replayed parked events below the

@@ -1,16 +1,19 @@
 import type { SqlQuery } from '@ordinal/pg';
+import { readSkippedBetween } from '@ordinal/log/internal';
 import { GROUP_TABLES } from '../group-tables.js';
 
 const W = GROUP_TABLES.watch;
 
-/** Positions the group passed without a row, to watch for late arrivals (with the read's snapshot xmax). */
-export function insertWatch(group: string, positions: number[], xmax: string): SqlQuery {
-  return {
-    text: `INSERT INTO ${W} (group_name, position, passed_xmax) SELECT $1, p, $3 FROM unnest($2::bigint[]) AS p
-           ON CONFLICT (group_name, position) DO NOTHING`,
-    values: [group, positions, xmax],
-  };
-}
+/**
+ * Watches the positions the group passed without a row, for late arrivals (concurrent
+ * ordering): those the log's read after `$1` up to `$2` would pass (`readSkippedBetween`,
+ * with an id above every running transaction as `passed_xmax`), for group `$3`, except those
+ * it read (`$4`). The text `ordinal_group_claim` runs (EXECUTE … USING) when it reads on.
+ */
+export const WATCH_PASSED = `INSERT INTO ${W} (group_name, position, passed_xmax)
+  SELECT $3::text, s.position::bigint, s.xmax FROM (${readSkippedBetween(0, 0).text}) s
+  WHERE s.position::bigint <> ALL ($4::bigint[])
+  ON CONFLICT (group_name, position) DO NOTHING`;
 
 export function readWatch(group: string): SqlQuery {
   return {
