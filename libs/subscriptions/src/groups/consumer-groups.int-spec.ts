@@ -109,7 +109,7 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     await db?.drop();
   });
 
-  it('fetches ready events in one statement, and reads the log on up to the safe head it knows in one statement', async () => {
+  it('fetches ready events in two statements (the claim, then the render), also when the claim reads the log on up to the safe head it knows', async () => {
     // Given two groups of R over four R events, and members that fetched once from each (the
     // first fetch of a group reads its definition, the safe head and the log)
     const { groups, writer } = await start({});
@@ -122,23 +122,24 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     await groups.fetch('trips-b', { memberId: 'n', max: 0 });
     // When m fetches events the group has ready
     const ready = await statementsOf(() => groups.fetch('trips', { memberId: 'm', max: 2 }));
-    // Then it gets them, in one statement: the claim
+    // Then it gets them, in two statements: the claim, then the render after the group's lock
     expect(ready.result.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([
       [ids[1], 1],
       [ids[2], 1],
     ]);
-    expect(ready.statements).toHaveLength(1);
+    expect(ready.statements).toHaveLength(2);
     expect(ready.statements[0]).toContain('ordinal_group_claim');
+    expect(ready.statements[1]).not.toContain('ordinal_group_claim');
     // When n fetches from the group that has read nothing yet (the log is read on in the claim)
     const readOn = await statementsOf(() => groups.fetch('trips-b', { memberId: 'n', max: 10 }));
-    // Then it gets every event, rendered, in one statement
+    // Then it gets every event, rendered, in the same two statements
     expect(readOn.result.events.map((e) => e.index)).toEqual(ids);
     expect(
       readOn.result.events.every(
         (e) => (JSON.parse(e.json) as { messageType: string }).messageType === 'R',
       ),
     ).toBe(true);
-    expect(readOn.statements).toHaveLength(1);
+    expect(readOn.statements).toHaveLength(2);
   });
 
   it('renders the events it claims that committed while its statement waited for the group', async () => {
@@ -305,6 +306,45 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(JSON.stringify(got.events)).not.toContain('secret');
     const done = await groups.ack('hidden', 'm', got.epoch, [visible]);
     expect(done.checkpoint).toBe(visible);
+  });
+
+  it('hands out as its tombstone an event whose stream was deleted while the fetch waited for the group', async () => {
+    // Given a group that read two events of a stream ahead, one of them still ready
+    const { groups, writer } = await start({ ordering: 'gapless' });
+    await groups.define('shelved', { source: { types: ['T'] } });
+    const shelf = await writer.append({
+      stream: { streamId: 'shelf-2', expectedVersion: 'no_stream' },
+      messages: [
+        { messageType: 'T', body: { secret: 1 } },
+        { messageType: 'T', body: { secret: 2 } },
+      ],
+    });
+    const ids = shelf.entries.map((e) => (e.status === 'created' ? e.message.id : -1));
+    const first = await groups.fetch('shelved', { memberId: 'm', max: 1, waitMs: 2000 });
+    expect(first.events.map((e) => e.index)).toEqual([ids[0]]);
+    // When a fetch waits for the group while the stream is deleted
+    const holder = await holdGroupLock(db.url, 'shelved');
+    const fetched = groups.fetch('shelved', { memberId: 'n', max: 1 });
+    await holder.waiters(1);
+    const deleted = await writer.append({
+      stream: { streamId: 'shelf-2', expectedVersion: 2 },
+      delete: 'soft',
+      skipDuplicateWindow: true,
+      messages: [
+        {
+          messageType: '$stream-deleted',
+          userId: 'system',
+          body: { streamId: 'shelf-2', mode: 'soft', lastVersion: 2 },
+        },
+      ],
+    });
+    expect(deleted.entries[0].status).toBe('created');
+    await holder.release();
+    // Then the ready event goes out as its tombstone, never with its body
+    const got = await fetched;
+    expect(got.events.map((e) => e.index)).toEqual([ids[1]]);
+    expect(got.events[0].json).not.toContain('secret');
+    expect(JSON.parse(got.events[0].json)).toHaveProperty('tombstone');
   });
 
   it('moves the checkpoint to the end when two acks wait on the group together (neither counts the other’s events as not done)', async () => {

@@ -41,7 +41,12 @@ import {
 } from './sql/group-rows.sql.js';
 import { renewMember } from './sql/group-members.sql.js';
 import { ackDeliveries, nackDeliveries, type NackPlan } from './sql/group-deliveries.sql.js';
-import { claimForMember, renderClaimed, type ClaimRow } from './sql/group-claim.sql.js';
+import {
+  claimForMember,
+  renderClaimed,
+  type ClaimRow,
+  type RenderedRow,
+} from './sql/group-claim.sql.js';
 import { fillQuery } from './sql/group-fill.sql.js';
 import { WATCH_PASSED } from './sql/group-watch.sql.js';
 import { listGroupParked, replayGroupParked } from './sql/group-parked.sql.js';
@@ -319,7 +324,7 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
     return { memberId, epoch, events };
   }
 
-  /** One call of `ordinal_group_claim` with the claimed messages rendered (group-claim.sql.ts). */
+  /** One call of `ordinal_group_claim`, then the claimed messages rendered (group-claim.sql.ts). */
   private async claimOnce(
     name: string,
     memberId: string,
@@ -368,40 +373,41 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
       }
       this.watching.set(name, row.watching === 1);
       const claimed = rows.filter((r) => r.index !== null);
-      await this.renderUnseen(claimed);
+      const rendered = await this.render(claimed);
       return {
         epoch: toPosition(row.epoch),
         parked: row.parked,
         starved: row.starved === 1,
-        events: claimed.map((c) => ({
-          index: toPosition(c.index),
-          deliveryAttempt: c.attempt!,
-          late: c.late!,
-          json: c.json!,
-          ...(c.personal ? { personal: c.personal } : {}),
-        })),
+        events: claimed.map((c) => {
+          const message = rendered.get(c.index!)!;
+          return {
+            index: toPosition(c.index),
+            deliveryAttempt: c.attempt!,
+            late: c.late!,
+            json: message.json,
+            ...(message.personal ? { personal: message.personal } : {}),
+          };
+        }),
       };
     }
   }
 
   /**
-   * Renders the claimed messages the claim's statement did not see (their rows committed while
-   * it waited for the group: read on by another fetch, or late arrivals), in a statement of its own.
+   * Renders the claimed messages in a statement of its own, after the claim released the
+   * group: it sees every commit made before it (a delete that hid one while the claim waited
+   * for the lock included), and members render side by side instead of one at a time.
    */
-  private async renderUnseen(claimed: ClaimRow[]): Promise<void> {
-    const unseen = claimed.filter((c) => c.json === null);
-    if (unseen.length === 0) return;
-    const rendered = await execute<{ index: string; json: string; personal: ClaimRow['personal'] }>(
+  private async render(claimed: ClaimRow[]): Promise<Map<string, RenderedRow>> {
+    if (claimed.length === 0) return new Map();
+    const rows = await execute<RenderedRow>(
       this.dataSource.manager,
-      renderClaimed(unseen.map((c) => toPosition(c.index))),
+      renderClaimed(claimed.map((c) => toPosition(c.index))),
     );
-    const byIndex = new Map(rendered.map((r) => [r.index, r]));
-    for (const c of unseen) {
-      const row = byIndex.get(c.index!);
-      if (!row) throw new Error(`Consumer group delivery ${c.index} has no message`);
-      c.json = row.json;
-      c.personal = row.personal;
-    }
+    const byIndex = new Map(rows.map((r) => [r.index, r]));
+    for (const c of claimed)
+      if (!byIndex.has(c.index!))
+        throw new Error(`Consumer group delivery ${c.index} has no message`);
+    return byIndex;
   }
 
   /** The group's definition as last read here (its source, strategy and keyPath never change). */

@@ -21,11 +21,13 @@ export interface ClaimRow {
   index: string | null;
   attempt: number | null;
   late: boolean | null;
-  /**
-   * The message as the API renders it (JSON text); null when the statement's snapshot does not
-   * show its row (one that committed while the statement waited for the group: render it again).
-   */
-  json: string | null;
+}
+
+/** A claimed message as the API renders it. */
+export interface RenderedRow {
+  index: string;
+  /** The message as the API renders it (JSON text; a hidden one as its tombstone). */
+  json: string;
   /** The message's sealed personal fields (docs/personal-data.md), else null. */
   personal: SealedFields | null;
 }
@@ -49,33 +51,23 @@ export interface ClaimRequest {
 }
 
 /**
- * A member's fetch in one round trip: `ordinal_group_claim` (a migration) locks the group,
+ * A member's claim in one round trip: `ordinal_group_claim` (a migration) locks the group,
  * joins the member, expires, claims and reads the log on in queries of their own (each sees
- * every commit made while it waited for the lock), and this statement renders the claimed
- * messages as the API's JSON (unqualified columns are the message's; one hidden since the group
- * read it comes as its tombstone, never with its body).
- *
- * This statement's own snapshot is taken before the function waits for the lock: it shows every
- * row read on here (at most `head`, final before the statement began), but maybe not a row
- * another fetch read on, or a late arrival found, while it waited; such a delivery comes with
- * `json` null and the caller renders it in a statement of its own (`renderClaimed`).
+ * every commit made while it waited for the lock). It answers the claimed indices only: the
+ * messages are rendered by `renderClaimed`, after the group's lock is released. Rendered here,
+ * they would come from this statement's snapshot, taken before the lock wait, which shows
+ * neither a row committed meanwhile nor a delete that hid one (its body would go out); and the
+ * rendering, the costly part, would hold the group from every other member.
  */
 export function claimForMember(request: ClaimRequest): SqlQuery {
   return {
     text: `SELECT c.group_found::int AS found, c.stale::int AS stale, c.member_epoch::text AS epoch,
              c.parked_count AS parked, c.starved::int AS starved, c.watching::int AS watching,
-             r.claimed_index::text AS index, r.claimed_attempt AS attempt, r.claimed_late AS late,
-             r.json, r.personal
+             u.claimed_index::text AS index, u.claimed_attempt AS attempt, u.claimed_late AS late
            FROM ordinal_group_claim($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::text[], $12::text[], $13) c
-           LEFT JOIN LATERAL (
-             SELECT u.claimed_index, u.claimed_attempt, u.claimed_late,
-               CASE WHEN ${MESSAGES}.index IS NULL THEN NULL ELSE ${RENDERED_ROW_JSON} END AS json,
-               ${MESSAGES}.personal
-             FROM unnest(c.claimed_indices, c.claimed_attempts, c.claimed_late)
-               AS u(claimed_index, claimed_attempt, claimed_late)
-             LEFT JOIN ${MESSAGES} ON ${MESSAGES}.index = u.claimed_index
-           ) r ON true
-           ORDER BY r.claimed_index`,
+           LEFT JOIN LATERAL unnest(c.claimed_indices, c.claimed_attempts, c.claimed_late)
+             AS u(claimed_index, claimed_attempt, claimed_late) ON true
+           ORDER BY u.claimed_index`,
     values: [
       request.group,
       request.memberId,
@@ -95,7 +87,11 @@ export function claimForMember(request: ClaimRequest): SqlQuery {
   };
 }
 
-/** Claimed messages the fetch's statement could not see yet, rendered as it renders them. */
+/**
+ * Claimed messages as the API renders them (unqualified columns are the message's; one hidden
+ * since the group read it comes as its tombstone, never with its body), in a statement of its
+ * own after the claim committed: it sees every change committed before it.
+ */
 export function renderClaimed(indices: number[]): SqlQuery {
   return {
     text: `SELECT index::text AS index, ${RENDERED_ROW_JSON} AS json, personal
