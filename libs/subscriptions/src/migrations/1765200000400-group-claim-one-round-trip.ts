@@ -9,8 +9,9 @@ import { pinFunction } from '@ordinal/pg';
  *
  * `ordinal_group_claim` does all of it in one call, as `ordinal_group_ack` does for the ack: its
  * first query takes the group's lock, and every later query takes a fresh snapshot (a VOLATILE
- * function in READ COMMITTED), so it sees every commit made while it waited for the lock. The
- * caller renders the claimed messages in the statement that calls it (group-claim.sql.ts).
+ * function in READ COMMITTED), so it sees every commit made while it waited for the lock. It
+ * returns the claimed indices; the caller renders their messages in a statement of its own
+ * after this one committed (group-claim.sql.ts).
  *
  * The read-on query (which messages match the source, their ordering key, which are hidden)
  * and the query that watches passed positions are the log's rules, written in TypeScript
