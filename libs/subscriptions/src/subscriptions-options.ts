@@ -24,6 +24,13 @@ export interface SubscriptionsModuleOptions {
    * to the others (docs/consumer-groups.md). Env `ORDINAL_GROUP_MEMBER_TIMEOUT_MS`. @default 10000
    */
   groupMemberTimeoutMs?: number;
+  /**
+   * A consumer group member dead for this long (its lease expired this long ago) is removed from
+   * the group: it leaves the status, and its id, if it ever comes back, starts above every epoch
+   * the group gave before (its old ones stay refused). Env `ORDINAL_GROUP_MEMBER_RETENTION_MS`.
+   * @default 86400000 (a day)
+   */
+  groupMemberRetentionMs?: number;
   /** How often a waiting consumer group fetch or stream looks again when nothing woke it (ms). @default 100 */
   groupPollMs?: number;
   /** Consumer groups defined (created, or their settings updated) at start (docs/consumer-groups.md). @default [] */
@@ -55,6 +62,13 @@ export function resolveSubscriptionsOptions(
       option: 'subscriptions.groupMemberTimeoutMs',
       env: 'ORDINAL_GROUP_MEMBER_TIMEOUT_MS',
       fallback: 10_000,
+      min: 100,
+      unit: 'ms',
+    }),
+    groupMemberRetentionMs: numberOption(options.groupMemberRetentionMs, {
+      option: 'subscriptions.groupMemberRetentionMs',
+      env: 'ORDINAL_GROUP_MEMBER_RETENTION_MS',
+      fallback: 86_400_000,
       min: 100,
       unit: 'ms',
     }),

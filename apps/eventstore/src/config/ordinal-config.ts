@@ -116,6 +116,8 @@ export interface OrdinalConfig {
   stuckAfterMs?: number;
   /** A consumer group member silent this long is declared dead (ms, ORDINAL_GROUP_MEMBER_TIMEOUT_MS; the subscriptions' default 10000). */
   groupMemberTimeoutMs?: number;
+  /** A consumer group member dead this long is removed (ms, ORDINAL_GROUP_MEMBER_RETENTION_MS; the subscriptions' default 86400000). */
+  groupMemberRetentionMs?: number;
   /** Consumer groups defined at start, from the JSON or YAML file named by ORDINAL_CONSUMER_GROUPS. @default [] */
   consumerGroups: ConsumerGroupDeclaration[];
   /** How long the server waits for any one database answer (ms, ORDINAL_QUERY_TIMEOUT_MS); a write past it answers 503. @default 30000 */
@@ -308,6 +310,7 @@ export function loadConfig(variables: Env = process.env): OrdinalConfig {
     takeoverMs: optionalInt(env, 'ORDINAL_TAKEOVER_MS'),
     stuckAfterMs: optionalInt(env, 'ORDINAL_STUCK_AFTER_MS'),
     groupMemberTimeoutMs: optionalInt(env, 'ORDINAL_GROUP_MEMBER_TIMEOUT_MS'),
+    groupMemberRetentionMs: optionalInt(env, 'ORDINAL_GROUP_MEMBER_RETENTION_MS'),
     consumerGroups: env.ORDINAL_CONSUMER_GROUPS
       ? loadGroupsFile(env.ORDINAL_CONSUMER_GROUPS, (m) => new ConfigError(m))
       : [],

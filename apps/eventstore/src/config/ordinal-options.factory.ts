@@ -61,6 +61,7 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
     subscriptions: {
       stuckAfterMs: config.stuckAfterMs,
       groupMemberTimeoutMs: config.groupMemberTimeoutMs,
+      groupMemberRetentionMs: config.groupMemberRetentionMs,
       consumerGroups: config.consumerGroups,
     },
   };

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { LogWriter } from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startProjectionsApp } from '@ordinal/test-support/projections-app';
-import { ConsumerGroupNotFoundError } from '../errors/index.js';
+import { ConsumerGroupNotFoundError, MemberLeaseLostError } from '../errors/index.js';
 import { ConsumerGroupsService } from './consumer-groups.service.js';
 import { lockGroup } from './sql/group-rows.sql.js';
 
@@ -411,4 +411,49 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     const status = await groups.status('ahead');
     expect([status.checkpoint, status.inFlight, status.ready]).toEqual([first, 1, 1]);
   });
+
+  it('removes a member dead for longer than the retention; its id comes back above every epoch it had, so its old one stays refused', async () => {
+    // Given members whose lease ends 100 ms after their last call, removed 100 ms after that
+    const app = await startProjectionsApp(db.url, {
+      log: { ordering: 'gapless' },
+      subscriptions: { groupMemberTimeoutMs: 100, groupMemberRetentionMs: 100, groupPollMs: 20 },
+    });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('brief', { source: { types: ['B'] }, ackTimeoutMs: 60_000 });
+    const first = await append(writer, 'B');
+    // And a member that fetched an event, went silent and came back twice (epochs 1, 2, 3)
+    const gone = await groups.fetch('brief', { memberId: 'gone' });
+    expect([gone.epoch, gone.events.map((e) => e.index)]).toEqual([1, [first]]);
+    let last = gone;
+    for (const epoch of [2, 3]) {
+      await waitUntil(async () => {
+        const member = (await groups.status('brief')).members.find((m) => m.memberId === 'gone');
+        return member !== undefined && !member.alive;
+      }, 'the member to be declared dead');
+      last = await groups.fetch('brief', { memberId: 'gone' });
+      expect(last.epoch).toBe(epoch);
+    }
+    // When it stays silent past the retention while another member fetches
+    await waitUntil(async () => {
+      await groups.fetch('brief', { memberId: 'other' });
+      return !(await groups.status('brief')).members.some((m) => m.memberId === 'gone');
+    }, 'the dead member to be removed');
+    // Then its ack under its last epoch is refused, and it comes back above that epoch
+    await expect(groups.ack('brief', 'gone', last.epoch, [first])).rejects.toBeInstanceOf(
+      MemberLeaseLostError,
+    );
+    const back = await groups.fetch('brief', { memberId: 'gone' });
+    expect(back.epoch).toBe(4);
+    // And a member new to the group starts above it too (epochs are never given twice)
+    const fresh = await groups.fetch('brief', { memberId: 'fresh' });
+    expect(fresh.epoch).toBeGreaterThan(3);
+  });
 });
+
+/** Polls `done` until it holds (a lease deadline passes on the clock, not on an event). */
+async function waitUntil(done: () => Promise<boolean>, what: string): Promise<void> {
+  for (const until = Date.now() + 10_000; Date.now() < until;) if (await done()) return;
+  throw new Error(`Timed out waiting for ${what}`);
+}

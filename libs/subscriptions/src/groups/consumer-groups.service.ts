@@ -358,6 +358,7 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
           readAhead: READ_AHEAD,
           fill: fillQuery(definition),
           watch: concurrentRead ? WATCH_PASSED : null,
+          retentionMs: this.options.groupMemberRetentionMs,
         }),
       );
       const [row] = rows;

@@ -31,7 +31,7 @@ export class GroupClaimOneRoundTrip1765200000400 implements MigrationInterface {
       CREATE FUNCTION ordinal_group_claim(
           p_group text, p_member text, p_max integer, p_lease_ms double precision, p_server text,
           p_identity jsonb, p_head bigint, p_read_page integer, p_read_ahead integer,
-          p_fill text, p_source text[], p_key_path text[], p_watch text,
+          p_fill text, p_source text[], p_key_path text[], p_watch text, p_retention_ms double precision,
           OUT group_found boolean, OUT stale boolean, OUT member_epoch bigint, OUT parked_count integer,
           OUT moved boolean, OUT starved boolean, OUT watching boolean,
           OUT claimed_indices bigint[], OUT claimed_attempts integer[], OUT claimed_late boolean[])
@@ -44,6 +44,7 @@ export class GroupClaimOneRoundTrip1765200000400 implements MigrationInterface {
       DECLARE
         v_definition jsonb;
         v_read_to bigint;
+        v_floor bigint;
         v_held integer;
         v_room integer;
         v_pinned boolean;
@@ -57,7 +58,7 @@ export class GroupClaimOneRoundTrip1765200000400 implements MigrationInterface {
         v_attempts integer[];
         v_late boolean[];
       BEGIN
-        SELECT g.definition, g.read_to INTO v_definition, v_read_to
+        SELECT g.definition, g.read_to, g.member_epoch_floor INTO v_definition, v_read_to, v_floor
           FROM consumer_groups g WHERE g.name = p_group FOR UPDATE;
         -- (FOUND, the PL/pgSQL variable, would shadow an OUT parameter named found)
         group_found := FOUND;
@@ -78,10 +79,23 @@ export class GroupClaimOneRoundTrip1765200000400 implements MigrationInterface {
         -- Each query below is one of its own after the lock: a fresh snapshot, which sees every
         -- commit made before the lock was granted.
 
+        -- Members dead for longer than the retention leave the group; the highest epoch they had
+        -- becomes the floor that a returning id starts above.
+        WITH removed AS (
+          DELETE FROM consumer_group_members m
+          WHERE m.group_name = p_group
+            AND m.lease_expires_at < clock_timestamp() - p_retention_ms * interval '1 millisecond'
+          RETURNING m.epoch
+        )
+        SELECT GREATEST(v_floor, coalesce(max(removed.epoch), 0)) INTO v_floor FROM removed;
+        UPDATE consumer_groups g SET member_epoch_floor = v_floor
+          WHERE g.name = p_group AND g.member_epoch_floor < v_floor;
+
         -- The member joins or renews its lease: a live member keeps its epoch, a new one starts
-        -- at 1, one whose lease expired (what it held went back) starts a new epoch.
+        -- above the floor (at 1 in a group that removed none), one whose lease expired (what it
+        -- held went back) starts a new epoch.
         INSERT INTO consumer_group_members AS m (group_name, member_id, epoch, lease_expires_at, server)
-        VALUES (p_group, p_member, 1, clock_timestamp() + p_lease_ms * interval '1 millisecond', p_server)
+        VALUES (p_group, p_member, v_floor + 1, clock_timestamp() + p_lease_ms * interval '1 millisecond', p_server)
         ON CONFLICT (group_name, member_id) DO UPDATE SET
           epoch = CASE WHEN m.lease_expires_at >= clock_timestamp() THEN m.epoch ELSE m.epoch + 1 END,
           server = EXCLUDED.server, last_seen_at = now(),
@@ -182,14 +196,14 @@ export class GroupClaimOneRoundTrip1765200000400 implements MigrationInterface {
       $fn$`);
     await pinFunction(
       queryRunner,
-      'ordinal_group_claim(text, text, integer, double precision, text, jsonb, bigint, integer, integer, text, text[], text[], text)',
-      'A consumer group member’s fetch in one round trip: locks the group, joins or renews the member, expires deliveries past their deadline or epoch (parking after maxDeliveries), claims up to p_max ready deliveries within maxInFlight (pinned strategies: the oldest of each key), reads the log on up to p_head when they run out (p_fill, and p_watch for passed positions in concurrent mode, are the caller’s queries, run with EXECUTE) and moves the checkpoint. Queries after the lock see every earlier commit. stale: p_identity is not the group’s source/strategy/keyPath (nothing changed); starved: it had room but nothing to read below p_head.',
+      'ordinal_group_claim(text, text, integer, double precision, text, jsonb, bigint, integer, integer, text, text[], text[], text, double precision)',
+      'A consumer group member’s fetch in one round trip: locks the group, joins or renews the member, expires deliveries past their deadline or epoch (parking after maxDeliveries), removes members dead for longer than p_retention_ms (raising member_epoch_floor), claims up to p_max ready deliveries within maxInFlight (pinned strategies: the oldest of each key), reads the log on up to p_head when they run out (p_fill, and p_watch for passed positions in concurrent mode, are the caller’s queries, run with EXECUTE) and moves the checkpoint. Queries after the lock see every earlier commit. stale: p_identity is not the group’s source/strategy/keyPath (nothing changed); starved: it had room but nothing to read below p_head.',
     );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `DROP FUNCTION ordinal_group_claim(text, text, integer, double precision, text, jsonb, bigint, integer, integer, text, text[], text[], text)`,
+      `DROP FUNCTION ordinal_group_claim(text, text, integer, double precision, text, jsonb, bigint, integer, integer, text, text[], text[], text, double precision)`,
     );
   }
 }

@@ -6,6 +6,7 @@ import { CreateConsumerGroups1765200000100 } from './1765200000100-create-consum
 import { ConsumerGroupsSchemaComments1765200000101 } from './1765200000101-consumer-groups-schema-comments.js';
 import { ProjectionVersions1765200000200 } from './1765200000200-projection-versions.js';
 import { GroupAckAfterLock1765200000300 } from './1765200000300-group-ack-after-lock.js';
+import { GroupMemberEpochFloor1765200000350 } from './1765200000350-group-member-epoch-floor.js';
 import { GroupClaimOneRoundTrip1765200000400 } from './1765200000400-group-claim-one-round-trip.js';
 import { GroupAckFound1765200000410 } from './1765200000410-group-ack-found.js';
 
@@ -19,6 +20,7 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   ConsumerGroupsSchemaComments1765200000101,
   ProjectionVersions1765200000200,
   GroupAckAfterLock1765200000300,
+  GroupMemberEpochFloor1765200000350,
   GroupClaimOneRoundTrip1765200000400,
   GroupAckFound1765200000410,
 ];

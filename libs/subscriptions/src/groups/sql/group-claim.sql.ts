@@ -48,6 +48,8 @@ export interface ClaimRequest {
   fill: FillQuery;
   /** The query that watches passed positions (concurrent ordering, not one category), else null. */
   watch: string | null;
+  /** Members dead (lease expired) for longer than this are removed (ms). */
+  retentionMs: number;
 }
 
 /**
@@ -64,7 +66,7 @@ export function claimForMember(request: ClaimRequest): SqlQuery {
     text: `SELECT c.group_found::int AS found, c.stale::int AS stale, c.member_epoch::text AS epoch,
              c.parked_count AS parked, c.starved::int AS starved, c.watching::int AS watching,
              u.claimed_index::text AS index, u.claimed_attempt AS attempt, u.claimed_late AS late
-           FROM ordinal_group_claim($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::text[], $12::text[], $13) c
+           FROM ordinal_group_claim($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::text[], $12::text[], $13, $14) c
            LEFT JOIN LATERAL unnest(c.claimed_indices, c.claimed_attempts, c.claimed_late)
              AS u(claimed_index, claimed_attempt, claimed_late) ON true
            ORDER BY u.claimed_index`,
@@ -83,6 +85,7 @@ export function claimForMember(request: ClaimRequest): SqlQuery {
       request.fill.source,
       request.fill.keyPath,
       request.watch,
+      request.retentionMs,
     ],
   };
 }
