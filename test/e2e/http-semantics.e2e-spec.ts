@@ -287,4 +287,36 @@ describe('HTTP semantics: unknown fields, idempotency keys, methods, stream ends
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toMatch(/"code":"body_timeout"/);
   });
+
+  it('keeps a connection whose body came in a later read than its headers, and answers it', async () => {
+    // Given a request whose body follows its headers in a second write (another read on the server)
+    const url = new URL(server.baseUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    let answer = '';
+    let closed = false;
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('close', () => (closed = true));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const body = JSON.stringify({ messageType: 'Split', content: { part: 2 } });
+    const head = (length: number) =>
+      `PUT /api/events/message HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-ordinal-token\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const started = Date.now();
+    socket.write(head(Buffer.byteLength(body)));
+    await waitFor(() => Date.now() - started >= 50, 1000, 'a later write');
+    socket.write(body);
+    await waitFor(() => answer.includes('"Split"'), 5000, 'the answer to the split request');
+    expect(answer).toMatch(/^HTTP\/1\.1 201/);
+    // When the body timeout (300 ms) has passed since that request began
+    await waitFor(() => Date.now() - started > 600, 2000, 'the body timeout to pass');
+    // Then its deadline did nothing: the connection is open and serves another request
+    answer = '';
+    const second = JSON.stringify({ messageType: 'SplitAgain', content: { part: 3 } });
+    socket.write(head(Buffer.byteLength(second)) + second);
+    await waitFor(() => answer.includes('"SplitAgain"'), 5000, 'the answer to the second request');
+    expect(answer).toMatch(/^HTTP\/1\.1 201/);
+    expect(answer).not.toMatch(/body_timeout/);
+    expect(closed).toBe(false);
+    socket.destroy();
+  });
 });

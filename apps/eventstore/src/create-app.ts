@@ -5,16 +5,17 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogLifecycle } from '@ordinal/log';
 import { AppModule } from './app.module.js';
 import type { OrdinalConfig } from './config/ordinal-config.js';
-import { registerHeaderText } from './validation/header-text.hook.js';
+import { headerText } from './validation/header-text.hook.js';
 import { registerJsonBodyParser } from './validation/json-body.parser.js';
-import { registerMethodNotAllowed } from './errors/method-not-allowed.hook.js';
-import { registerCors } from './security/cors.hook.js';
-import { registerSecurityHeaders } from './security/security-headers.hook.js';
-import { NDJSON, registerBodyTimeout } from './validation/body-timeout.hook.js';
+import { methodNotAllowed } from './errors/method-not-allowed.hook.js';
+import { corsStep } from './security/cors.hook.js';
+import { securityHeaders } from './security/security-headers.hook.js';
+import { NDJSON, bodyTimeout } from './validation/body-timeout.hook.js';
+import { registerRequestGate, type RequestStep } from './http/request-gate.js';
 import { registerHttpMetrics } from './metrics/http-metrics.hook.js';
 import { MetricsService } from './metrics/metrics.service.js';
-import { registerHttpTracing } from './tracing/http-tracing.hook.js';
-import { registerEarlyAuth } from './auth/early-auth.hook.js';
+import { httpTracing } from './tracing/http-tracing.hook.js';
+import { earlyAuth } from './auth/early-auth.hook.js';
 import { RequestAuthenticator } from './auth/request-authenticator.js';
 import { AuditTrail } from './audit/audit-trail.service.js';
 import { registerAuditHook } from './audit/audit.hook.js';
@@ -50,13 +51,8 @@ export async function createApp(
     logger: false,
     routerOptions: { maxParamLength: 1000 },
   });
-  // First of all, so every answer carries it, the earliest refusals included.
-  registerSecurityHeaders(adapter.getInstance());
-  // Before the 405 hook: a preflight from an allowed origin is answered, not refused.
-  registerCors(adapter.getInstance(), config.corsOrigins);
-  // Before Nest adds the routes, so every one is recorded.
-  registerMethodNotAllowed(adapter.getInstance());
-  registerBodyTimeout(adapter.getInstance(), config.bodyTimeoutMs);
+  // Before Nest adds the routes (at init), so every one is recorded.
+  const refuseMethod = methodNotAllowed(adapter.getInstance());
   // bodyParser: false leaves JSON to Fastify's own parser (same parser, same limits and
   // errors) instead of Nest's per-request wrapper around it; no route takes form bodies.
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
@@ -66,13 +62,24 @@ export async function createApp(
   // Bodies are JSON only; any other media type (text/plain included) gets a 415 that says what
   // to send (Fastify's own says only its name).
   const fastify = app.getHttpAdapter().getInstance();
-  // Before every other hook: what they and the routes read of a header is its UTF-8 text.
-  registerHeaderText(fastify);
   // Routes are added at init, after this: the hook sees every one.
   registerHttpMetrics(fastify, app.get(MetricsService).registry);
-  registerHttpTracing(fastify);
-  // Before any body is read: a request with a body to a scoped route is authenticated on its headers.
-  registerEarlyAuth(fastify, app.get(RequestAuthenticator));
+  const trace = httpTracing(fastify);
+  const cors = corsStep(config.corsOrigins);
+  // The server's own request checks, in this order, as one onRequest hook (request-gate.ts).
+  const steps: RequestStep[] = [
+    // First of all, so every answer carries it, the earliest refusals included.
+    securityHeaders,
+    // Before the 405: a preflight from an allowed origin is answered, not refused.
+    ...(cors ? [cors] : []),
+    refuseMethod,
+    bodyTimeout(config.bodyTimeoutMs),
+    // Before the steps after it: what they and the routes read of a header is its UTF-8 text.
+    headerText,
+    trace,
+  ];
+  // Last, before any body is read: a request with a body to a scoped route is authenticated on its headers.
+  registerRequestGate(fastify, steps, earlyAuth(app.get(RequestAuthenticator)));
   // One audit record per admin operation, denial or audited read (ORDINAL_AUDIT=on).
   registerAuditHook(fastify, app.get(AuditTrail));
   fastify.removeContentTypeParser('text/plain');

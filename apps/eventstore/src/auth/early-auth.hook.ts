@@ -1,5 +1,7 @@
 import { HttpException } from '@nestjs/common';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FinalRequestStep } from '../http/request-gate.js';
+import type { Principal } from './principal.js';
 import { errorBody } from '../errors/error-body.js';
 import type { AuthorisedRequest } from './auth.guard.js';
 import type { RequestAuthenticator } from './request-authenticator.js';
@@ -35,24 +37,38 @@ function bodyOf(error: HttpException) {
  * buffers (or parses, or imports) a body nobody was allowed to send. Requests without a body
  * are left to the guard, which runs the same check (`RequestAuthenticator`).
  */
-export function registerEarlyAuth(
-  fastify: FastifyInstance,
-  authenticator: RequestAuthenticator,
-): void {
-  fastify.addHook('onRequest', async (request, reply) => {
-    const scope = (request.routeOptions.config as ScopedRouteConfig)[ROUTE_SCOPE];
-    if (scope === undefined || !hasBody(request)) return;
+export function earlyAuth(authenticator: RequestAuthenticator): FinalRequestStep {
+  const refused = (request: FastifyRequest, reply: FastifyReply, error: unknown): Error | null => {
+    if (!(error instanceof HttpException)) return error as Error;
+    if (error instanceof MissingScopeException)
+      (request as unknown as AuthorisedRequest).principal = error.principal;
+    // `connection: close`: Node ends the connection once the answer is out; the unread body is discarded.
+    void reply.code(error.getStatus()).header('connection', 'close').send(bodyOf(error));
+    return null;
+  };
+  return (request, reply, route, done) => {
+    const scope = (route as ScopedRouteConfig)[ROUTE_SCOPE];
+    if (scope === undefined || !hasBody(request)) return done();
+    let principal: Principal | Promise<Principal>;
     try {
-      (request as unknown as AuthorisedRequest).principal = await authenticator.authorise(
-        request.headers.authorization,
-        scope,
-      );
+      principal = authenticator.authoriseNow(request.headers.authorization, scope);
     } catch (error) {
-      if (!(error instanceof HttpException)) throw error;
-      if (error instanceof MissingScopeException)
-        (request as unknown as AuthorisedRequest).principal = error.principal;
-      // `connection: close`: Node ends the connection once the answer is out; the unread body is discarded.
-      return reply.code(error.getStatus()).header('connection', 'close').send(bodyOf(error));
+      const unexpected = refused(request, reply, error);
+      return unexpected ? done(unexpected) : undefined;
     }
-  });
+    if (!(principal instanceof Promise)) {
+      (request as unknown as AuthorisedRequest).principal = principal;
+      return done();
+    }
+    principal.then(
+      (p) => {
+        (request as unknown as AuthorisedRequest).principal = p;
+        done();
+      },
+      (error: unknown) => {
+        const unexpected = refused(request, reply, error);
+        if (unexpected) done(unexpected);
+      },
+    );
+  };
 }

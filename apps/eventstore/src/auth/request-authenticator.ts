@@ -34,7 +34,25 @@ export class RequestAuthenticator {
 
   /** The principal of an `Authorization: Bearer <token>` header, holding `scope` when one is given. */
   async authorise(header: string | undefined, scope: Scope | undefined): Promise<Principal> {
-    const principal = await this.authenticate(header);
+    return this.authoriseNow(header, scope);
+  }
+
+  /**
+   * `authorise`, answering at once where it can: a static token's principal (or its refusal,
+   * thrown) needs no waiting, only a JWT's keys may. The early-authentication step lets the
+   * request go on in the same turn when it gets a principal here.
+   */
+  authoriseNow(
+    header: string | undefined,
+    scope: Scope | undefined,
+  ): Principal | Promise<Principal> {
+    const principal = this.authenticate(header);
+    return principal instanceof Promise
+      ? principal.then((p) => this.withScope(p, scope))
+      : this.withScope(principal, scope);
+  }
+
+  private withScope(principal: Principal, scope: Scope | undefined): Principal {
     if (scope && !principal.scopes.has(scope))
       throw new MissingScopeException(
         `${principalLabel(principal)} lacks the '${scope}' scope`,
@@ -43,7 +61,7 @@ export class RequestAuthenticator {
     return principal;
   }
 
-  private async authenticate(header: string | undefined): Promise<Principal> {
+  private authenticate(header: string | undefined): Principal | Promise<Principal> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
     if (!match)
       throw new TokenRefusedException(

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { RequestStep } from '../http/request-gate.js';
 import { errorBody } from './error-body.js';
 import type { HttpErrorCode } from '@ordinal/contract';
 
@@ -27,7 +28,7 @@ const parametric = (url: string) => url.includes(':');
  * POST) is never an instance of a parametric one (`GET /api/events/:index`): a method it lacks
  * is a 405 listing its own methods, not a 400 about an index.
  */
-export function registerMethodNotAllowed(fastify: FastifyInstance): void {
+export function methodNotAllowed(fastify: FastifyInstance): RequestStep {
   const routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
   fastify.addHook('onRoute', (route) => {
     let entry = routes.get(route.url);
@@ -35,18 +36,19 @@ export function registerMethodNotAllowed(fastify: FastifyInstance): void {
       routes.set(route.url, (entry = { pattern: patternOf(route.url), methods: new Set() }));
     for (const method of [route.method].flat()) entry.methods.add(method);
   });
-  fastify.addHook('onRequest', (request, reply, done) => {
-    const matched = request.routeOptions.url;
+  return (request, reply, route) => {
+    const matched = route.url;
+    // A matched route without parameters is the path's own: nothing to look up.
+    if (matched !== undefined && !parametric(matched)) return undefined;
     const path = request.url.split('?', 1)[0];
     // A path with routes of its own allows only their methods.
     const own = parametric(path) ? undefined : routes.get(path)?.methods;
-    if (matched !== undefined && (!own || !parametric(matched) || own.has(request.method)))
-      return done();
+    if (matched !== undefined && (!own || own.has(request.method))) return undefined;
     const allowed = new Set<string>(own);
     if (!own)
       for (const { pattern, methods } of routes.values())
         if (pattern.test(path)) for (const m of methods) allowed.add(m);
-    if (allowed.size === 0) return done();
+    if (allowed.size === 0) return undefined;
     const allow = [...allowed].sort().join(', ');
     void reply
       .code(405)
@@ -56,5 +58,6 @@ export function registerMethodNotAllowed(fastify: FastifyInstance): void {
           code: 'method_not_allowed' satisfies HttpErrorCode,
         }),
       );
-  });
+    return true;
+  };
 }

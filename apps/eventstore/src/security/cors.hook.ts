@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { RequestStep } from '../http/request-gate.js';
 
 /** What a cross-origin page may send: the token, JSON, and the headers the API reads. */
 const ALLOW_HEADERS =
@@ -16,17 +16,17 @@ const MAX_AGE = '600';
  * Tokens travel in the Authorization header, never in cookies, so credentials are not allowed.
  * The headers go on the raw response, so the SSE stream (which writes its own head) has them.
  */
-export function registerCors(fastify: FastifyInstance, origins: readonly string[]): void {
-  if (origins.length === 0) return;
+export function corsStep(origins: readonly string[]): RequestStep | null {
+  if (origins.length === 0) return null;
   const allowed = new Set(origins);
-  fastify.addHook('onRequest', (request, reply, done) => {
+  return (request, reply) => {
     const origin = request.headers.origin;
     reply.raw.setHeader('vary', 'Origin');
-    if (origin === undefined || !allowed.has(origin)) return done();
+    if (origin === undefined || !allowed.has(origin)) return undefined;
     reply.raw.setHeader('access-control-allow-origin', origin);
     if (request.method !== 'OPTIONS' || !request.headers['access-control-request-method']) {
       reply.raw.setHeader('access-control-expose-headers', EXPOSE_HEADERS);
-      return done();
+      return undefined;
     }
     void reply
       .code(204)
@@ -34,5 +34,6 @@ export function registerCors(fastify: FastifyInstance, origins: readonly string[
       .header('access-control-allow-headers', ALLOW_HEADERS)
       .header('access-control-max-age', MAX_AGE)
       .send();
-  });
+    return true;
+  };
 }

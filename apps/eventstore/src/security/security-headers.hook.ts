@@ -1,14 +1,12 @@
-import type { FastifyInstance } from 'fastify';
+import type { RequestStep } from '../http/request-gate.js';
 
 /**
  * Every response says `X-Content-Type-Options: nosniff`, so a browser never reads a JSON answer
  * that echoes input (a 400 naming a bad field, say) as HTML or script. Set on the raw response
- * before anything else runs: Fastify's replies, Nest's error filter, the 405 and 408 hooks and
- * the SSE stream (which writes its own head) all merge it into what they send.
+ * first of the request gate's steps: Fastify's replies, Nest's error filter, the 405 and 408
+ * answers and the SSE stream (which writes its own head) all merge it into what they send.
  */
-export function registerSecurityHeaders(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (_request, reply, done) => {
-    reply.raw.setHeader('x-content-type-options', 'nosniff');
-    done();
-  });
-}
+export const securityHeaders: RequestStep = (_request, reply) => {
+  reply.raw.setHeader('x-content-type-options', 'nosniff');
+  return undefined;
+};

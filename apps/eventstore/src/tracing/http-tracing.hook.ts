@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestStep } from '../http/request-gate.js';
 import { context as otelContext, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { contextFromTraceparent, ordinalTracer, parseTraceparent } from '@ordinal/log';
 
@@ -22,12 +23,14 @@ export function requestTrace(request: FastifyRequest): RequestTrace | undefined 
  * OpenTelemetry SDK the span is the API's no-op one. Write routes store its context with their
  * messages (requestCorrelation) and the append spans become its children through it.
  */
-export function registerHttpTracing(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, _reply, done) => {
+export function httpTracing(fastify: FastifyInstance): RequestStep {
+  fastify.addHook('onResponse', onResponse);
+  fastify.addHook('onRequestAbort', onRequestAbort);
+  return (request, _reply, routeConfig) => {
     const header = request.headers.traceparent;
     const traceparent =
       typeof header === 'string' && parseTraceparent(header) ? header.trim().toLowerCase() : null;
-    const route = request.routeOptions.url;
+    const route = routeConfig.url;
     const span = ordinalTracer().startSpan(
       route ? `${request.method} ${route}` : request.method,
       { kind: SpanKind.SERVER },
@@ -47,27 +50,29 @@ export function registerHttpTracing(fastify: FastifyInstance): void {
     }
     const state: RequestTrace = { span, traceparent };
     (request as unknown as Record<symbol, RequestTrace>)[TRACE] = state;
-    done();
-  });
-  fastify.addHook('onResponse', (request, reply, done) => {
-    const state = requestTrace(request);
-    if (state) {
-      if (state.span.isRecording())
-        state.span.setAttribute('http.response.status_code', reply.statusCode);
-      if (reply.statusCode >= 500) {
-        state.span.setAttribute('error.type', String(reply.statusCode));
-        state.span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      state.span.end();
-    }
-    done();
-  });
-  fastify.addHook('onRequestAbort', (request, done) => {
-    const state = requestTrace(request);
-    if (state) {
-      state.span.setAttribute('error.type', 'aborted');
-      state.span.end();
-    }
-    done();
-  });
+    return undefined;
+  };
 }
+
+const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+  const state = requestTrace(request);
+  if (state) {
+    if (state.span.isRecording())
+      state.span.setAttribute('http.response.status_code', reply.statusCode);
+    if (reply.statusCode >= 500) {
+      state.span.setAttribute('error.type', String(reply.statusCode));
+      state.span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    state.span.end();
+  }
+  done();
+};
+
+const onRequestAbort = (request: FastifyRequest, done: () => void) => {
+  const state = requestTrace(request);
+  if (state) {
+    state.span.setAttribute('error.type', 'aborted');
+    state.span.end();
+  }
+  done();
+};

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { RequestStep } from '../http/request-gate.js';
 import { HTTP_STATUS_BY_CODE } from '../errors/status-by-code.js';
 import type { HttpErrorCode } from '@ordinal/contract';
 
@@ -20,22 +20,20 @@ const HIGH_BYTE = /[\x80-\xff]/;
  * 400 `invalid_utf8` naming the header. (Other headers that are not UTF-8 stay as sent: the
  * server does not read them as text.)
  */
-export function registerHeaderText(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    const headers = request.headers;
-    for (const name in headers) {
-      const value = headers[name];
-      if (typeof value !== 'string' || !HIGH_BYTE.test(value)) continue;
-      const bytes = Buffer.from(value, 'latin1');
-      if (isUtf8(bytes)) headers[name] = bytes.toString('utf8');
-      else if ((TEXT_HEADERS as readonly string[]).includes(name)) {
-        const code = 'invalid_utf8' satisfies HttpErrorCode;
-        const error = new Error(
-          `The ${name} header is not valid UTF-8; send its value as UTF-8 bytes (or send the value in the body)`,
-        );
-        return done(Object.assign(error, { statusCode: HTTP_STATUS_BY_CODE[code], code }));
-      }
+export const headerText: RequestStep = (request) => {
+  const headers = request.headers;
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value !== 'string' || !HIGH_BYTE.test(value)) continue;
+    const bytes = Buffer.from(value, 'latin1');
+    if (isUtf8(bytes)) headers[name] = bytes.toString('utf8');
+    else if ((TEXT_HEADERS as readonly string[]).includes(name)) {
+      const code = 'invalid_utf8' satisfies HttpErrorCode;
+      const error = new Error(
+        `The ${name} header is not valid UTF-8; send its value as UTF-8 bytes (or send the value in the body)`,
+      );
+      return Object.assign(error, { statusCode: HTTP_STATUS_BY_CODE[code], code });
     }
-    done();
-  });
-}
+  }
+  return undefined;
+};

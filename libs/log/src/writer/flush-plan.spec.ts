@@ -3,7 +3,7 @@ import { LogFullError, StreamDeletedError, VersionConflictError } from '../error
 import type { AppendRequest, ExpectedVersion, StoredMessage } from '../message.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type WriteState } from './flush-plan.js';
-import { prepareMessage, type PendingAppend } from './pending-append.js';
+import { prepareMessage, resendKeyOf, type PendingAppend } from './pending-append.js';
 
 const pending = (request: AppendRequest): PendingAppend => ({
   request,
@@ -92,7 +92,7 @@ describe('planFlush', () => {
 
   it('skips window duplicates, also between two appends of one batch', () => {
     const window = new DuplicateWindow(10);
-    window.load([prepareMessage({ messageType: 'A', body: { old: true } }).resendKey]);
+    window.load([resendKeyOf(prepareMessage({ messageType: 'A', body: { old: true } }))]);
     const plan = planFlush(
       [
         pending({ messages: [{ messageType: 'A', body: { old: true } }] }),
@@ -115,11 +115,27 @@ describe('planFlush', () => {
     expect(plan.windowHashes).toHaveLength(1);
   });
 
+  it('once the window has closed, stores a resend, records nothing and takes no resend key', () => {
+    // Given a window of 1 that remembered a message and has since taken its one message
+    const window = new DuplicateWindow(1);
+    const old = { messageType: 'A', body: { old: true } };
+    window.load([resendKeyOf(prepareMessage(old))]);
+    window.record(['another']);
+    expect(window.isOpen()).toBe(false);
+    // When the remembered message is sent again
+    const resend = pending({ messages: [old] });
+    const plan = planFlush([resend], state(), window);
+    // Then it is stored, the plan has nothing for the window, and no key was computed for it
+    expect(plan.outcomes.map((o) => (o.ok ? o.entries[0].status : 'error'))).toEqual(['created']);
+    expect(plan.windowHashes).toEqual([]);
+    expect(resend.prepared[0].resendKey).toBeUndefined();
+  });
+
   it('takes a resend for the same type, user, content and metadata; anything else is a new event', () => {
     // Given a window that remembers one message
     const window = new DuplicateWindow(10);
     const sent = { messageType: 'BookReturned', userId: 'alice', body: { bookId: 'b-1' } };
-    window.load([prepareMessage({ ...sent, metadata: { desk: 1 } }).resendKey]);
+    window.load([resendKeyOf(prepareMessage({ ...sent, metadata: { desk: 1 } }))]);
     // When the same body comes with another type, user or metadata, with a key, and as a resend
     const plan = planFlush(
       [

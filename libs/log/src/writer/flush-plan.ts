@@ -10,7 +10,7 @@ import {
 import type { InsertColumns, StreamHeads, StreamStateChanges } from '../sql/index.js';
 import type { AppendRequest } from '../message.js';
 import type { DuplicateWindow } from './duplicate-window.js';
-import type { PendingAppend, PreparedMessage } from './pending-append.js';
+import { resendKeyOf, type PendingAppend, type PreparedMessage } from './pending-append.js';
 
 /** What a flush reads under the log lock before it decides anything. */
 export interface WriteState {
@@ -130,6 +130,9 @@ export function planFlush(
   const byKey = new Map(state.repeats);
   const batchHashes = new Set<string>();
   const windowHashes: string[] = [];
+  // Closed, the window skips nothing and records nothing (`record` ignores what it is given),
+  // and it reopens only when loaded at start: no message of this flush needs its resend key.
+  const windowOpen = window.isOpen();
   const created: StoredMessage[] = [];
   const createdBytes: number[] = [];
   const outcomes: PendingOutcome[] = [];
@@ -168,13 +171,14 @@ export function planFlush(
         continue;
       }
       // A message with an idempotency key is the key's to deduplicate: the window passes it by.
-      const windowed = useWindow && key === null;
+      const windowed = windowOpen && useWindow && key === null;
       const offset = windowHashes.length + staged.length;
+      const resendKey = windowed ? resendKeyOf(p) : '';
       if (
         windowed &&
-        (batchHashes.has(p.resendKey) || stagedHashes.has(p.resendKey)
+        (batchHashes.has(resendKey) || stagedHashes.has(resendKey)
           ? window.isOpen(offset)
-          : window.isDuplicate(p.resendKey, offset))
+          : window.isDuplicate(resendKey, offset))
       ) {
         entries.push({ status: 'duplicate', contentHash: p.hash });
         continue;
@@ -188,7 +192,7 @@ export function planFlush(
         state.now,
       );
       if (key !== null) stagedKeys.set(key, message);
-      if (windowed) stagedHashes.add(p.resendKey);
+      if (windowed) stagedHashes.add(resendKey);
       staged.push({ message, p, windowed });
       entries.push({ status: 'created', message });
     }
@@ -207,8 +211,9 @@ export function planFlush(
       addRow(rows, message, p.bodyJson, p.metadataJson);
       if (message.idempotencyKey !== null) byKey.set(message.idempotencyKey, message);
       if (windowed) {
-        batchHashes.add(p.resendKey);
-        windowHashes.push(p.resendKey);
+        const resendKey = resendKeyOf(p);
+        batchHashes.add(resendKey);
+        windowHashes.push(resendKey);
       }
       created.push(message);
       createdBytes.push(p.bodyJson.length + (p.metadataJson?.length ?? 0));

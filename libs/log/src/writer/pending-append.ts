@@ -17,8 +17,22 @@ export interface PreparedMessage {
   bodyJson: string;
   metadataJson: string | null;
   hash: string;
-  /** What the duplicate window compares (`resendKey`: type, user, content and metadata). */
-  resendKey: string;
+  /**
+   * What the duplicate window compares (`resendKey`: type, user, content and metadata), once
+   * `resendKeyOf` has taken it: only while the window is open (its first messages after a
+   * start), so a message after that pays no second SHA-256.
+   */
+  resendKey?: string;
+}
+
+/** The message's resend key, taken the first time it is asked for. */
+export function resendKeyOf(p: PreparedMessage): string {
+  return (p.resendKey ??= resendKey(
+    p.message.messageType,
+    p.message.userId,
+    p.hash,
+    p.metadataJson,
+  ));
 }
 
 /** An append waiting in the writer's queue. */
@@ -139,6 +153,5 @@ export function prepareMessage(message: NewMessage, lineage?: CorrelationContext
     bodyJson: body.canonical,
     metadataJson: metadata?.canonical ?? null,
     hash,
-    resendKey: resendKey(message.messageType, message.userId, hash, metadata?.canonical ?? null),
   };
 }
