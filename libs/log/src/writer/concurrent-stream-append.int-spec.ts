@@ -1,12 +1,10 @@
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
-import { LogModule } from '../log.module.js';
+import { startLogContext } from '@ordinal/test-support/log-context';
 import { LogWriter } from './log-writer.service.js';
 import { categoryLockKey } from './category-locks.js';
 import { STREAM_DELETED_TYPE, type AppendResult, type DeleteMode } from '../message.js';
@@ -17,30 +15,8 @@ import {
 } from '../errors/index.js';
 
 /** A log in concurrent mode in its own Nest context on the suite's database. */
-async function startLog(url: string): Promise<INestApplicationContext> {
-  @Module({
-    imports: [
-      TypeOrmModule.forRoot({
-        type: 'postgres',
-        url,
-        entities: [],
-        synchronize: false,
-        extra: { max: 6, application_name: 'ordinal-writer-under-test' },
-      }),
-      LogModule.forRoot({
-        isGlobal: true,
-        ordering: 'concurrent',
-        duplicateWindow: 0,
-        startMarker: false,
-        gapTimeoutMs: 60_000,
-      }),
-    ],
-  })
-  class TestLogModule {}
-  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
-  await context.init();
-  return context;
-}
+const startLog = (url: string) =>
+  startLogContext(url, { ordering: 'concurrent', startMarker: false, gapTimeoutMs: 60_000 });
 
 /** Polls `check` (a condition, not a delay) until it holds. */
 async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {

@@ -1,10 +1,8 @@
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
-import { LogModule } from '../log.module.js';
+import { startLogContext } from '@ordinal/test-support/log-context';
 import { LOCKS } from '../log.constants.js';
 import { LiveRouter } from '../router/live-router.service.js';
 import { LogWriter } from './log-writer.service.js';
@@ -12,29 +10,8 @@ import { STREAM_DELETED_TYPE, type AppendResult } from '../message.js';
 import { StreamTombstonedError } from '../errors/index.js';
 
 /** A log in gapless mode in its own Nest context on the suite's database. */
-async function startLog(url: string, duplicateWindow: number): Promise<INestApplicationContext> {
-  @Module({
-    imports: [
-      TypeOrmModule.forRoot({
-        type: 'postgres',
-        url,
-        entities: [],
-        synchronize: false,
-        extra: { max: 6, application_name: 'ordinal-writer-under-test' },
-      }),
-      LogModule.forRoot({
-        isGlobal: true,
-        ordering: 'gapless',
-        duplicateWindow,
-        startMarker: false,
-      }),
-    ],
-  })
-  class TestLogModule {}
-  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
-  await context.init();
-  return context;
-}
+const startLog = (url: string, duplicateWindow: number) =>
+  startLogContext(url, { ordering: 'gapless', duplicateWindow, startMarker: false });
 
 /** Polls `check` (a condition, not a delay) until it holds. */
 async function waitFor(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
