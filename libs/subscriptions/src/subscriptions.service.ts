@@ -32,6 +32,8 @@ import type { SubscriptionReport } from './directory/consumer-report.js';
 
 /** How long an operation waits for the process that owns the consumer. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** How often a command waiting for a consumer's owner looks again (ms). */
+const OWNER_POLL_MS = 100;
 
 /**
  * Every subscription and projection: subscribe from code, list every consumer any process
@@ -50,6 +52,8 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
   private readonly deps: SubscriptionDeps;
   private readonly parked: ParkedStore;
   private readonly directory: ConsumerDirectory;
+  /** Ownership's takeover bound: how long a command waits for a consumer's owner to appear (ms). */
+  private readonly takeoverMs: number;
   private readonly requests: ConsumerRequests;
   private readonly off: (() => void)[] = [];
   private started = false;
@@ -64,6 +68,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     private readonly ownership: ConsumerOwnership,
   ) {
     const concurrent = logOptions.ordering === 'concurrent';
+    this.takeoverMs = logOptions.takeoverMs;
     this.parked = new ParkedStore(dataSource);
     this.directory = new ConsumerDirectory(dataSource);
     this.requests = new ConsumerRequests(dataSource, 250);
@@ -273,14 +278,26 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     return this.requestRemote(consumer, command);
   }
 
-  /** Asks the live owner of `name` (a consumer, or any partition of a group); ConsumerNotRunningError when there is none. */
+  /**
+   * Asks the live owner of `name` (a consumer, or any partition of a group). With none live, it
+   * waits for one up to the takeover bound — within which ownership runs a consumer again after
+   * its owner stopped, died or left it (a projection's build joined again after a
+   * re-promotion) — and only then is it ConsumerNotRunningError.
+   */
   private async requestRemote(name: string, command: ConsumerCommand): Promise<unknown> {
-    const rows = (await this.directory.rows()).filter(
-      (r) => r.group_name === name || r.name === name,
-    );
-    if (rows.length === 0) throw new SubscriptionNotFoundError(name);
-    if (!rows.some((r) => r.owner_live)) throw new ConsumerNotRunningError(name);
-    return this.requests.request(name, command, REQUEST_TIMEOUT_MS);
+    const deadline = Date.now() + this.takeoverMs;
+    for (;;) {
+      const rows = (await this.directory.rows()).filter(
+        (r) => r.group_name === name || r.name === name,
+      );
+      if (rows.length === 0) throw new SubscriptionNotFoundError(name);
+      if (rows.some((r) => r.owner_live))
+        return this.requests.request(name, command, REQUEST_TIMEOUT_MS);
+      if (Date.now() >= deadline) throw new ConsumerNotRunningError(name);
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(OWNER_POLL_MS, Math.max(1, deadline - Date.now()))),
+      );
+    }
   }
 
   private async runHere(consumer: string, command: ConsumerCommand): Promise<unknown> {
