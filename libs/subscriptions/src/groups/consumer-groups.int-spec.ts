@@ -190,6 +190,31 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(got.events.map((e) => e.index)).toEqual([b]);
   });
 
+  it('deletes a group with its deliveries, also those a fetch added while the delete waited for the group', async () => {
+    // Given a group with three events in the log, and its row held by another transaction
+    const { groups, writer } = await start({ ordering: 'gapless' });
+    await groups.define('gone', { source: { types: ['G'] } });
+    const ids = [await append(writer, 'G'), await append(writer, 'G'), await append(writer, 'G')];
+    const holder = await holdGroupLock(db.url, 'gone');
+    // When a fetch (which reads the three on and hands one out) and then the group's delete wait
+    // on it, and it is released
+    const fetched = groups.fetch('gone', { memberId: 'm', max: 1 });
+    await holder.waiters(1);
+    const removed = groups.remove('gone');
+    await holder.waiters(2);
+    await holder.release();
+    expect((await fetched).events.map((e) => e.index)).toEqual([ids[0]]);
+    await removed;
+    // Then none of the group's deliveries is left (the delete saw those the fetch committed)
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    const { rows } = await admin.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM consumer_group_deliveries WHERE group_name = 'gone'`,
+    );
+    await admin.end();
+    expect(rows[0].n).toBe(0);
+  });
+
   it('answers an ack for a group that does not exist with ConsumerGroupNotFoundError', async () => {
     // Given no group named nope
     const { groups } = await start({ ordering: 'gapless' });
