@@ -437,6 +437,30 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect([status.checkpoint, status.inFlight, status.ready]).toEqual([first, 1, 1]);
   });
 
+  it('gives a member that comes back after its lease ended what it held under the old epoch again, as its next delivery', async () => {
+    // Given a member whose lease ends 100 ms after its last call, holding an event (ack timeout a minute)
+    const app = await startProjectionsApp(db.url, {
+      log: { ordering: 'gapless' },
+      subscriptions: { groupMemberTimeoutMs: 100, groupPollMs: 20 },
+    });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('back', { source: { types: ['K'] }, ackTimeoutMs: 60_000 });
+    const first = await append(writer, 'K');
+    const held = await groups.fetch('back', { memberId: 'm' });
+    expect([held.epoch, held.events.map((e) => e.index)]).toEqual([1, [first]]);
+    await waitUntil(async () => {
+      const member = (await groups.status('back')).members.find((m) => m.memberId === 'm');
+      return member !== undefined && !member.alive;
+    }, 'the member to be declared dead');
+    // When it fetches again before any other member does
+    const again = await groups.fetch('back', { memberId: 'm' });
+    // Then it has a new epoch and gets the event once more (its second delivery), not nothing
+    expect(again.epoch).toBe(2);
+    expect(again.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
+  });
+
   it('removes a member dead for longer than the retention; its id comes back above every epoch it had, so its old one stays refused', async () => {
     // Given members whose lease ends 100 ms after their last call, removed 100 ms after that
     const app = await startProjectionsApp(db.url, {

@@ -11,6 +11,7 @@ import { GroupClaimOneRoundTrip1765200000400 } from './1765200000400-group-claim
 import { GroupAckFound1765200000410 } from './1765200000410-group-ack-found.js';
 import { GroupClaimBoundedScans1765200000500 } from './1765200000500-group-claim-bounded-scans.js';
 import { GroupDeliveriesCascadeByTrigger1765200000510 } from './1765200000510-group-deliveries-cascade-by-trigger.js';
+import { GroupClaimExpiryByIndex1765200000520 } from './1765200000520-group-claim-expiry-by-index.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -27,4 +28,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   GroupAckFound1765200000410,
   GroupClaimBoundedScans1765200000500,
   GroupDeliveriesCascadeByTrigger1765200000510,
+  GroupClaimExpiryByIndex1765200000520,
 ];
