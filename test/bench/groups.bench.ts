@@ -8,8 +8,10 @@
  * 500), `BENCH_ACKS` (latency samples, default 200). Each run also reports the CPU it cost
  * per event (µs, from /proc: the server process, the member processes, the database's
  * PostgreSQL backends), which other work on a shared machine disturbs far less than throughput.
- * `BENCH_CPU_PROF=<dir>` writes the server's CPU profile there (node --cpu-prof). Prints one
- * JSON object.
+ * Last, `floor`: PostgreSQL's CPU per event for the least a group does per event (a row added,
+ * marked held, rendered, deleted; batches of `BENCH_BATCH`), on the same database
+ * (support/group-floor.ts). `BENCH_CPU_PROF=<dir>` writes the server's CPU profile there (node
+ * --cpu-prof). Prints one JSON object.
  */
 import http from 'node:http';
 import pg from 'pg';
@@ -22,6 +24,7 @@ import { startChild } from './support/child-server.js';
 import { countStream } from './support/sse-count.js';
 import { fillLog } from './support/fill-log.js';
 import { backendsOf, cpuMeter, type CpuSpent } from './support/proc-cpu.js';
+import { groupFloor } from './support/group-floor.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
@@ -190,6 +193,7 @@ async function main(): Promise<void> {
     const one = await groupRun(server.baseUrl, 'bench-1', 1, head, processes);
     const four = await groupRun(server.baseUrl, 'bench-4', 4, head, processes);
     const latency = await ackLatency(server.baseUrl);
+    const floor = await groupFloor(db.url, head - EVENTS + 1, EVENTS, BATCH);
     console.log(
       JSON.stringify(
         {
@@ -209,6 +213,7 @@ async function main(): Promise<void> {
           goalRatio: 0.5,
           ackLatency: latency,
           goalAckP99Ms: 20,
+          floor,
         },
         null,
         2,
