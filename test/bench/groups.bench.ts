@@ -5,9 +5,16 @@
  * ack latency at rest (one event fetched, its ack timed). Goal (issue 27): 4 members >= 0.5x
  * the plain SSE throughput; ack p99 < 20 ms at rest. The server runs in its own process with
  * default settings. `BENCH_EVENTS` (default 100000), `BENCH_BATCH` (events per fetch, default
- * 500), `BENCH_ACKS` (latency samples, default 200). Prints one JSON object.
+ * 500), `BENCH_ACKS` (latency samples, default 200). Each run also reports the CPU it cost
+ * per event (µs, from /proc: the server process, the member processes, the database's
+ * PostgreSQL backends), which other work on a shared machine disturbs far less than throughput.
+ * Last, `floor`: PostgreSQL's CPU per event for the least a group does per event (a row added,
+ * marked held, rendered, deleted; batches of `BENCH_BATCH`), on the same database
+ * (support/group-floor.ts). `BENCH_CPU_PROF=<dir>` writes the server's CPU profile there (node
+ * --cpu-prof). Prints one JSON object.
  */
 import http from 'node:http';
+import pg from 'pg';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +23,8 @@ import { createBenchDatabase } from './support/bench-database.js';
 import { startChild } from './support/child-server.js';
 import { countStream } from './support/sse-count.js';
 import { fillLog } from './support/fill-log.js';
+import { backendsOf, cpuMeter, type CpuSpent } from './support/proc-cpu.js';
+import { groupFloor } from './support/group-floor.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
@@ -38,8 +47,30 @@ async function api(baseUrl: string, method: string, path: string, body?: unknown
   return json;
 }
 
+/** What a meter's processes cost per event (µs of CPU), and how busy the machine was. */
+function cpuPerEvent(spent: CpuSpent, events: number) {
+  const perEvent = Object.fromEntries(
+    Object.entries(spent.us)
+      .filter(([name]) => name !== 'self')
+      .map(([name, us]) => [name, Number((us / events).toFixed(1))]),
+  );
+  return { cpuUsPerEvent: perEvent, machineBusy: Number(spent.machineBusy.toFixed(2)) };
+}
+
+/** The processes whose CPU a run counts: the server, and the database's PostgreSQL backends. */
+interface Processes {
+  server: number;
+  backends: () => Promise<number[]>;
+}
+
 /** Runs `members` member processes on a new group over the whole filled log; events/s from the first fetch to the checkpoint at the head. */
-async function groupRun(baseUrl: string, group: string, members: number, head: number) {
+async function groupRun(
+  baseUrl: string,
+  group: string,
+  members: number,
+  head: number,
+  processes: Processes,
+) {
   await api(baseUrl, 'PUT', `/api/consumer-groups/${group}`, {
     source: { types: TYPES },
     maxInFlight: BATCH * 2,
@@ -72,6 +103,11 @@ async function groupRun(baseUrl: string, group: string, members: number, head: n
         }),
     ),
   );
+  const meter = await cpuMeter({
+    server: () => [processes.server],
+    members: () => children.map((child) => child.pid!),
+    postgres: processes.backends,
+  });
   const ready = performance.now();
   for (;;) {
     const status = await api(baseUrl, 'GET', `/api/consumer-groups/${group}`);
@@ -79,6 +115,7 @@ async function groupRun(baseUrl: string, group: string, members: number, head: n
     await new Promise((r) => setTimeout(r, 20));
   }
   const done = performance.now();
+  const spent = await meter.stop();
   await Promise.all(
     children.map((child) => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -92,6 +129,7 @@ async function groupRun(baseUrl: string, group: string, members: number, head: n
     msFromReady: Math.round(done - ready),
     eventsPerSecond: Math.round(EVENTS / ((done - ready) / 1000)),
     memberStartMs: Math.round(ready - spawned),
+    ...cpuPerEvent(spent, EVENTS),
   };
 }
 
@@ -125,21 +163,37 @@ async function ackLatency(baseUrl: string) {
 
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
+  const profile = process.env.BENCH_CPU_PROF;
   const server = await startChild(
     serverMain,
     { ORDINAL_ENV: 'development', DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json', AMQP_URL: '' },
     18900 + Math.floor(Math.random() * 90),
     /listening on/,
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
   );
+  const admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+  const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const processes: Processes = {
+    server: server.child.pid!,
+    // The server's backends (this connection's own is left out).
+    backends: async () => (await backendsOf(admin, db.name)).filter((pid) => pid !== rows[0].pid),
+  };
   try {
     const head = await fillLog(db.url, EVENTS);
     const agent = new http.Agent({ keepAlive: true });
+    const sseMeter = await cpuMeter({
+      server: () => [processes.server],
+      postgres: processes.backends,
+    });
     const sse = await countStream(server.baseUrl, AUTH, head - EVENTS + 1, head, agent);
+    const sseCpu = cpuPerEvent(await sseMeter.stop(), sse.messages);
     agent.destroy();
     const sseRate = Math.round(sse.messages / (sse.ms / 1000));
-    const one = await groupRun(server.baseUrl, 'bench-1', 1, head);
-    const four = await groupRun(server.baseUrl, 'bench-4', 4, head);
+    const one = await groupRun(server.baseUrl, 'bench-1', 1, head, processes);
+    const four = await groupRun(server.baseUrl, 'bench-4', 4, head, processes);
     const latency = await ackLatency(server.baseUrl);
+    const floor = await groupFloor(db.url, head - EVENTS + 1, EVENTS, BATCH);
     console.log(
       JSON.stringify(
         {
@@ -147,19 +201,26 @@ async function main(): Promise<void> {
           events: EVENTS,
           batch: BATCH,
           machine: { cpus: cpus().length, loadavg: loadavg().map((l) => Number(l.toFixed(2))) },
-          plainSse: { messages: sse.messages, ms: Math.round(sse.ms), eventsPerSecond: sseRate },
+          plainSse: {
+            messages: sse.messages,
+            ms: Math.round(sse.ms),
+            eventsPerSecond: sseRate,
+            ...sseCpu,
+          },
           group1: one,
           group4: four,
           ratio4ToSse: Number((four.eventsPerSecond / sseRate).toFixed(3)),
           goalRatio: 0.5,
           ackLatency: latency,
           goalAckP99Ms: 20,
+          floor,
         },
         null,
         2,
       ),
     );
   } finally {
+    await admin.end();
     await server.stop();
     await db.drop();
   }

@@ -190,6 +190,31 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(got.events.map((e) => e.index)).toEqual([b]);
   });
 
+  it('deletes a group with its deliveries, also those a fetch added while the delete waited for the group', async () => {
+    // Given a group with three events in the log, and its row held by another transaction
+    const { groups, writer } = await start({ ordering: 'gapless' });
+    await groups.define('gone', { source: { types: ['G'] } });
+    const ids = [await append(writer, 'G'), await append(writer, 'G'), await append(writer, 'G')];
+    const holder = await holdGroupLock(db.url, 'gone');
+    // When a fetch (which reads the three on and hands one out) and then the group's delete wait
+    // on it, and it is released
+    const fetched = groups.fetch('gone', { memberId: 'm', max: 1 });
+    await holder.waiters(1);
+    const removed = groups.remove('gone');
+    await holder.waiters(2);
+    await holder.release();
+    expect((await fetched).events.map((e) => e.index)).toEqual([ids[0]]);
+    await removed;
+    // Then none of the group's deliveries is left (the delete saw those the fetch committed)
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    const { rows } = await admin.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM consumer_group_deliveries WHERE group_name = 'gone'`,
+    );
+    await admin.end();
+    expect(rows[0].n).toBe(0);
+  });
+
   it('answers an ack for a group that does not exist with ConsumerGroupNotFoundError', async () => {
     // Given no group named nope
     const { groups } = await start({ ordering: 'gapless' });
@@ -410,6 +435,30 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect((await fetched).events.map((e) => e.index)).toEqual([more[0]]);
     const status = await groups.status('ahead');
     expect([status.checkpoint, status.inFlight, status.ready]).toEqual([first, 1, 1]);
+  });
+
+  it('gives a member that comes back after its lease ended what it held under the old epoch again, as its next delivery', async () => {
+    // Given a member whose lease ends 100 ms after its last call, holding an event (ack timeout a minute)
+    const app = await startProjectionsApp(db.url, {
+      log: { ordering: 'gapless' },
+      subscriptions: { groupMemberTimeoutMs: 100, groupPollMs: 20 },
+    });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('back', { source: { types: ['K'] }, ackTimeoutMs: 60_000 });
+    const first = await append(writer, 'K');
+    const held = await groups.fetch('back', { memberId: 'm' });
+    expect([held.epoch, held.events.map((e) => e.index)]).toEqual([1, [first]]);
+    await waitUntil(async () => {
+      const member = (await groups.status('back')).members.find((m) => m.memberId === 'm');
+      return member !== undefined && !member.alive;
+    }, 'the member to be declared dead');
+    // When it fetches again before any other member does
+    const again = await groups.fetch('back', { memberId: 'm' });
+    // Then it has a new epoch and gets the event once more (its second delivery), not nothing
+    expect(again.epoch).toBe(2);
+    expect(again.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
   });
 
   it('removes a member dead for longer than the retention; its id comes back above every epoch it had, so its old one stays refused', async () => {

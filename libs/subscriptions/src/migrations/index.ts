@@ -9,6 +9,9 @@ import { GroupAckAfterLock1765200000300 } from './1765200000300-group-ack-after-
 import { GroupMemberEpochFloor1765200000350 } from './1765200000350-group-member-epoch-floor.js';
 import { GroupClaimOneRoundTrip1765200000400 } from './1765200000400-group-claim-one-round-trip.js';
 import { GroupAckFound1765200000410 } from './1765200000410-group-ack-found.js';
+import { GroupClaimBoundedScans1765200000500 } from './1765200000500-group-claim-bounded-scans.js';
+import { GroupDeliveriesCascadeByTrigger1765200000510 } from './1765200000510-group-deliveries-cascade-by-trigger.js';
+import { GroupClaimExpiryByIndex1765200000520 } from './1765200000520-group-claim-expiry-by-index.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -23,4 +26,7 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   GroupMemberEpochFloor1765200000350,
   GroupClaimOneRoundTrip1765200000400,
   GroupAckFound1765200000410,
+  GroupClaimBoundedScans1765200000500,
+  GroupDeliveriesCascadeByTrigger1765200000510,
+  GroupClaimExpiryByIndex1765200000520,
 ];

@@ -2,6 +2,7 @@ import type { SqlQuery } from '@ordinal/pg';
 import { GROUP_TABLES } from '../group-tables.js';
 
 const D = GROUP_TABLES.deliveries;
+const G = GROUP_TABLES.groups;
 const P = GROUP_TABLES.parked;
 
 /** Adds events read from the log (or arrived late) as ready deliveries. */
@@ -92,12 +93,21 @@ export function nackDeliveries(
   };
 }
 
-/** Figures for status: in flight, ready. */
+/**
+ * Figures for status: in flight, ready. The deliveries above the checkpoint and those added
+ * below read_to (the only ones that can be at or below it), as the claim looks for them: not
+ * through the acknowledged rows a vacuum has not removed yet (a count of the whole group walked
+ * them all, as often as status was asked for).
+ */
 export function countDeliveries(group: string): SqlQuery {
   return {
-    text: `SELECT count(*) FILTER (WHERE member_id IS NOT NULL)::int AS in_flight,
+    text: `WITH g AS (SELECT checkpoint FROM ${G} WHERE name = $1)
+           SELECT count(*) FILTER (WHERE member_id IS NOT NULL)::int AS in_flight,
                   count(*) FILTER (WHERE member_id IS NULL)::int AS ready
-           FROM ${D} WHERE group_name = $1`,
+           FROM (SELECT d.member_id FROM ${D} d, g WHERE d.group_name = $1 AND d.index > g.checkpoint
+                 UNION ALL
+                 SELECT d.member_id FROM ${D} d, g
+                 WHERE d.group_name = $1 AND d.below_read_to AND d.index <= g.checkpoint) live`,
     values: [group],
   };
 }

@@ -38,7 +38,10 @@ export interface FillQuery {
    * matching messages' indices and ordering keys, nothing else, at most `$4`; hidden messages are
    * done for the group and never added. One row: the indices read, in order (the read covers up
    * to the last one when `$4` were found, else `$3`). `$5`: the source's types or category,
-   * `$6`: the keyPath's parts after its root.
+   * `$6`: the keyPath's parts after its root. The rows go in with `below_read_to` false (the
+   * claim looks for those above the checkpoint only) and without ON CONFLICT: nothing adds a
+   * delivery above `read_to` but this read (late arrivals and replays are at or below it), and
+   * the check cost as much as the insert.
    */
   text: string;
   source: string[] | null;
@@ -61,8 +64,8 @@ export function fillQuery(definition: ConsumerGroupDefinition): FillQuery {
              WHERE m.index > $2::bigint AND m.index <= $3::bigint ${filter} AND (${HIDDEN}) IS NULL
              ORDER BY m.index LIMIT $4::int
            ), added AS (
-             INSERT INTO ${D} (group_name, index, key, late) SELECT $1::text, index, key, false FROM read
-             ON CONFLICT (group_name, index) DO NOTHING
+             INSERT INTO ${D} (group_name, index, key, late, below_read_to)
+               SELECT $1::text, index, key, false, false FROM read
            )
            SELECT coalesce(array_agg(read.index ORDER BY read.index), '{}'::bigint[]) FROM read`,
     source: 'types' in source ? source.types : 'category' in source ? [source.category] : null,

@@ -1,0 +1,83 @@
+import pg from 'pg';
+import { RENDERED_ROW_JSON, TABLES } from '@ordinal/log/internal';
+import { cpuUs } from './proc-cpu.js';
+
+/** PostgreSQL CPU per event (µs) of each step of the least a group does per event. */
+export interface GroupFloor {
+  pgCpuUsPerEvent: number;
+  parts: { add: number; hand: number; render: number; ack: number };
+}
+
+/**
+ * The floor under a consumer group's PostgreSQL cost: for `events` of the filled log, in
+ * batches of `batch`, one statement each that adds the deliveries, marks them held, renders
+ * their messages (as a fetch does) and deletes them (as an ack does), on the group tables with
+ * their indexes, without anything else a claim does (no lock, expiry, pick, checkpoint, or
+ * function). The backend's CPU per event, from /proc; a group (`bench-floor`, not defined)
+ * leaves no row behind.
+ */
+export async function groupFloor(
+  databaseUrl: string,
+  first: number,
+  events: number,
+  batch: number,
+): Promise<GroupFloor> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    // As ordinal_group_claim runs (its settings): index scans, no JIT.
+    await client.query('SET enable_seqscan = off; SET enable_bitmapscan = off; SET jit = off');
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const pid = rows[0].pid;
+    const spent = { add: 0, hand: 0, render: 0, ack: 0 };
+    const step = async (part: keyof typeof spent, text: string, indices: number[]) => {
+      const before = cpuUs(pid);
+      await client.query(text, [indices]);
+      spent[part] += cpuUs(pid) - before;
+    };
+    const started = cpuUs(pid);
+    for (let from = first; from < first + events; from += batch) {
+      const indices = Array.from(
+        { length: Math.min(batch, first + events - from) },
+        (_, i) => from + i,
+      );
+      await step(
+        'add',
+        `INSERT INTO consumer_group_deliveries (group_name, index, key, late, below_read_to)
+         SELECT 'bench-floor', i, NULL, false, false FROM unnest($1::bigint[]) i`,
+        indices,
+      );
+      await step(
+        'hand',
+        `UPDATE consumer_group_deliveries SET member_id = 'm', epoch = 1, attempt = attempt + 1,
+           deadline = clock_timestamp() + interval '1 minute'
+         WHERE group_name = 'bench-floor' AND index = ANY($1::bigint[])`,
+        indices,
+      );
+      await step(
+        'render',
+        `SELECT index::text AS index, ${RENDERED_ROW_JSON} AS json, personal
+         FROM ${TABLES.messages} WHERE index = ANY($1::bigint[])`,
+        indices,
+      );
+      await step(
+        'ack',
+        `DELETE FROM consumer_group_deliveries
+         WHERE group_name = 'bench-floor' AND member_id = 'm' AND epoch = 1 AND index = ANY($1::bigint[])`,
+        indices,
+      );
+    }
+    const perEvent = (us: number) => Number((us / events).toFixed(1));
+    return {
+      pgCpuUsPerEvent: perEvent(cpuUs(pid) - started),
+      parts: {
+        add: perEvent(spent.add),
+        hand: perEvent(spent.hand),
+        render: perEvent(spent.render),
+        ack: perEvent(spent.ack),
+      },
+    };
+  } finally {
+    await client.end();
+  }
+}
