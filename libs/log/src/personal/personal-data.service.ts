@@ -503,9 +503,13 @@ export class PersonalData implements OnApplicationShutdown {
   ): Promise<Map<string, SubjectKey>> {
     const schema = this.options.keyStoreSchema;
     const master = await this.masterKey();
-    let rows = await this.store.query<SubjectKeyRow>(readKeys(schema, subjects));
-    const have = new Set(rows.map((r) => r.subject_hash));
-    const fresh = subjects.filter((s) => !have.has(s) && toMake.has(s));
+    // Subjects an append names are not looked up first: the insert of their new keys answers
+    // with the rows that exist already (a destroyed one too), one round trip instead of two on
+    // a publish of new subjects. A key made for a subject that had one is dropped unused.
+    const toRead = subjects.filter((s) => !toMake.has(s));
+    let rows =
+      toRead.length > 0 ? await this.store.query<SubjectKeyRow>(readKeys(schema, toRead)) : [];
+    const fresh = subjects.filter((s) => toMake.has(s));
     // The keys made here, by subject: the row this process wrote is not unwrapped again.
     const made = new Map<string, { key: Buffer; wrapped: Buffer }>();
     if (fresh.length > 0) {
