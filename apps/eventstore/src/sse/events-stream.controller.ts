@@ -181,6 +181,9 @@ export class EventsStreamController {
       throw new ServiceUnavailableException('The server is shutting down; reconnect shortly');
     // The writer exists only once the feed has its head; a drop before that just ends the feed.
     const opened: { writer?: SseWriter } = {};
+    const personal = (request as FastifyRequest & AuthorisedRequest).principal?.scopes.has(
+      'personal',
+    );
     const feed = this.router.open({
       fromIndex: params.startIndex,
       toIndex: params.endIndex,
@@ -192,6 +195,8 @@ export class EventsStreamController {
       // All streams together held more than ORDINAL_STREAMS_BUFFER_BYTES and this one the most:
       // close it; the client reconnects from its Last-Event-ID.
       onDropped: () => opened.writer?.abort(),
+      // The personal scope: a catch-up page's keys in one key-store query, not one per subject.
+      beforePage: personal ? (messages) => this.personalData.loadKeys(messages) : undefined,
     });
     let headIndex: number;
     try {
@@ -214,7 +219,7 @@ export class EventsStreamController {
       heartbeatMs: this.config.heartbeatMs,
       retryMs: SSE_RETRY_MS,
       currentHead: () => this.router.deliveredUpTo,
-      reveal: (request as FastifyRequest & AuthorisedRequest).principal?.scopes.has('personal')
+      reveal: personal
         ? {
             cached: (message) => this.personalData.revealCached(message),
             read: (message) => this.personalData.revealOne(message),

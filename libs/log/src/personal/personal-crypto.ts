@@ -1,4 +1,10 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  randomBytes,
+  randomFillSync,
+} from 'node:crypto';
 import { KEY_BYTES } from './key-provider.js';
 
 const IV_BYTES = 12;
@@ -19,16 +25,44 @@ export function newDataKey(): Buffer {
   return randomBytes(KEY_BYTES);
 }
 
+/** `count` new random data keys, from one draw of the CSPRNG (a draw per key cost more than the key's wrapping). */
+export function newDataKeys(count: number): Buffer[] {
+  const bytes = randomBytes(KEY_BYTES * count);
+  return Array.from({ length: count }, (_, i) =>
+    Buffer.from(bytes.subarray(i * KEY_BYTES, (i + 1) * KEY_BYTES)),
+  );
+}
+
+/**
+ * IVs are taken from a buffer of random bytes filled 4,096 IVs at a time: `randomBytes(12)`
+ * per box cost as much as the encryption itself. Each IV is used once (the pool is refilled,
+ * never reread) and comes from the same CSPRNG, so a box's IV is as unpredictable as before.
+ */
+const IV_POOL_BYTES = IV_BYTES * 4096;
+const ivPool = Buffer.allocUnsafe(IV_POOL_BYTES);
+let ivPoolUsed = IV_POOL_BYTES;
+
 /**
  * AES-256-GCM of `plain` under `key`, bound to `context` (additional authenticated data: a box
  * moved to another subject or field does not open): `version | iv | tag | ciphertext`.
  */
 export function seal(key: Buffer, plain: Buffer, context: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  if (ivPoolUsed === IV_POOL_BYTES) {
+    randomFillSync(ivPool);
+    ivPoolUsed = 0;
+  }
+  const head = 1 + IV_BYTES + TAG_BYTES;
+  const box = Buffer.allocUnsafe(head + plain.length);
+  box[0] = FORMAT;
+  ivPool.copy(box, 1, ivPoolUsed, (ivPoolUsed += IV_BYTES));
+  const cipher = createCipheriv('aes-256-gcm', key, box.subarray(1, 1 + IV_BYTES));
   cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-  return Buffer.concat([Buffer.of(FORMAT), iv, cipher.getAuthTag(), body]);
+  // GCM is a stream mode: the ciphertext is as long as the plain text, final() adds nothing.
+  const written = cipher.update(plain).copy(box, head);
+  if (written + cipher.final().copy(box, head + written) !== plain.length)
+    throw new Error('AES-256-GCM gave a ciphertext of another length than its plain text');
+  cipher.getAuthTag().copy(box, 1 + IV_BYTES);
+  return box;
 }
 
 /** Opens a `seal` box; throws when the key or the context is not the sealing one (GCM refuses). */
@@ -40,7 +74,10 @@ export function open(key: Buffer, box: Buffer, context: string): Buffer {
   const decipher = createDecipheriv('aes-256-gcm', key, iv);
   decipher.setAAD(Buffer.from(context, 'utf8'));
   decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(box.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+  const head = decipher.update(box.subarray(1 + IV_BYTES + TAG_BYTES));
+  // GCM's final() checks the tag and gives nothing more: no copy of the whole in the common case.
+  const tail = decipher.final();
+  return tail.length === 0 ? head : Buffer.concat([head, tail]);
 }
 
 /** The context of a message's sealed fields: the subject and the pointers. */

@@ -14,6 +14,12 @@ import {
   SubjectErasedError,
 } from '../errors/index.js';
 import { replaceAt } from './json-pointer.js';
+import {
+  arrayElements,
+  messageTextParts,
+  spliceOpened,
+  type MessageTextParts,
+} from './json-splice.js';
 import { planSeal, type SealPlan } from './seal-plan.js';
 import {
   finishStoredSeal,
@@ -28,7 +34,7 @@ import {
   CHECK_CONTEXT,
   fieldContext,
   keyContext,
-  newDataKey,
+  newDataKeys,
   open,
   seal,
   subjectHash,
@@ -73,6 +79,7 @@ export class PersonalData implements OnApplicationShutdown {
   private readonly options: ResolvedPersonalDataOptions;
   private readonly rules = new Map<string, ResolvedRule>();
   private readonly keys = new Map<string, SubjectKey>();
+  private readonly hashes = new Map<string, string>();
   private readonly store: KeyStoreConnection;
   private master: Promise<Buffer> | null = null;
   private started = false;
@@ -187,7 +194,7 @@ export class PersonalData implements OnApplicationShutdown {
       const where = count > 1 ? `messages.${i}: ` : '';
       const plan = planSeal(rule, message.messageType, message.body);
       if ('problem' in plan) throw new InvalidMessageError(`${where}${plan.message}`);
-      plans.push({ rule, ...plan, subject: subjectHash(plan.subjectId) });
+      plans.push({ rule, ...plan, subject: this.hashOf(plan.subjectId) });
     }
     const subjects = [...new Set(plans.flatMap((p) => (p ? [p.subject] : [])))];
     const keys = await this.keysOf(subjects, true);
@@ -209,6 +216,19 @@ export class PersonalData implements OnApplicationShutdown {
       return { ...message, body: plan.body, personal: { subject: plan.subject, fields, sealed } };
     });
     return { ...request, messages };
+  }
+
+  /**
+   * `subjectHash` of a subject id, remembered (a subject publishes many messages; a SHA-256
+   * each cost a sixth of the sealing). Only the id's name in the key store: no key.
+   */
+  private hashOf(subjectId: string): string {
+    let hash = this.hashes.get(subjectId);
+    if (hash === undefined) {
+      if (this.hashes.size >= KEY_CACHE_SIZE) this.hashes.clear();
+      this.hashes.set(subjectId, (hash = subjectHash(subjectId)));
+    }
+    return hash;
   }
 
   /**
@@ -251,6 +271,19 @@ export class PersonalData implements OnApplicationShutdown {
     );
   }
 
+  /**
+   * Reads into memory, in one key-store query, the keys of the messages' subjects that are not
+   * there yet (a catch-up page, before its messages are revealed one by one with
+   * `revealCached`). Erased subjects stay erased: a key is only ever used through the memory
+   * an erasure clears first.
+   */
+  async loadKeys(messages: readonly StoredMessage[]): Promise<void> {
+    const subjects = new Set<string>();
+    for (const m of messages)
+      if (m.personal && !this.keys.has(m.personal.subject)) subjects.add(m.personal.subject);
+    if (subjects.size > 0) await this.keysOf([...subjects], false);
+  }
+
   /** `reveal` of one message. */
   async revealOne(message: StoredMessage): Promise<StoredMessage> {
     if (!message.personal) return message;
@@ -274,17 +307,12 @@ export class PersonalData implements OnApplicationShutdown {
   ): StoredMessage {
     if (key === undefined || key === 'erased') return message;
     const json = renderedJson(message);
-    if (json !== undefined) {
-      // A rendered read: open the fields in its own parsed JSON (no copy of the body), drop
-      // `redacted`, and hand on the JSON (the wire shape, as toOrdinalRecord would write it).
-      const wire = JSON.parse(json) as { body: unknown; redacted?: string[] };
-      this.openInPlace(wire.body, personal, key, `Message ${message.id}`);
-      delete wire.redacted;
+    if (json !== undefined)
+      // A rendered read: the fields opened into its JSON, `redacted` dropped (the wire shape).
       return new RenderedMessage(
         { index: message.id, message_type: message.messageType, user_id: message.userId, json: '' },
-        JSON.stringify(wire),
+        this.openedJson(json, personal, key, `Message ${message.id}`) ?? json,
       );
-    }
     const body = this.openBody(message.body, personal, key, `Message ${message.id}`);
     const copy: Record<string, unknown> = {};
     for (const name of NAMES) copy[name] = message[name];
@@ -296,24 +324,58 @@ export class PersonalData implements OnApplicationShutdown {
    * scope: each one's sealed fields opened in its JSON, `redacted` dropped; tombstones and
    * erased subjects' messages unchanged.
    */
-  async revealJson<E extends { json: string; personal?: SealedFields }>(events: E[]): Promise<E[]> {
+  async revealJson<E extends { json: string; personal?: SealedFields; index?: number }>(
+    events: E[],
+  ): Promise<E[]> {
     const subjects = [...new Set(events.flatMap((e) => (e.personal ? [e.personal.subject] : [])))];
     if (subjects.length === 0) return events;
     const keys = await this.keysOf(subjects, false);
     return events.map((e) => {
       const key = e.personal ? keys.get(e.personal.subject) : undefined;
       if (!e.personal || key === undefined || key === 'erased') return e;
-      const wire = JSON.parse(e.json) as {
-        id?: number;
-        body: unknown;
-        redacted?: string[];
-        tombstone?: unknown;
-      };
-      if (wire.tombstone !== undefined) return e;
-      this.openInPlace(wire.body, e.personal, key, `Message ${wire.id}`);
-      delete wire.redacted;
-      return { ...e, json: JSON.stringify(wire) };
+      const json = this.openedJson(e.json, e.personal, key, `Message ${e.index ?? ''}`.trim());
+      return json === null ? e : { ...e, json };
     });
+  }
+
+  /**
+   * A message's JSON text (the wire record) with its sealed fields opened in its body and
+   * `redacted` dropped; null for a tombstone's. The clear values are spliced into the text
+   * (json-splice.ts): the message is not parsed and written back whole, which cost as much as
+   * the AES-GCM open. Text the splice cannot walk goes the long way, parse and stringify.
+   */
+  private openedJson(
+    json: string,
+    personal: SealedFields,
+    key: Buffer,
+    what: string,
+  ): string | null {
+    let parts: MessageTextParts | null;
+    try {
+      parts = messageTextParts(json);
+    } catch {
+      parts = null;
+    }
+    if (parts?.tombstone) return null;
+    const clear = this.openBox(personal, key, what);
+    if (parts !== null) {
+      try {
+        const values = arrayElements(clear);
+        const spliced =
+          values.length === personal.fields.length
+            ? spliceOpened(json, parts, personal.fields, values)
+            : null;
+        if (spliced !== null) return spliced;
+      } catch {
+        // Text the scanner cannot walk: the long way below.
+      }
+    }
+    const wire = JSON.parse(json) as { body: unknown; redacted?: string[]; tombstone?: unknown };
+    if (wire.tombstone !== undefined) return null;
+    const values = JSON.parse(clear) as unknown[];
+    personal.fields.forEach((pointer, i) => replaceAt(wire.body, pointer, values[i]));
+    delete wire.redacted;
+    return JSON.stringify(wire);
   }
 
   /**
@@ -344,11 +406,16 @@ export class PersonalData implements OnApplicationShutdown {
 
   /** Opens the sealed fields into `opened` (in place). */
   private openInPlace(opened: unknown, personal: SealedFields, key: Buffer, what: string): void {
-    let values: unknown[];
+    const values = JSON.parse(this.openBox(personal, key, what)) as unknown[];
+    personal.fields.forEach((pointer, i) => replaceAt(opened, pointer, values[i]));
+  }
+
+  /** The JSON text of the array of a message's sealed values; a box that does not open is a typed error. */
+  private openBox(personal: SealedFields, key: Buffer, what: string): string {
     try {
       const box = Buffer.from(personal.sealed, 'base64');
       const context = fieldContext(personal.subject, personal.fields.join(','));
-      values = JSON.parse(open(key, box, context).toString('utf8')) as unknown[];
+      return open(key, box, context).toString('utf8');
     } catch (cause) {
       throw new OrdinalError(
         'master_key_mismatch',
@@ -356,7 +423,6 @@ export class PersonalData implements OnApplicationShutdown {
         { cause },
       );
     }
-    personal.fields.forEach((pointer, i) => replaceAt(opened, pointer, values[i]));
   }
 
   /** Drops an erased subject's key from this process's memory (an erasure made elsewhere). */
@@ -437,14 +503,26 @@ export class PersonalData implements OnApplicationShutdown {
   ): Promise<Map<string, SubjectKey>> {
     const schema = this.options.keyStoreSchema;
     const master = await this.masterKey();
-    let rows = await this.store.query<SubjectKeyRow>(readKeys(schema, subjects));
-    const have = new Set(rows.map((r) => r.subject_hash));
-    const fresh = subjects.filter((s) => !have.has(s) && toMake.has(s));
+    // Subjects an append names are not looked up first: the insert of their new keys answers
+    // with the rows that exist already (a destroyed one too), one round trip instead of two on
+    // a publish of new subjects. A key made for a subject that had one is dropped unused.
+    const toRead = subjects.filter((s) => !toMake.has(s));
+    let rows =
+      toRead.length > 0 ? await this.store.query<SubjectKeyRow>(readKeys(schema, toRead)) : [];
+    const fresh = subjects.filter((s) => toMake.has(s));
+    // The keys made here, by subject: the row this process wrote is not unwrapped again.
+    const made = new Map<string, { key: Buffer; wrapped: Buffer }>();
     if (fresh.length > 0) {
-      const wrapped = fresh.map((s) => seal(master, newDataKey(), keyContext(s)));
+      const newKeys = newDataKeys(fresh.length);
+      const wrapped = fresh.map((s, i) => {
+        const key = newKeys[i];
+        const box = seal(master, key, keyContext(s));
+        made.set(s, { key, wrapped: box });
+        return box;
+      });
       rows = rows.concat(await this.store.query<SubjectKeyRow>(createKeys(schema, fresh, wrapped)));
-      const made = new Set(rows.map((r) => r.subject_hash));
-      const raced = fresh.filter((s) => !made.has(s));
+      const returned = new Set(rows.map((r) => r.subject_hash));
+      const raced = fresh.filter((s) => !returned.has(s));
       // A key another process made after this statement's snapshot: read it now.
       if (raced.length > 0)
         rows = rows.concat(await this.store.query<SubjectKeyRow>(readKeys(schema, raced)));
@@ -453,7 +531,12 @@ export class PersonalData implements OnApplicationShutdown {
     for (const row of rows) {
       // An erasure in this process while the query ran wins over the key it read.
       const erased = row.wrapped_key === null || this.keys.get(row.subject_hash) === 'erased';
-      const key = erased ? 'erased' : this.unwrap(master, row);
+      const ours = made.get(row.subject_hash);
+      const key = erased
+        ? 'erased'
+        : ours !== undefined && ours.wrapped.equals(row.wrapped_key!)
+          ? ours.key
+          : this.unwrap(master, row);
       keys.set(row.subject_hash, key);
       this.remember(row.subject_hash, key);
     }

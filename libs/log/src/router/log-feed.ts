@@ -38,6 +38,13 @@ export interface FeedOptions {
    * (subscriptions, push interfaces).
    */
   onDropped?: () => void;
+  /**
+   * Called with each catch-up page before its first message is yielded, and awaited: what
+   * the consumer needs for the page is fetched once for all its rows (the data keys of a
+   * reader with the `personal` scope), not per message. A rejection ends the feed like a
+   * failed read.
+   */
+  beforePage?: (messages: readonly StoredMessage[]) => Promise<void> | void;
 }
 
 /**

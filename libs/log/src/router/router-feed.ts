@@ -276,6 +276,8 @@ export class RouterFeed implements LogFeed, BudgetHolder {
         after = result.to;
       } else if (!ranged) after = result.to;
       fill();
+      if (this.options.beforePage && result.messages.length > 0)
+        await this.options.beforePage(result.messages);
       for (const message of result.messages) {
         if (this.closed) return;
         // Read the ordinary way after all (a replay after an overflow): not late any more.

@@ -1,0 +1,36 @@
+import { fieldContext, newDataKey, newDataKeys, open, seal } from './personal-crypto.js';
+
+describe('sealing personal fields', () => {
+  it('gives every box its own IV, across refills of the IV pool, and each opens', () => {
+    // Given more boxes than the pool holds IVs (4,096)
+    const key = newDataKey();
+    const context = fieldContext('subject', '/email');
+    const boxes = Array.from({ length: 10_000 }, (_, i) =>
+      seal(key, Buffer.from(`v${i}`), context),
+    );
+    // Then no IV repeats, and each box opens to its own value
+    const ivs = new Set(boxes.map((box) => box.subarray(1, 13).toString('hex')));
+    expect(ivs.size).toBe(boxes.length);
+    boxes.forEach((box, i) => expect(open(key, box, context).toString()).toBe(`v${i}`));
+  });
+
+  it('refuses a box under another key, another context or with a changed byte', () => {
+    // Given a sealed value
+    const key = newDataKey();
+    const context = fieldContext('subject', '/email,/address');
+    const box = seal(key, Buffer.from('["a@b.example",{"city":"Lyon"}]'), context);
+    // Then it opens only as it was sealed
+    expect(open(key, box, context).toString()).toBe('["a@b.example",{"city":"Lyon"}]');
+    expect(() => open(newDataKey(), box, context)).toThrow();
+    expect(() => open(key, box, fieldContext('other', '/email,/address'))).toThrow();
+    const changed = Buffer.from(box);
+    changed[changed.length - 1] ^= 1;
+    expect(() => open(key, changed, context)).toThrow();
+  });
+
+  it('draws data keys of 32 bytes, each its own', () => {
+    const keys = newDataKeys(64);
+    expect(keys.every((key) => key.length === 32)).toBe(true);
+    expect(new Set(keys.map((key) => key.toString('hex'))).size).toBe(64);
+  });
+});
