@@ -130,6 +130,15 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     return subscription;
   }
 
+  /**
+   * The positions the members of `group` running here watch for a late row (concurrent mode:
+   * passed without a row); empty when it is not registered here.
+   */
+  pendingLate(group: string): number[] {
+    const members = this.groups.get(group) ?? [];
+    return [...new Set(members.flatMap((m) => m.status().pendingLate))].sort((a, b) => a - b);
+  }
+
   /** Names of every subscription and projection registered in this process (partitioned ones by projection). */
   names(): string[] {
     return [...this.groups.keys()];

@@ -129,6 +129,12 @@ export class ProjectionVersionDto {
   stopAt!: number | null;
 
   @ApiProperty({
+    description:
+      'A previous build a late row may still reach at or below its stop (concurrent ordering): it runs on until no position there is watched (ORDINAL_LATE_WATCH_MS)',
+  })
+  awaitingLate!: boolean;
+
+  @ApiProperty({
     type: 'integer',
     nullable: true,
     description: 'Its handlers run live above this index',

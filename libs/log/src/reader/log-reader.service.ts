@@ -9,6 +9,7 @@ import {
   readRenderedPage,
   cutRenderedPage,
   readSkippedBetween,
+  readWatchedAtOrBelow,
   readCommittedHead,
   type ReadFilter,
 } from '../sql/index.js';
@@ -77,6 +78,22 @@ export class LogReader {
    */
   async safeHead(): Promise<number> {
     return this.guard(() => this.watermark.safeHead());
+  }
+
+  /**
+   * Whether a row may still commit late at or below `index` (concurrent mode: a position the
+   * watermark passed without a row is watched for one, ORDINAL_LATE_WATCH_MS). Always false
+   * in gapless mode, where nothing is ever passed.
+   */
+  async lateRowPossibleAtOrBelow(index: number): Promise<boolean> {
+    if (!this.concurrent) return false;
+    return this.guard(async () => {
+      const [row] = await execute<{ watched: boolean }>(
+        this.dataSource.manager,
+        readWatchedAtOrBelow(index),
+      );
+      return row.watched;
+    });
   }
 
   /** Up to `limit` messages from `fromIndex` (inclusive) up to `toIndex` and the safe head. */

@@ -22,6 +22,23 @@ export function readSkippedBetween(from: number, to: number): SqlQuery {
 }
 
 /**
+ * Whether a row may still commit at a passed position at or below `upTo`: one still watched
+ * (a row may be inserted there, or one inserted while it was watched has not arrived yet:
+ * its watch is then `infinity`). Past its watch, the trigger `messages_index_passed` refuses
+ * a row there. Two branches, each on its partial index (exact releases by `watch_until`,
+ * abandoned positions by position), so the exact releases no longer watched are never read.
+ */
+export function readWatchedAtOrBelow(upTo: number): SqlQuery {
+  return {
+    text: `SELECT EXISTS (SELECT 1 FROM ${TABLES.skipped} WHERE released_exactly AND arrived_at IS NULL
+                            AND watch_until IS NOT NULL AND watch_until > now() AND position <= $1)
+               OR EXISTS (SELECT 1 FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly
+                            AND watch_until > now() AND position <= $1) AS watched`,
+    values: [upTo],
+  };
+}
+
+/**
  * After a restart: watched positions at or below a reader's position that have not arrived
  * yet, or arrived since `arrivedSince` (when the reader last wrote its position down: an
  * arrival found by some other process while this reader was away is still its to deliver;

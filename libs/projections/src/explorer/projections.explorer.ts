@@ -159,6 +159,7 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
       local.declared,
       start ? 'all' : new Set(local.builds.keys()),
       known,
+      (consumers) => this.subscriptions.pendingLate(consumers),
     );
     if (this.closed) return;
     const wanted = new Map(run.map((b) => [b.consumers, b]));
@@ -168,7 +169,7 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
       await this.subscriptions.unsubscribe(consumers);
       const now = rows.find((r) => r.consumers === consumers);
       this.logger.log(
-        `Projection '${build.projection}' v${build.version} (build ${build.build}) stops here: ${now?.state === 'previous' ? `previous, at its stop (index ${now.stop_at})` : 'retired'}`,
+        `Projection '${build.projection}' v${build.version} (build ${build.build}) stops here: ${now?.state === 'previous' ? `previous, at its stop (index ${now.stop_at}), no late row can arrive below it` : 'retired'}`,
       );
     }
     for (const build of run) {

@@ -16,6 +16,11 @@ export interface ProjectionVersionStatus {
   /** A live process runs it. */
   running: boolean;
   stopAt: number | null;
+  /**
+   * A previous build a late row may still reach at or below its stop (concurrent mode): it
+   * runs on, past its stop, until no passed position there is watched (ORDINAL_LATE_WATCH_MS).
+   */
+  awaitingLate: boolean;
   liveFrom: number | null;
   promoteAtLag: number | null;
   promotedAt: string | null;

@@ -102,12 +102,20 @@ export class ProjectionVersionsService {
    * of the projection (`rows`). A previous build runs until it has reached its stop; only those
    * named in `running` (the ones this process runs) are looked at, or every one with `'all'`
    * (at start): a previous build nobody runs any more stays where it stopped. `known`: every
-   * build's row, read once for several projections (else read here).
+   * build's row, read once for several projections (else read here). `watching`: the
+   * positions this process's members of a build watch for a late row.
+   *
+   * A previous build at its stop still runs while a row may arrive late at or below it
+   * (concurrent mode): such a row's side effect is the previous build's, the build promoted
+   * over it gets it as a replay. So it is left only once no passed position at or below its
+   * stop is watched, in the database (whoever owns the partition) or by a member here (which
+   * also waits for a transaction that inserted while the position was watched).
    */
   async runnable(
     declared: DeclaredProjection,
     running: ReadonlySet<string> | 'all',
     known?: BuildRow[],
+    watching: (consumers: string) => readonly number[] = () => [],
   ): Promise<{ rows: BuildRow[]; run: BuildRow[] }> {
     const rows =
       known?.filter((r) => r.projection === declared.projection) ??
@@ -116,10 +124,22 @@ export class ProjectionVersionsService {
     for (const row of rows) {
       if (row.version !== declared.version || row.state !== 'previous') continue;
       if (running !== 'all' && !running.has(row.consumers)) continue;
-      if (beforeStop(row, await this.groupPositions(this.dataSource.manager, row.consumers)))
+      const stopAt = position(row.stop_at) ?? 0;
+      if (
+        beforeStop(row, await this.groupPositions(this.dataSource.manager, row.consumers)) ||
+        watching(row.consumers).some((p) => p <= stopAt) ||
+        (await this.awaitingLate(row))
+      )
         unfinished.add(row.consumers);
     }
     return { rows, run: buildsToRun(rows, declared.version, unfinished) };
+  }
+
+  /** Whether a row may still arrive late at or below a stopped build's stop (see runnable). */
+  private async awaitingLate(row: BuildRow): Promise<boolean> {
+    const stopAt = position(row.stop_at);
+    if (stopAt === null || row.state === 'retired') return false;
+    return this.reader.lateRowPossibleAtOrBelow(stopAt);
   }
 
   /** A blue/green rebuild: a new build of the declared version, a candidate in its own schema. */
@@ -274,9 +294,12 @@ export class ProjectionVersionsService {
     const rows = await this.builds(projection);
     const head = await this.reader.safeHead();
     const at = new Map<string, GroupPositionsRow>();
-    for (const row of rows)
+    const awaiting = new Set<string>();
+    for (const row of rows) {
       at.set(row.consumers, await this.groupPositions(this.dataSource.manager, row.consumers));
-    return versionStatuses(rows, at, head);
+      if (row.state === 'previous' && (await this.awaitingLate(row))) awaiting.add(row.consumers);
+    }
+    return versionStatuses(rows, at, head, awaiting);
   }
 
   private async switchTo(

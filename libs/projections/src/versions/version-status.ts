@@ -7,12 +7,13 @@ import type { GroupPositionsRow } from './sql/positions.sql.js';
 /**
  * Each build as reports show it. Its lag is to its target: the head; for a candidate held
  * at the serving build (a live process runs that one), the serving build's position; for a
- * stopped build, its stop.
+ * stopped build, its stop. `awaiting`: the previous builds a late row may still reach.
  */
 export function versionStatuses(
   rows: BuildRow[],
   at: Map<string, GroupPositionsRow>,
   head: number,
+  awaiting: ReadonlySet<string> = new Set(),
 ): ProjectionVersionStatus[] {
   const serving = rows.find((r) => r.state === 'serving');
   return rows.map((row) => {
@@ -34,6 +35,7 @@ export function versionStatuses(
       lag: Math.max(0, target - pos),
       running: at.get(row.consumers)?.live_owner ?? false,
       stopAt: position(row.stop_at),
+      awaitingLate: awaiting.has(row.consumers),
       liveFrom: position(row.live_from),
       promoteAtLag: row.promote_at_lag,
       promotedAt: row.promoted_at?.toISOString() ?? null,
