@@ -135,8 +135,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
    * passed without a row); empty when it is not registered here.
    */
   pendingLate(group: string): number[] {
-    const members = this.groups.get(group) ?? [];
-    return [...new Set(members.flatMap((m) => m.status().pendingLate))].sort((a, b) => a - b);
+    return (this.groups.get(group) ?? []).flatMap((m) => m.status().pendingLate);
   }
 
   /** Names of every subscription and projection registered in this process (partitioned ones by projection). */

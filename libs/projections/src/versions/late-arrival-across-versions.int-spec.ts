@@ -1,4 +1,4 @@
-import type { INestApplicationContext } from '@nestjs/common';
+import type { INestApplicationContext, Provider } from '@nestjs/common';
 import { LogWriter, type LogModuleOptions } from '@ordinal/log';
 import { SEQUENCE } from '@ordinal/log/internal';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
@@ -30,10 +30,10 @@ describe('Versioned projections: a late arrival below a previous build’s stop 
     lateRescanMs: 100,
     lateWatchMs: 60_000,
   };
-  const app = (providers: unknown[]) =>
+  const app = (providers: Provider[]) =>
     startProjectionsApp(db!.url, {
       log,
-      providers: [VersionProbe, ...(providers as never[])],
+      providers: [VersionProbe, ...providers],
       subscriptions: { idlePollMs: 50, lateCheckMs: 100 },
       entities: [Tally],
     });

@@ -138,8 +138,7 @@ export class ProjectionVersionsService {
   /** Whether a row may still arrive late at or below a stopped build's stop (see runnable). */
   private async awaitingLate(row: BuildRow): Promise<boolean> {
     const stopAt = position(row.stop_at);
-    if (stopAt === null || row.state === 'retired') return false;
-    return this.reader.lateRowPossibleAtOrBelow(stopAt);
+    return stopAt !== null && this.reader.lateRowPossibleAtOrBelow(stopAt);
   }
 
   /** A blue/green rebuild: a new build of the declared version, a candidate in its own schema. */
