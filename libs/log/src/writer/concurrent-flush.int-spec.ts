@@ -158,6 +158,39 @@ describe('a concurrent flush keeps the order of id, locks and positions the wate
     },
   );
 
+  it('an inOrder append (the AMQP input queue, the StartMarker) waits for a flush in flight, so it is stored after what was queued before it', async () => {
+    // Given a stream append in flight, waiting for its category's lock
+    const [{ pid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+    await locker.query('BEGIN');
+    await locker.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+      categoryLockKey('order').toString(),
+    ]);
+    const first = writer.append({
+      stream: { streamId: 'order-ordered', expectedVersion: 'no_stream' },
+      messages: [{ messageType: 'First', body: {} }],
+    });
+    await blockedWriter(pid);
+    // When an inOrder append of another category is queued after it (enough messages that a
+    // second flush would start at once beside the first), and the writer has pumped
+    const second = writer.append({
+      inOrder: true,
+      messages: Array.from({ length: 64 }, (_, n) => ({ messageType: 'Second', body: { n } })),
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Then it is still queued: nothing starts beside the flush in flight
+    expect({ queued: writer.queued, inFlight: writer.flushesInFlight }).toEqual({
+      queued: 64,
+      inFlight: 1,
+    });
+    // And once the first is stored, every message of the second comes after it
+    await locker.query('COMMIT');
+    const [a, b] = await Promise.all([first, second]);
+    const firstId = a.entries[0].status === 'created' ? a.entries[0].message.id : -1;
+    const secondIds = b.entries.map((e) => (e.status === 'created' ? e.message.id : -1));
+    expect(Math.min(...secondIds)).toBeGreaterThan(firstId);
+  });
+
   it('many parallel flushes without streams leave no hole and give every message one position', async () => {
     const before = await drawn();
     const results = await Promise.all(

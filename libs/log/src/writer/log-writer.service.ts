@@ -80,8 +80,12 @@ export interface StorageFull {
   error: string;
 }
 
-/** An append that is sent only when no flush is in flight (gapless mode): a delete, or `inOrder`. */
-const serial = (request: AppendRequest) => request.delete !== undefined || request.inOrder === true;
+/**
+ * An append that is sent only when no flush is in flight: an `inOrder` one in either mode (its
+ * order is a promise to its source), and a delete in gapless mode (see `pump`).
+ */
+const runsAlone = (request: AppendRequest, gapless: boolean) =>
+  request.inOrder === true || (gapless && request.delete !== undefined);
 
 /** Concurrent mode: messages queued that justify another flush beside those in flight. */
 const FILL_MESSAGES = 64;
@@ -106,8 +110,8 @@ export class LogWriter implements OnApplicationShutdown {
   private fillTimer: NodeJS.Timeout | null = null;
   private inFlight = 0;
   /**
-   * Gapless mode: appends queued that must not be flushed beside another (a delete, an
-   * `inOrder` append), and whether one is being flushed (nothing starts beside it).
+   * Appends queued that must not be flushed beside another (`runsAlone`), and whether one is
+   * being flushed (nothing starts beside it).
    */
   private queuedSerial = 0;
   private exclusiveInFlight = false;
@@ -174,7 +178,7 @@ export class LogWriter implements OnApplicationShutdown {
       };
       this.queue.push({ request, prepared, bytes, span, queuedAt: performance.now(), ...settle });
       this.queuedMessages += count;
-      if (serial(request)) this.queuedSerial += 1;
+      if (this.runsAlone(request)) this.queuedSerial += 1;
       this.schedule();
     });
   }
@@ -276,9 +280,10 @@ export class LogWriter implements OnApplicationShutdown {
    * state (a delete) runs alone: the one-statement flush of plain appends checks stream states
    * in the snapshot its statement began with, so one sent beside a delete could miss it and
    * append to a stream the delete had just ended; alone, every flush after it sees it. An
-   * `inOrder` append (the AMQP input queue, the StartMarker) is flushed alone too, so it is
-   * stored after everything queued before it and before everything queued after it, whichever
-   * connection's statement would have reached the log lock first.
+   * `inOrder` append (the AMQP input queue, the StartMarker) is flushed alone in either mode,
+   * so it is stored after everything queued before it and before everything queued after it,
+   * whichever connection's statement would have reached the log lock (gapless) or drawn its
+   * positions (concurrent: two flushes of different categories draw in any order) first.
    */
   private pump(): void {
     const gapless = this.options.ordering === 'gapless';
@@ -287,10 +292,10 @@ export class LogWriter implements OnApplicationShutdown {
         ? 1
         : this.options.maxConcurrentFlushes;
     while (this.inFlight < limit && this.queue.length > 0) {
-      if (this.inFlight > 0 && gapless && this.queuedSerial > 0) break;
+      if (this.inFlight > 0 && this.queuedSerial > 0) break;
       if (this.inFlight > 0 && !this.filled()) break;
       const batch = this.take();
-      const exclusive = gapless && batch.some((p) => serial(p.request));
+      const exclusive = batch.some((p) => this.runsAlone(p.request));
       if (exclusive) this.exclusiveInFlight = true;
       this.inFlight += 1;
       void this.flush(batch).finally(() => {
@@ -328,6 +333,10 @@ export class LogWriter implements OnApplicationShutdown {
     return false;
   }
 
+  private runsAlone(request: AppendRequest): boolean {
+    return runsAlone(request, this.options.ordering === 'gapless');
+  }
+
   private take(): PendingAppend[] {
     const batch: PendingAppend[] = [];
     let messages = 0;
@@ -344,7 +353,7 @@ export class LogWriter implements OnApplicationShutdown {
       batch.push(this.queue.shift()!);
       messages += count;
       bytes += next.bytes;
-      if (serial(next.request)) this.queuedSerial -= 1;
+      if (this.runsAlone(next.request)) this.queuedSerial -= 1;
     }
     this.queuedMessages -= messages;
     return batch;
