@@ -141,6 +141,8 @@ describe('access rules on categories and types, on every path', () => {
       status: 403,
       code: 'access_denied',
     });
+    // And the refusal names neither its type nor its stream (walking the indices must not list them)
+    expect(JSON.stringify(one.body)).not.toMatch(/employee|EmployeeHired/i);
     const list = await http(server.baseUrl, 'GET', '/api/streams', undefined, billing);
     expect(list.body.streams.map((s: { streamId: string }) => s.streamId).sort()).toEqual([
       'invoice-1',
@@ -260,5 +262,89 @@ describe('access rules on categories and types, on every path', () => {
       (await http(server.baseUrl, 'GET', '/api/consumer-groups/billing-feed', undefined, billing))
         .status,
     ).toBe(200);
+    // And the list of groups leaves out those it is refused (their source, members and lag)
+    const listed = await http(server.baseUrl, 'GET', '/api/consumer-groups', undefined, billing);
+    expect(listed.body.groups.map((g: { group: string }) => g.group)).toEqual(['billing-feed']);
+    const all = await http(server.baseUrl, 'GET', '/api/consumer-groups', undefined, ops);
+    expect(all.body.groups.map((g: { group: string }) => g.group).sort()).toEqual([
+      'billing-feed',
+      'hr-feed',
+    ]);
+  });
+
+  it('an idempotency key reused by another principal never hands back a message it may not read', async () => {
+    // Given a message of a type pub may not read, stored under a key
+    const stored = await http(
+      server.baseUrl,
+      'PUT',
+      '/api/events/message',
+      { messageType: 'EmployeeSalary', content: { amount: 123456 }, idempotencyKey: 'k-shared-1' },
+      ops,
+    );
+    expect(stored.status).toBe(201);
+    // When pub sends another message under the same key, in a batch and alone
+    const batch = await http(
+      server.baseUrl,
+      'POST',
+      '/api/events/messages',
+      { messages: [{ messageType: 'InvoiceX', content: { x: 1 }, idempotencyKey: 'k-shared-1' }] },
+      pub,
+    );
+    const single = await http(
+      server.baseUrl,
+      'PUT',
+      '/api/events/message',
+      { messageType: 'InvoiceX', content: { x: 1 }, idempotencyKey: 'k-shared-1' },
+      pub,
+    );
+    // Then both are refused as a reused key, naming neither the message, its type, body nor index
+    expect({ status: batch.status, entry: batch.body.messages[0] }).toEqual({
+      status: 422,
+      entry: { status: 'key_reused', code: 'idempotency_key_reused' },
+    });
+    expect({ status: single.status, code: single.body.code, id: single.body.id }).toEqual({
+      status: 422,
+      code: 'idempotency_key_reused',
+      id: undefined,
+    });
+    for (const body of [batch.body, single.body]) {
+      const text = JSON.stringify(body);
+      expect(text).not.toMatch(/EmployeeSalary|123456/);
+      expect(text).not.toContain(`index ${stored.body.id}`);
+    }
+    // And the principal that may read it still learns where it is
+    const owner = await http(
+      server.baseUrl,
+      'PUT',
+      '/api/events/message',
+      { messageType: 'EmployeeSalary', content: { amount: 1 }, idempotencyKey: 'k-shared-1' },
+      ops,
+    );
+    expect({ status: owner.status, id: owner.body.id }).toEqual({
+      status: 422,
+      id: stored.body.id,
+    });
+  });
+
+  it('the stream list pages through readable streams only: no `next` names a stream it may not read', async () => {
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let after = '';
+    for (let page = 0; page < 20; page++) {
+      const res = await http(
+        server.baseUrl,
+        'GET',
+        `/api/streams?limit=1${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+        undefined,
+        billing,
+      );
+      expect(res.status).toBe(200);
+      seen.push(...res.body.streams.map((s: { streamId: string }) => s.streamId));
+      if (res.body.next === undefined) break;
+      cursors.push(res.body.next);
+      after = res.body.next;
+    }
+    expect(seen).toEqual(['invoice-1', 'invoice-2', 'payment-1']);
+    expect(cursors.filter((c) => !/^(invoice|payment)-/.test(c))).toEqual([]);
   });
 });

@@ -216,5 +216,33 @@ describe('the audit trail: admin operations, denials and audited reads, in $audi
       billing,
     );
     expect(stream.status).toBe(403);
+    // And an admin reads it as a stream, and pages through a stream list that ends on it
+    const admin = await http(
+      server.baseUrl,
+      'GET',
+      `/api/streams/${encodeURIComponent(`$audit-${day}`)}`,
+      undefined,
+      ops,
+    );
+    expect({ status: admin.status, some: (admin.body.events?.length ?? 0) > 0 }).toEqual({
+      status: 200,
+      some: true,
+    });
+    const first = await http(server.baseUrl, 'GET', '/api/streams?limit=1', undefined, ops);
+    expect(first.body.next).toBe(`$audit-${day}`);
+    const more = await http(
+      server.baseUrl,
+      'GET',
+      `/api/streams?limit=1&after=${encodeURIComponent(first.body.next)}`,
+      undefined,
+      ops,
+    );
+    expect({
+      status: more.status,
+      streams: more.body.streams.map((s: { streamId: string }) => s.streamId),
+    }).toEqual({
+      status: 200,
+      streams: ['employee-1'],
+    });
   });
 });

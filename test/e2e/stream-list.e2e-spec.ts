@@ -69,10 +69,31 @@ describe('GET /api/streams: the aggregate streams, a page at a time', () => {
     ['?limit=0', /limit/],
     ['?limit=1001', /limit/],
     ['?prefix=a%20b', /prefix 'a b' is invalid/],
-    ['?after=-x', /streamId '-x' is invalid/],
+    ['?after=-x', /after '-x' is invalid/],
   ])('answers 400 naming the parameter for %s', async (query, message) => {
     const res = await list(query);
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(message);
+  });
+
+  it('answers an invalid stream id with the code invalid_stream_id on every route', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/api/streams/-bad', undefined],
+      ['GET', '/api/streams/-bad/version', undefined],
+      ['DELETE', '/api/streams/-bad', undefined],
+      [
+        'POST',
+        '/api/streams/-bad/events',
+        { expectedVersion: 'any', events: [{ eventType: 'E', data: {} }] },
+      ],
+      ['GET', '/api/streams?after=-x', undefined],
+    ] as const) {
+      const res = await http(server.baseUrl, method, path, body);
+      expect({ path, status: res.status, code: res.body.code }).toEqual({
+        path,
+        status: 400,
+        code: 'invalid_stream_id',
+      });
+    }
   });
 });

@@ -54,10 +54,21 @@ export class AccessPolicy {
       : (message) => !isAuditSubject(message) && check(message);
   }
 
-  /** Throws 403 unless `principal` may read this message. */
-  assertRead(principal: Principal, message: AccessSubject): void {
+  /** Whether `principal` may read this message. */
+  mayRead(principal: Principal, message: AccessSubject): boolean {
     const filter = this.readFilter(principal);
-    if (filter !== null && !filter(message)) throw this.denied(principal, 'read', message);
+    return filter === null || filter(message);
+  }
+
+  /**
+   * Throws 403 unless `principal` may read this message. The refusal names neither its type nor
+   * its stream: a reader walking the indices must learn nothing of what it may not read.
+   */
+  assertRead(principal: Principal, message: AccessSubject): void {
+    if (!this.mayRead(principal, message))
+      throw new AccessDeniedException(
+        `${principalLabel(principal)} may not read this message: no access rule allows it (docs/security.md)`,
+      );
   }
 
   /**
@@ -81,15 +92,23 @@ export class AccessPolicy {
     action: AccessAction,
     source: { category?: string | null; types?: readonly string[] },
   ): void {
+    if (!this.coversSource(principal, action, source))
+      throw this.sourceDenied(principal, action, source);
+  }
+
+  /** Whether `principal` may do `action` with every message of the source (see `assertSource`). */
+  coversSource(
+    principal: Principal,
+    action: AccessAction,
+    source: { category?: string | null; types?: readonly string[] },
+  ): boolean {
     // The audit trail: never written through the API, read with admin only (a source of the
     // whole log holds it, and a group cannot hide it from one member: admin only too).
     const holdsAudit =
       source.category === AUDIT_CATEGORY ||
       (this.audited && source.category == null && !source.types);
-    if (holdsAudit && (action === 'write' || !principal.scopes.has('admin')))
-      throw this.sourceDenied(principal, action, source);
-    if (!this.rules.coversSource(principal, action, source))
-      throw this.sourceDenied(principal, action, source);
+    if (holdsAudit && (action === 'write' || !principal.scopes.has('admin'))) return false;
+    return this.rules.coversSource(principal, action, source);
   }
 
   /** True when every source is readable by `principal` (no rules, and no audit trail to hide from it). */
@@ -104,14 +123,21 @@ export class AccessPolicy {
     return check === null || this.rules.coversSome(principal, 'read', category);
   }
 
+  /**
+   * The streams `principal` may read whole, for a list to filter where it is read: categories
+   * as LIKE patterns (null: all) and those it never sees (the audit trail's, without admin).
+   * Exactly the streams `mayReadStream` is true of.
+   */
+  readableStreams(principal: Principal): { categories: string[] | null; except: string[] } {
+    return {
+      categories: this.rules.categoryPatterns(principal, 'read'),
+      except: principal.scopes.has('admin') ? [] : [AUDIT_CATEGORY],
+    };
+  }
+
   /** Whether `principal` may read the whole stream (stream lists leave out those it may not). */
   mayReadStream(principal: Principal, streamId: string): boolean {
-    try {
-      this.assertStream(principal, 'read', streamId);
-      return true;
-    } catch {
-      return false;
-    }
+    return this.coversSource(principal, 'read', { category: categoryOf(streamId) });
   }
 
   /** Throws 403 unless `principal` may do `action` with the whole stream. */

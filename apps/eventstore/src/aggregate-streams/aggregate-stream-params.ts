@@ -1,14 +1,28 @@
 import { BadRequestException } from '@nestjs/common';
-import { isValidStreamId } from '@ordinal/event-sourcing';
+import type { OrdinalErrorCode } from '@ordinal/contract';
+import { isReadableStreamId, isValidStreamId } from '@ordinal/event-sourcing';
 import { singleParam } from '../events/query-params.js';
 
-/** The `:streamId` path parameter, or 400 naming the allowed shape. */
+/** 400 `invalid_stream_id` naming the allowed shape. */
+function invalidStreamId(raw: unknown, name = 'streamId'): BadRequestException {
+  return new BadRequestException({
+    message: `${name} '${String(raw).slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit`,
+    code: 'invalid_stream_id' satisfies OrdinalErrorCode,
+  });
+}
+
+/** The `:streamId` path parameter of a write, or 400 `invalid_stream_id`. */
 export function streamIdParam(raw: string): string {
-  if (!isValidStreamId(raw)) {
-    throw new BadRequestException(
-      `streamId '${String(raw).slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit`,
-    );
-  }
+  if (!isValidStreamId(raw)) throw invalidStreamId(raw);
+  return raw;
+}
+
+/**
+ * The `:streamId` path parameter of a read, or 400 `invalid_stream_id`: a stream id, or a
+ * system stream's (`$audit-<day>`, which the access policy lets only admins read).
+ */
+export function readableStreamIdParam(raw: string): string {
+  if (!isReadableStreamId(raw)) throw invalidStreamId(raw);
   return raw;
 }
 
@@ -36,5 +50,7 @@ export function streamPrefixParam(value: unknown): string | undefined {
 export function afterStreamParam(value: unknown): string | undefined {
   const raw = singleParam('after', value);
   if (raw === undefined || raw === '') return undefined;
-  return streamIdParam(raw);
+  // Whatever a list can end on, the audit trail's streams included.
+  if (!isReadableStreamId(raw)) throw invalidStreamId(raw, 'after');
+  return raw;
 }

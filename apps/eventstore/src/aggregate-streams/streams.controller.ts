@@ -74,6 +74,7 @@ import { SaveSnapshotDto } from './dto/save-snapshot.dto.js';
 import {
   afterStreamParam,
   booleanParam,
+  readableStreamIdParam,
   streamIdParam,
   streamPrefixParam,
 } from './aggregate-stream-params.js';
@@ -137,11 +138,17 @@ export class StreamsController {
     @Query('limit') limitRaw?: string,
   ): Promise<StreamListResponseDto> {
     const limit = intParam('limit', limitRaw, DEFAULT_LIST, 1, MAX_LIST);
+    // The database leaves out what the principal may not read, so `next` is always one it may.
+    const { categories, except } = this.access.readableStreams(principal);
     const streams = await this.streams.list({
       prefix: streamPrefixParam(prefixRaw),
       after: afterStreamParam(afterRaw),
       limit,
+      categories,
+      exceptCategories: except,
     });
+    // (the same rule in Node, as a second wall: a page that lost a row here ends without a `next`
+    // rather than naming it)
     const readable = streams.filter((s) => this.access.mayReadStream(principal, s.streamId));
     return {
       streams: readable.map((s) => ({
@@ -149,7 +156,9 @@ export class StreamsController {
         version: s.version,
         updatedAt: s.updatedAt.toISOString(),
       })),
-      ...(streams.length === limit ? { next: streams[streams.length - 1].streamId } : {}),
+      ...(streams.length === limit && readable.length === streams.length
+        ? { next: streams[streams.length - 1].streamId }
+        : {}),
     };
   }
 
@@ -242,7 +251,7 @@ export class StreamsController {
     @PersonalScope() personal = false,
   ): Promise<StreamReadResponseDto> {
     this.access.assertStream(principal, 'read', raw);
-    const streamId = streamIdParam(raw);
+    const streamId = readableStreamIdParam(raw);
     const fromVersion = intParam('fromVersion', fromRaw, 1, 1);
     const snapshot = booleanParam('snapshot', snapshotRaw, true);
     const limit = intParam('limit', limitRaw, DEFAULT_READ, 1, MAX_READ);
@@ -369,7 +378,7 @@ export class StreamsController {
     @Param('streamId') raw: string,
   ): Promise<StreamVersionDto> {
     this.access.assertStream(principal, 'read', raw);
-    return { version: await this.streams.version(streamIdParam(raw)) };
+    return { version: await this.streams.version(readableStreamIdParam(raw)) };
   }
 
   @Put(':streamId/snapshot')

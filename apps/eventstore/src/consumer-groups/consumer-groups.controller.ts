@@ -69,11 +69,15 @@ export class ConsumerGroupsController {
 
   @Get()
   @Scoped('read')
-  @ApiOperation({ summary: 'Every consumer group', description: 'Needs the `read` scope.' })
+  @ApiOperation({
+    summary: 'Every consumer group',
+    description:
+      'Every group whose whole source the caller may read (with access rules, the others are left out). Needs the `read` scope.',
+  })
   @ApiOkResponse({ type: ConsumerGroupListDto })
   @ApiErrors(503)
-  async list(): Promise<{ groups: ConsumerGroupStatus[] }> {
-    return { groups: await this.groups.list() };
+  async list(@CurrentPrincipal() principal: Principal): Promise<{ groups: ConsumerGroupStatus[] }> {
+    return { groups: this.groupAccess.readable(principal, await this.groups.list()) };
   }
 
   @Put(':group')

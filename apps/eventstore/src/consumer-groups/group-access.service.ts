@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ConsumerGroupsService } from '@ordinal/subscriptions';
+import { ConsumerGroupsService, type ConsumerGroupStatus } from '@ordinal/subscriptions';
 import { AccessPolicy } from '../access/access-policy.service.js';
 import type { Principal } from '../auth/principal.js';
 
@@ -27,18 +27,28 @@ export class GroupAccess {
     this.access.assertSource(principal, 'read', await this.sourceOf(group));
   }
 
+  /** The groups of a list that `principal` may read (the others are left out, not refused). */
+  readable(principal: Principal, groups: ConsumerGroupStatus[]): ConsumerGroupStatus[] {
+    if (this.access.sourcesOpenTo(principal)) return groups;
+    return groups.filter((g) => this.access.coversSource(principal, 'read', sourceOf(g)));
+  }
+
   private async sourceOf(group: string): Promise<Source> {
     const known = this.sources.get(group);
     if (known && known.at + SOURCE_TTL_MS > Date.now()) return known.source;
-    const { source } = (await this.groups.status(group)).definition;
-    const resolved: Source =
-      'category' in source && source.category
-        ? { category: source.category }
-        : 'types' in source && source.types
-          ? { types: source.types }
-          : {};
+    const resolved = sourceOf(await this.groups.status(group));
     if (this.sources.size > 1000) this.sources.clear();
     this.sources.set(group, { source: resolved, at: Date.now() });
     return resolved;
   }
+}
+
+/** A group's source as the access policy reads it: a category, types in every category, or the whole log. */
+function sourceOf(status: ConsumerGroupStatus): Source {
+  const { source } = status.definition;
+  return 'category' in source && source.category
+    ? { category: source.category }
+    : 'types' in source && source.types
+      ? { types: source.types }
+      : {};
 }

@@ -47,11 +47,13 @@ function toNewMessage(dto: PublishMessageDto, idempotencyKey?: string): NewMessa
   };
 }
 
-function keyReused(key: string, index: number): UnprocessableEntityException {
+/** 422: the key stored another message; where it is only for a principal that may read it. */
+function keyReused(key: string, index: number | null): UnprocessableEntityException {
+  const where = index === null ? '' : ` (stored at index ${index})`;
   return new UnprocessableEntityException({
-    message: `Idempotency key '${key}' was used for a different message (stored at index ${index}); send a new key for a new message`,
+    message: `Idempotency key '${key}' was used for a different message${where}; send a new key for a new message`,
     code: 'idempotency_key_reused',
-    id: index,
+    ...(index === null ? {} : { id: index }),
   });
 }
 
@@ -118,7 +120,10 @@ export class IngestController {
     });
     const entry = entries[0];
     if (entry.status === 'repeat' && !isSameRequest(entry.message, sent))
-      throw keyReused(entry.message.idempotencyKey!, entry.message.id);
+      throw keyReused(
+        entry.message.idempotencyKey!,
+        this.access.mayRead(principal, entry.message) ? entry.message.id : null,
+      );
     reply.status(statusOf(entries));
     if (entry.status === 'duplicate') {
       return {
@@ -173,11 +178,12 @@ export class IngestController {
     reply.status(status !== 201 && reused.some(Boolean) ? 422 : status);
     return {
       count: entries.length,
-      messages: entries.map<BatchEntryDto>((e: AppendEntry, i) =>
-        reused[i] && e.status === 'repeat'
-          ? { ...toEntryResponse(e), status: 'key_reused', code: 'idempotency_key_reused' }
-          : toEntryResponse(e),
-      ),
+      messages: entries.map<BatchEntryDto>((e: AppendEntry, i) => {
+        if (!reused[i] || e.status !== 'repeat') return toEntryResponse(e);
+        // The message stored under the key is shown only to a principal that may read it.
+        const shown = this.access.mayRead(principal, e.message) ? toEntryResponse(e) : {};
+        return { ...shown, status: 'key_reused', code: 'idempotency_key_reused' };
+      }),
     };
   }
 }

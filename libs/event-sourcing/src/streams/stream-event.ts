@@ -140,6 +140,13 @@ export interface ListStreamsOptions {
   after?: string;
   /** Most streams. @default 100 */
   limit?: number;
+  /**
+   * Only streams whose category matches one of these SQL LIKE patterns (`AccessRules`
+   * `categoryPatterns`); absent or null: every category.
+   */
+  categories?: readonly string[] | null;
+  /** Never streams of these categories. */
+  exceptCategories?: readonly string[];
 }
 
 export type { ExpectedVersion };

@@ -15,3 +15,20 @@ export function isValidStreamId(streamId: unknown): streamId is string {
 export function assertStreamId(streamId: string): void {
   if (!isValidStreamId(streamId)) throw new InvalidStreamIdError(String(streamId));
 }
+
+/**
+ * True for a stream id that can be read: a valid one, or a system stream's (`$` and a valid
+ * id, such as the audit trail's `$audit-<day>`), which Ordinal writes and nobody appends to.
+ */
+export function isReadableStreamId(streamId: unknown): streamId is string {
+  return (
+    typeof streamId === 'string' &&
+    (STREAM_ID_PATTERN.test(streamId) ||
+      (streamId.startsWith('$') && STREAM_ID_PATTERN.test(streamId.slice(1))))
+  );
+}
+
+/** Throws `InvalidStreamIdError` unless `streamId` can be read (`isReadableStreamId`). */
+export function assertReadableStreamId(streamId: string): void {
+  if (!isReadableStreamId(streamId)) throw new InvalidStreamIdError(String(streamId));
+}

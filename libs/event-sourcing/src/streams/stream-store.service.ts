@@ -39,7 +39,7 @@ import {
   type StreamStateRow,
   type StreamWindowRow,
 } from '../sql/index.js';
-import { assertStreamId } from './stream-id.js';
+import { assertReadableStreamId, assertStreamId } from './stream-id.js';
 import { assertExpectedVersion, assertVersion } from './versions.js';
 import { guardDatabase } from './guard-database.js';
 import type {
@@ -146,7 +146,13 @@ export class StreamStore {
     return guardDatabase(async () => {
       const rows = await execute<StreamListRow>(
         this.dataSource.manager,
-        listStreams(options.prefix || null, options.after || null, limit),
+        listStreams(
+          options.prefix || null,
+          options.after || null,
+          limit,
+          options.categories ?? null,
+          options.exceptCategories?.length ? options.exceptCategories : null,
+        ),
       );
       return rows.map((r) => ({
         streamId: r.stream_id,
@@ -308,7 +314,7 @@ export class StreamStore {
     limit: number,
     details: boolean,
   ): Promise<StreamSlice<E>> {
-    assertStreamId(streamId);
+    assertReadableStreamId(streamId);
     const [row] = await guardDatabase(() =>
       execute<StreamSliceRow>(
         this.dataSource.manager,

@@ -41,6 +41,51 @@ describe('AccessRules', () => {
     expect(rules.coversSource(ingest, 'read', {})).toBe(true);
   });
 
+  it('gives the categories it covers whole as LIKE patterns that agree with coversSource', () => {
+    // A LIKE pattern (escape \\) as the anchored RegExp PostgreSQL's LIKE amounts to
+    const likeRegExp = (like: string) => {
+      let body = '';
+      for (let i = 0; i < like.length; i++) {
+        const escaped = like[i] === '\\';
+        const c = escaped ? like[++i] : like[i];
+        if (!escaped && c === '%') body += '.*';
+        else if (!escaped && c === '_') body += '.';
+        else body += c.replace(/[.+^${}()|[\]\\*?]/g, '\\$&');
+      }
+      return new RegExp(`^${body}$`, 's');
+    };
+    const tricky = new AccessRules([
+      { principal: 'group:billing', allow: ['read'], categories: ['invoice-*', 'pay_ment'] },
+      { principal: 'group:billing', allow: ['read'], categories: ['ord?r*', '100%'] },
+      { principal: 'group:billing', allow: ['read'], categories: ['hr-*'], types: ['Hired'] },
+    ]);
+    const patterns = tricky.categoryPatterns(billing, 'read')!;
+    for (const category of [
+      'invoice',
+      'invoices',
+      'pay_ment',
+      'payXment',
+      'order',
+      'ordXr',
+      'orderly',
+      'ord',
+      '100%',
+      '100x',
+      'hr',
+      'employee',
+      '$audit',
+    ]) {
+      const listed = patterns.some((p) => likeRegExp(p).test(category));
+      expect({ category, listed }).toEqual({
+        category,
+        listed: tricky.coversSource(billing, 'read', { category }),
+      });
+    }
+    // Every category, and none
+    expect(rules.categoryPatterns(ingest, 'read')).toBeNull();
+    expect(rules.categoryPatterns(stranger, 'read')).toEqual([]);
+  });
+
   it('refuses a malformed rule, naming it', () => {
     expect(() => new AccessRules([{ principal: 'user:x', allow: ['read'] }])).toThrow(
       AccessRuleError,

@@ -153,6 +153,38 @@ export class AccessRules {
       (source.types !== undefined && source.types.every((t) => matchesAny(r.types!, t)));
     return mine.some((r) => coversCategory(r) && coversTypes(r));
   }
+
+  /**
+   * The categories `coversSource(principal, action, {category})` is true of, as SQL LIKE
+   * patterns over the category, or null for every category: so a list of streams can leave
+   * the others out where it is read, and a page of it ends on a stream the principal may see.
+   */
+  categoryPatterns(principal: AccessPrincipal, action: AccessAction): string[] | null {
+    if (this.open) return null;
+    // Only a rule without types covers a whole category (coversSource with no types).
+    const mine = this.rules.filter(
+      (r) => r.allow.has(action) && appliesTo(r, principal) && r.types === null,
+    );
+    if (mine.some((r) => r.categories === null || r.categoryGlobs!.includes('*'))) return null;
+    const patterns = new Set<string>();
+    for (const r of mine)
+      for (const glob of r.categoryGlobs!) {
+        patterns.add(globLike(glob));
+        if (glob.endsWith('-*')) patterns.add(escapeLike(glob.slice(0, -2)));
+      }
+    return [...patterns];
+  }
+}
+
+/** A literal for SQL LIKE (the default escape `\\`). */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, '\\$&');
+
+/** A glob (`*`, `?`) as a SQL LIKE pattern matching exactly what `globRegExp` matches. */
+export function globLike(glob: string): string {
+  return glob
+    .split('')
+    .map((c) => (c === '*' ? '%' : c === '?' ? '_' : escapeLike(c)))
+    .join('');
 }
 
 function appliesTo(rule: CompiledRule, principal: AccessPrincipal): boolean {
