@@ -183,6 +183,8 @@ describe('Versioned projections: candidate, promotion, rollback, retire (one dat
       ProjectionVersionConflictError,
     );
     expect(await projections.retire('bg-tally', 1)).toEqual([schemaOf(1)]);
+    // And retiring it again drops nothing and is not an error (the versions report still lists it)
+    expect(await projections.retire('bg-tally', 1)).toEqual([]);
     // Then only v1's schema is gone; readers still get v2
     expect(await schemas()).toEqual([schemaOf(2)]);
     expect(await read()).toEqual(expected(10));

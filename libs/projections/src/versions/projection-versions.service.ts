@@ -188,8 +188,11 @@ export class ProjectionVersionsService {
   async promote(projection: string, version: number): Promise<BuildRow> {
     return this.dataSource.transaction(async (manager) => {
       const rows = await this.locked(manager, projection);
+      if (!rows.some((r) => r.version === version))
+        throw new ProjectionVersionNotFoundError(projection, version);
+      // Retired already (a retry, a second operator): nothing left to drop.
       const same = rows.filter((r) => r.version === version && r.state !== 'retired');
-      if (same.length === 0) throw new ProjectionVersionNotFoundError(projection, version);
+      if (same.length === 0) return [];
       const target =
         latest(same.filter((r) => r.state === 'candidate')) ??
         latest(same.filter((r) => r.state === 'previous'));
@@ -245,8 +248,11 @@ export class ProjectionVersionsService {
   async retire(projection: string, version: number): Promise<string[]> {
     return this.dataSource.transaction(async (manager) => {
       const rows = await this.locked(manager, projection);
+      if (!rows.some((r) => r.version === version))
+        throw new ProjectionVersionNotFoundError(projection, version);
+      // Retired already (a retry, a second operator): nothing left to drop.
       const same = rows.filter((r) => r.version === version && r.state !== 'retired');
-      if (same.length === 0) throw new ProjectionVersionNotFoundError(projection, version);
+      if (same.length === 0) return [];
       const [{ schema: home }] = await manager.query<{ schema: string }[]>(
         'SELECT current_schema() AS schema',
       );
