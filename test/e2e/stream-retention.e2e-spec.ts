@@ -213,6 +213,72 @@ describe('Streams that end: metadata, category rules, tombstones on every reader
     ).toEqual(['expired', 'expired', undefined]);
   });
 
+  it('a stored maxAge too large for a timestamp breaks no reader and no scavenge', async () => {
+    // Given a stream and a category whose maxAge is 2^53 - 1 seconds (what the API accepted
+    // before it was bounded; a timestamp that far back does not exist)
+    const huge = String(Number.MAX_SAFE_INTEGER);
+    const big = await call('POST', '/api/streams/big-1/events', {
+      expectedVersion: 'no_stream',
+      events: events(2),
+    });
+    const cat = await call('POST', '/api/streams/bigcat-1/events', {
+      expectedVersion: 'no_stream',
+      events: events(1),
+    });
+    const first = big.body.firstIndex as number;
+    const last = cat.body.lastIndex as number;
+    await db.query(
+      `INSERT INTO stream_states (stream_id, max_age, metadata_version) VALUES ('big-1', $1, 1)`,
+      [huge],
+    );
+    await db.query(
+      `INSERT INTO category_rules (category, max_age, metadata_version) VALUES ('bigcat', $1, 1)`,
+      [huge],
+    );
+    // Then nothing is expired: a page of the log, one message, the streams, SSE history
+    const page = await call('GET', `/api/events?fromIndex=1&limit=1000`);
+    expect(page.status).toBe(200);
+    const ours = page.body.messages.filter((m: { id: number }) => m.id >= first && m.id <= last);
+    expect(ours.map((m: { id: number; tombstone?: unknown }) => [m.id, m.tombstone])).toEqual([
+      [first, undefined],
+      [first + 1, undefined],
+      [last, undefined],
+    ]);
+    const one = await call('GET', `/api/events/${first}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id: first, body: { secret: 's1' } });
+    const stream = await call('GET', '/api/streams/big-1');
+    expect(stream.status).toBe(200);
+    expect(stream.body.events.map((e: { version: number }) => e.version)).toEqual([1, 2]);
+    const inCategory = await call('GET', '/api/streams/bigcat-1');
+    expect(inCategory.status).toBe(200);
+    expect(inCategory.body.events.map((e: { version: number }) => e.version)).toEqual([1]);
+    expect((await sseHistory(first, last)).map((e) => [e.event, Number(e.id)])).toEqual([
+      ['message', first],
+      ['message', first + 1],
+      ['message', last],
+    ]);
+    // And a consumer group over the whole log is served
+    const group = await call('PUT', '/api/consumer-groups/big-all', { source: { all: true } });
+    expect(group.status).toBe(201);
+    const fetched = await call('POST', '/api/consumer-groups/big-all/fetch', {
+      memberId: 'm1',
+      max: 1000,
+    });
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.events.map((e: { index: number }) => e.index)).toEqual(
+      expect.arrayContaining([first, first + 1, last]),
+    );
+    // And a scavenge finishes and erases none of them
+    const run = await call('POST', '/api/admin/scavenge?wait=true');
+    expect(run.status).toBe(200);
+    expect(run.body.status).toBe('finished');
+    const erased = await db.query(
+      `SELECT index FROM messages WHERE stream_id IN ('big-1', 'bigcat-1') AND erased IS NOT NULL`,
+    );
+    expect(erased).toEqual([]);
+  });
+
   it('metadata writes are conditional on their own version and validated', async () => {
     await call('PUT', '/api/streams/cond-1/metadata', { maxCount: 5 });
     const stale = await call(

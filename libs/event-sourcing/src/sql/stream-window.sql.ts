@@ -7,7 +7,8 @@ import { TABLES } from '@ordinal/log/internal';
  * `visible.first` (the first visible version). Every rule hides a prefix of the stream:
  * versions up to `deleted_through`, below `truncate_before`, beyond the newest `max_count`,
  * and older than `max_age` (a stream's versions are created in order, so the first one young
- * enough ends the expired prefix; found by a range scan of the stream's index from the floor).
+ * enough ends the expired prefix; found by a range scan of the stream's index from the floor;
+ * the age is compared in seconds, so no `max_age` can take a timestamp out of range).
  * The log's readers use the row-wise form of the same rules (`hiddenReason`).
  */
 export function streamWindow(category: string): string {
@@ -33,7 +34,7 @@ export function streamWindow(category: string): string {
                     CASE WHEN rules.max_age IS NULL THEN lowest.v
                     ELSE coalesce((SELECT m.stream_version FROM ${TABLES.messages} m
                                    WHERE m.stream_id = $1 AND m.stream_version >= lowest.v
-                                     AND m.created_at >= now() - make_interval(secs => rules.max_age)
+                                     AND extract(epoch FROM now() - m.created_at) <= rules.max_age
                                    ORDER BY m.stream_version LIMIT 1), head.version + 1) END AS first
              FROM rules, lowest, head
            )`;

@@ -9,7 +9,8 @@ import { TABLES } from '../log.constants.js';
  * log). A stream row looks its stream up in `stream_states` and its category in
  * `category_rules` (small tables: only streams with a lifecycle have a row there); a stream's
  * own setting wins over its category's. `maxCount` reads the stream's head from `streams` only
- * when a count is set.
+ * when a count is set. A `maxAge` is compared with the row's age in seconds: no timestamp is
+ * worked out from it (`now()` less a huge `maxAge` is out of range), so any stored value reads.
  */
 export function hiddenReason(table: string = TABLES.messages): string {
   if (!/^[a-z_]+$/.test(table)) throw new TypeError(`Bad table alias ${table}`);
@@ -22,7 +23,8 @@ export function hiddenReason(table: string = TABLES.messages): string {
         WHEN coalesce(st.max_count, cr.max_count) IS NOT NULL
           AND ${m}.stream_version <= (SELECT h.version FROM ${TABLES.streams} h WHERE h.stream_id = ${m}.stream_id)
                                      - coalesce(st.max_count, cr.max_count) THEN 'truncated'
-        WHEN ${m}.created_at < now() - make_interval(secs => coalesce(st.max_age, cr.max_age)) THEN 'expired'
+        WHEN coalesce(st.max_age, cr.max_age) IS NOT NULL
+          AND extract(epoch FROM now() - ${m}.created_at) > coalesce(st.max_age, cr.max_age) THEN 'expired'
       END
       FROM (SELECT 1) one
       LEFT JOIN ${TABLES.streamStates} st ON st.stream_id = ${m}.stream_id
