@@ -279,6 +279,24 @@ describe('Streams that end: metadata, category rules, tombstones on every reader
     expect(erased).toEqual([]);
   });
 
+  it('refuses a maxAge beyond 100 years (3,155,760,000 s), naming the field', async () => {
+    for (const target of ['old-1', 'old-*']) {
+      const refused = await call('PUT', `/api/streams/${target}/metadata`, {
+        maxAge: 3_155_760_001,
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toMatch(/^maxAge: /);
+      expect(refused.body.fields.map((f: { field: string }) => f.field)).toEqual(['maxAge']);
+      const huge = await call('PUT', `/api/streams/${target}/metadata`, {
+        maxAge: Number.MAX_SAFE_INTEGER,
+      });
+      expect(huge.status).toBe(400);
+      const kept = await call('PUT', `/api/streams/${target}/metadata`, { maxAge: 3_155_760_000 });
+      expect(kept.status).toBe(200);
+      expect(kept.body).toMatchObject({ maxAge: 3_155_760_000, metadataVersion: 1 });
+    }
+  });
+
   it('metadata writes are conditional on their own version and validated', async () => {
     await call('PUT', '/api/streams/cond-1/metadata', { maxCount: 5 });
     const stale = await call(

@@ -19,9 +19,16 @@ import {
 import { assertStreamId, STREAM_ID_PATTERN } from './stream-id.js';
 import { guardDatabase } from './guard-database.js';
 
+/**
+ * The largest `maxAge` a write accepts: 100 years (of 365.25 days) in seconds. Readers compare
+ * any stored value safely; this keeps a setting meaningful (2^53 - 1 seconds is 285 million
+ * years, beyond any timestamp).
+ */
+export const MAX_AGE_LIMIT_SECONDS = 3_155_760_000;
+
 /** Retention settings and free metadata of a stream or a category (docs/lifecycle.md). */
 export interface StreamMetadata {
-  /** Events older than this many seconds are hidden (`expired`). */
+  /** Events older than this many seconds are hidden (`expired`); at most `MAX_AGE_LIMIT_SECONDS`. */
   maxAge?: number;
   /** Only the newest this many events are visible; older ones are hidden (`truncated`). */
   maxCount?: number;
@@ -67,6 +74,10 @@ function toValues(metadata: StreamMetadata): MetadataValues {
     if (value === undefined || value === null) return null;
     if (!Number.isSafeInteger(value) || value < 1)
       throw new InvalidMessageError(`${name} must be an integer >= 1, got ${String(value)}`);
+    if (name === 'maxAge' && value > MAX_AGE_LIMIT_SECONDS)
+      throw new InvalidMessageError(
+        `maxAge must be at most ${MAX_AGE_LIMIT_SECONDS} seconds (100 years), got ${value}`,
+      );
     return value;
   };
   const custom = metadata.custom;
