@@ -177,6 +177,28 @@ describe('Streams that end: metadata, category rules, tombstones on every reader
     ]);
   });
 
+  it('a scavenge of bodies smaller than the null left in their place frees 0 bytes, never less', async () => {
+    // Given nothing hidden is left unerased (a first run erases what earlier tests hid)
+    expect((await call('POST', '/api/admin/scavenge?wait=true')).body.status).toBe('finished');
+    // And a deleted stream of two empty events (`{}` is stored smaller than `null`)
+    await call('POST', '/api/streams/cli-1/events', {
+      expectedVersion: 'no_stream',
+      events: [
+        { eventType: 'Noted', data: {} },
+        { eventType: 'Noted', data: {} },
+      ],
+    });
+    expect((await call('DELETE', '/api/streams/cli-1')).status).toBe(204);
+    // When a scavenge erases them
+    const run = await call('POST', '/api/admin/scavenge?wait=true');
+    expect(run.body).toMatchObject({ status: 'finished', rowsErased: 2 });
+    // Then it freed no negative number of bytes, in its answer and in the list of runs
+    expect(run.body.bytesFreed).toBeGreaterThanOrEqual(0);
+    const status = await call('GET', '/api/admin/scavenge');
+    expect(status.body.runs[0]).toMatchObject({ id: run.body.id, rowsErased: 2 });
+    expect(status.body.runs[0].bytesFreed).toBeGreaterThanOrEqual(0);
+  });
+
   it('a category rule applies to every stream of the category; a stream setting wins', async () => {
     // Given a rule keeping only the newest event of every audit stream
     const rule = await call('PUT', '/api/streams/audit-*/metadata', { maxCount: 1 });

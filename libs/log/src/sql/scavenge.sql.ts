@@ -49,7 +49,9 @@ export function startScavengeRun(): SqlQuery {
  * `erased` = why), and moves the run's position and counts in the same transaction, so a run
  * killed at any moment resumes from its last batch without counting anything twice. It only
  * updates existing rows (writers only insert new ones), so no writer waits on it. `bytes` are
- * the stored sizes (`pg_column_size`) of what was erased, less the `null` left in their place.
+ * the stored sizes (`pg_column_size`) of what was erased, less the `null` left in their place,
+ * each row's at least 0: a body smaller than `null` (`{}`, with no metadata) frees nothing, and
+ * does not take bytes off what the other rows freed.
  */
 export function scavengeBatch(runId: string, position: number, size: number): SqlQuery {
   return {
@@ -62,7 +64,8 @@ export function scavengeBatch(runId: string, position: number, size: number): Sq
              SELECT id, through FROM ${TABLES.scavengeRuns} WHERE id = $1::bigint AND position = $2::bigint
            ), candidates AS MATERIALIZED (
              SELECT c.index, c.reason,
-                    pg_column_size(c.body) + coalesce(pg_column_size(c.metadata), 0) - pg_column_size('null'::jsonb) AS freed
+                    greatest(pg_column_size(c.body) + coalesce(pg_column_size(c.metadata), 0)
+                             - pg_column_size('null'::jsonb), 0) AS freed
              FROM (SELECT m.index, m.body, m.metadata, ${hiddenReason('m')} AS reason
                    FROM ${TABLES.messages} m, run
                    WHERE m.index > $2::bigint AND m.index <= $2::bigint + $3::bigint
