@@ -188,11 +188,8 @@ export class ProjectionVersionsService {
   async promote(projection: string, version: number): Promise<BuildRow> {
     return this.dataSource.transaction(async (manager) => {
       const rows = await this.locked(manager, projection);
-      if (!rows.some((r) => r.version === version))
-        throw new ProjectionVersionNotFoundError(projection, version);
-      // Retired already (a retry, a second operator): nothing left to drop.
       const same = rows.filter((r) => r.version === version && r.state !== 'retired');
-      if (same.length === 0) return [];
+      if (same.length === 0) throw new ProjectionVersionNotFoundError(projection, version);
       const target =
         latest(same.filter((r) => r.state === 'candidate')) ??
         latest(same.filter((r) => r.state === 'previous'));

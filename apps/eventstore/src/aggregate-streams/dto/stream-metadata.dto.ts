@@ -1,29 +1,27 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import type { StoredStreamMetadata, StreamMetadata } from '@ordinal/event-sourcing';
+import {
+  MAX_AGE_LIMIT_SECONDS,
+  type StoredStreamMetadata,
+  type StreamMetadata,
+} from '@ordinal/event-sourcing';
 import { IsJsonContainer } from '../../ingest/dto/is-json-container.validator.js';
 
 const COUNT = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
-
-/**
- * The largest `maxAge` a PUT accepts: 100 years in seconds, the store's own bound
- * (`MAX_AGE_LIMIT_SECONDS` of `@ordinal/event-sourcing`; a spec keeps them equal), here so the
- * 400 names the field like every other bad field and the OpenAPI document states it.
- */
-export const MAX_AGE_SECONDS = 3_155_760_000;
 
 /** `PUT /api/streams/:streamId/metadata`: retention settings and free metadata (docs/lifecycle.md). */
 export class StreamMetadataDto implements StreamMetadata {
   @ApiPropertyOptional({
     ...COUNT,
-    maximum: MAX_AGE_SECONDS,
+    // The store's own bound, here too so the 400 names the field and the OpenAPI document states it
+    maximum: MAX_AGE_LIMIT_SECONDS,
     example: 2592000,
     description: 'Seconds: older events are hidden (`expired`). At most 100 years (3155760000)',
   })
   @IsOptional()
   @IsInt()
   @Min(1)
-  @Max(MAX_AGE_SECONDS)
+  @Max(MAX_AGE_LIMIT_SECONDS)
   maxAge?: number;
 
   @ApiPropertyOptional({ ...COUNT, description: 'Only the newest this many events are visible' })
