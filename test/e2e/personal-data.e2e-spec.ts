@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { DEV_AUTH, http, startServer, waitFor, type TestServer } from '../support/test-server.js';
 import { SseConnection } from '../support/sse-connection.js';
 import { runCli } from '../support/cli-process.js';
+import { startLogContext } from '../support/log-context.js';
 
 /**
  * Issue 25: personal data sealed per subject, read in clear only with the `personal` scope,
@@ -95,6 +96,44 @@ describe('personal data that can be forgotten (D2)', () => {
     expect(
       (await get('/api/personal-data/rules/CustomerRegistered', DEV_AUTH)).body.fields,
     ).toEqual(['/email', '/address']);
+  });
+
+  it('refuses a rule for a type Ordinal writes itself: over REST, in the rules file, in the module options', async () => {
+    // A rule on the StartMarker would make every start fail to write it (no /customerId in it)
+    const rule = { subject: '/customerId', fields: ['/email'] };
+    for (const type of ['StartMarker', '$subject-erased', '$stream-deleted', '$audit.read']) {
+      const res = await http(
+        server.baseUrl,
+        'PUT',
+        `/api/personal-data/rules/${encodeURIComponent(type)}`,
+        rule,
+        DEV_AUTH,
+      );
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_personal_data_rule');
+      expect(res.body.message).toContain(type);
+    }
+    expect((await get('/api/personal-data/rules/StartMarker', DEV_AUTH)).status).toBe(404);
+    // A start that took the rule anyway is closed again and counted as a failure
+    const notStarted = async (start: Promise<{ close(): Promise<void> }>) => {
+      const started = await start.catch((error: Error) => error);
+      if (started instanceof Error) return started.message;
+      await started.close();
+      return 'started';
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'ordinal-rules-'));
+    try {
+      const file = join(dir, 'personal.json');
+      writeFileSync(file, JSON.stringify({ rules: { StartMarker: rule } }));
+      expect(
+        await notStarted(startServer(db.url, { ...env, ORDINAL_PERSONAL_DATA_RULES: file })),
+      ).toMatch(/ORDINAL_PERSONAL_DATA_RULES.*StartMarker/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(
+      await notStarted(startLogContext(db.url, { personalData: { rules: { StartMarker: rule } } })),
+    ).toMatch(/personalData\.rules\.StartMarker/);
   });
 
   it('refuses a message of a ruled type without its subject, naming the pointer', async () => {

@@ -6,7 +6,8 @@ import { LogModule, type LogModuleOptions } from '@ordinal/log';
 
 /**
  * The log alone, in a Nest context of its own on a suite's database: no duplicate window,
- * fast polls (50 ms live poll and late re-scan), a pool of 6. `options` override these.
+ * fast polls (50 ms live poll and late re-scan), a pool of 6. `options` override these. A
+ * failing start rejects.
  */
 export async function startLogContext(
   url: string,
@@ -25,7 +26,11 @@ export async function startLogContext(
     ],
   })
   class TestLogModule {}
-  const context = await NestFactory.createApplicationContext(TestLogModule, { logger: false });
+  // A failing start rejects (Nest's default aborts the test's process)
+  const context = await NestFactory.createApplicationContext(TestLogModule, {
+    logger: false,
+    abortOnError: false,
+  });
   await context.init();
   return context;
 }

@@ -28,7 +28,7 @@ export function loadPersonalDataRulesFile(
   const rules: Record<string, PersonalDataRule> = {};
   for (const [type, rule] of Object.entries(map as Record<string, unknown>)) {
     try {
-      rules[type] = resolvePersonalDataRule(rule, `${name}: ${path}: rules.${type}`);
+      rules[type] = resolvePersonalDataRule(type, rule, `${name}: ${path}: rules.${type}`);
     } catch (cause) {
       throw error((cause as Error).message);
     }

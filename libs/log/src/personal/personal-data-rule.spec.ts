@@ -6,7 +6,7 @@ import { fieldContext, open, seal } from './personal-crypto.js';
 
 describe('resolvePersonalDataRule', () => {
   it('gives a rule its default replacement', () => {
-    expect(resolvePersonalDataRule({ subject: '/id', fields: ['/email'] }, 'r')).toEqual({
+    expect(resolvePersonalDataRule('T', { subject: '/id', fields: ['/email'] }, 'r')).toEqual({
       subject: '/id',
       fields: ['/email'],
       replacement: {},
@@ -22,9 +22,22 @@ describe('resolvePersonalDataRule', () => {
     [{ subject: '/id', fields: ['/email'], replacement: { '/other': 1 } }, 'not one of the fields'],
     [{ subject: '/id', fields: ['/email'], extra: true }, 'unknown member'],
   ])('refuses %j, naming the problem', (raw, problem) => {
-    expect(() => resolvePersonalDataRule(raw, 'rule of T')).toThrow(InvalidPersonalDataRuleError);
-    expect(() => resolvePersonalDataRule(raw, 'rule of T')).toThrow(problem);
+    expect(() => resolvePersonalDataRule('T', raw, 'rule of T')).toThrow(
+      InvalidPersonalDataRuleError,
+    );
+    expect(() => resolvePersonalDataRule('T', raw, 'rule of T')).toThrow(problem);
   });
+
+  it.each(['StartMarker', '$subject-erased', '$stream-deleted', '$audit.read'])(
+    'refuses a rule for %s, a type Ordinal writes itself, naming it',
+    (type) => {
+      const raw = { subject: '/customerId', fields: ['/email'] };
+      expect(() => resolvePersonalDataRule(type, raw, 'r')).toThrow(InvalidPersonalDataRuleError);
+      expect(() => resolvePersonalDataRule(type, raw, 'r')).toThrow(
+        `${type} is a message type Ordinal writes itself`,
+      );
+    },
+  );
 });
 
 describe('JSON pointers (RFC 6901)', () => {

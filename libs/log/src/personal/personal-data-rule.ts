@@ -1,4 +1,6 @@
 import { InvalidPersonalDataRuleError } from '../errors/index.js';
+import { MESSAGE_FIELD_RULES } from '../import/import-line.js';
+import { START_MARKER_TYPE } from '../log.constants.js';
 import { pointerTokens } from './json-pointer.js';
 
 /**
@@ -15,10 +17,30 @@ export interface PersonalDataRule {
   replacement?: Record<string, unknown>;
 }
 
-/** Checks a rule from outside (REST, a file, a decorator); returns it with its defaults. */
-export function resolvePersonalDataRule(raw: unknown, where: string): Required<PersonalDataRule> {
+/**
+ * Whether Ordinal itself writes messages of the type: the marker of every start and the `$`
+ * types (`$subject-erased`, `$stream-deleted`, `$audit.*`, …). Such a type takes no rule: its
+ * bodies name no subject, so a rule would refuse Ordinal's own appends.
+ */
+export function isOrdinalMessageType(messageType: string): boolean {
+  return messageType === START_MARKER_TYPE || messageType.startsWith('$');
+}
+
+/**
+ * Checks the rule of a message type from outside (REST, the rules file, the module's options, a
+ * decorator); returns it with its defaults. Refuses a type Ordinal writes itself.
+ */
+export function resolvePersonalDataRule(
+  messageType: string,
+  raw: unknown,
+  where: string,
+): Required<PersonalDataRule> {
   const fail = (problem: string) =>
     new InvalidPersonalDataRuleError(`${where}: ${problem} (docs/personal-data.md)`);
+  if (isOrdinalMessageType(messageType))
+    throw fail(`${messageType} is a message type Ordinal writes itself; it takes no rule`);
+  if (!MESSAGE_FIELD_RULES.messageTypePattern.test(messageType))
+    throw fail(`the message type ${messageType} is not 1-200 characters of [A-Za-z0-9._:-]`);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw fail('a rule is an object {subject, fields, replacement?}');
   const rule = raw as Partial<PersonalDataRule> & Record<string, unknown>;

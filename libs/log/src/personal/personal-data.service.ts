@@ -8,7 +8,6 @@ import type { ResolvedLogOptions, ResolvedPersonalDataOptions } from '../log-opt
 import type { AppendRequest, NewMessage, SealedFields, StoredMessage } from '../message.js';
 import {
   InvalidMessageError,
-  InvalidPersonalDataRuleError,
   MasterKeyMismatchError,
   NoPersonalDataRuleError,
   SubjectErasedError,
@@ -27,7 +26,6 @@ import {
   type StoredRow,
   type StoredSeal,
 } from './seal-stored.js';
-import { MESSAGE_FIELD_RULES } from '../import/import-line.js';
 import { RenderedMessage, renderedJson } from '../row-mapper.js';
 import { resolvePersonalDataRule, type PersonalDataRule } from './personal-data-rule.js';
 import {
@@ -95,7 +93,7 @@ export class PersonalData implements OnApplicationShutdown {
       this.options.keyStoreSchema,
     );
     for (const [type, rule] of Object.entries(this.options.rules))
-      this.rules.set(type, resolvePersonalDataRule(rule, `personalData.rules.${type}`));
+      this.rules.set(type, resolvePersonalDataRule(type, rule, `personalData.rules.${type}`));
   }
 
   /**
@@ -147,13 +145,7 @@ export class PersonalData implements OnApplicationShutdown {
    * production without a master key.
    */
   async defineRule(messageType: string, raw: unknown, source: RuleSource): Promise<ResolvedRule> {
-    if (!MESSAGE_FIELD_RULES.messageTypePattern.test(messageType))
-      throw new InvalidPersonalDataRuleError(
-        'A rule’s message type must be 1-200 characters of [A-Za-z0-9._:-]',
-      );
-    if (messageType.startsWith('$'))
-      throw new InvalidPersonalDataRuleError(`${messageType} is a system message type`);
-    const rule = resolvePersonalDataRule(raw, `rule of ${messageType}`);
+    const rule = resolvePersonalDataRule(messageType, raw, `rule of ${messageType}`);
     await this.masterKey();
     if (source !== 'code')
       await execute(this.dataSource.manager, upsertRule(messageType, rule, source));
@@ -167,7 +159,11 @@ export class PersonalData implements OnApplicationShutdown {
    * rule throws `InvalidPersonalDataRuleError` naming the type.
    */
   declareRule(messageType: string, raw: PersonalDataRule): void {
-    const rule = resolvePersonalDataRule(raw, `@DomainEvent('${messageType}', {personal})`);
+    const rule = resolvePersonalDataRule(
+      messageType,
+      raw,
+      `@DomainEvent('${messageType}', {personal})`,
+    );
     if (!this.rules.has(messageType)) this.rules.set(messageType, rule);
   }
 

@@ -9,6 +9,7 @@ import {
 } from './seal-stored.js';
 
 const rule = resolvePersonalDataRule(
+  'T',
   { subject: '/customerId', fields: ['/email', '/address'], replacement: { '/email': 'x' } },
   'test',
 );
