@@ -289,9 +289,32 @@ describe('personal data that can be forgotten (D2)', () => {
     const plain = (await get('/api/streams/customer-c1', READER)).body.events[0];
     expect(plain.data.email).toBe('erased@invalid');
     expect(plain.redacted).toEqual(['/email']);
-    expect((await get('/api/streams/customer-c1', PRIVY)).body.events[0].data.email).toBe(
-      'alice@stream.example',
+    // The personal scope gets the clear values and no `redacted`, like every other read
+    const privy = (await get('/api/streams/customer-c1', PRIVY)).body.events[0];
+    expect(privy.data.email).toBe('alice@stream.example');
+    expect(privy.redacted).toBeUndefined();
+    // from a version too, and without the snapshot
+    const second = await http(
+      server.baseUrl,
+      'POST',
+      '/api/streams/customer-c1/events',
+      {
+        expectedVersion: 'any',
+        events: [
+          {
+            eventType: 'CustomerRegistered',
+            data: { customerId: 'c-1', email: 'alice@second.example' },
+          },
+        ],
+      },
+      DEV_AUTH,
     );
+    expect(second.status).toBe(201);
+    const fromTwo = (await get('/api/streams/customer-c1?fromVersion=2&snapshot=false', PRIVY)).body
+      .events;
+    expect(fromTwo).toHaveLength(1);
+    expect(fromTwo[0].data.email).toBe('alice@second.example');
+    expect(fromTwo[0].redacted).toBeUndefined();
   });
 
   let keyBeforeErasure: { subject_hash: string; wrapped_key: Buffer };

@@ -375,8 +375,10 @@ export class PersonalData implements OnApplicationShutdown {
   }
 
   /**
-   * Stream events (`data` their body) as the framework's domain code gets them: each sealed
-   * field in clear, or, once its subject was erased, the replacement with `redacted` set.
+   * Stream events (`data` their body) as the framework's domain code and a reader with the
+   * `personal` scope get them: each sealed field in clear and no `redacted` (a stored event's
+   * `redacted` names the replacements it holds), or, once its subject was erased, the
+   * replacement with `redacted` set.
    */
   async revealEvents<E extends { data: unknown; personal?: SealedFields; redacted?: string[] }>(
     events: E[],
@@ -386,7 +388,7 @@ export class PersonalData implements OnApplicationShutdown {
     const keys = await this.keysOf(subjects, false);
     return events.map((e) => {
       if (!e.personal) return e;
-      const { personal, ...rest } = e;
+      const { personal, redacted: _stored, ...rest } = e;
       const key = keys.get(personal.subject);
       if (key === undefined || key === 'erased') return { ...rest, redacted: personal.fields } as E;
       return { ...rest, data: this.openBody(e.data, personal, key, 'Stream event') } as E;
