@@ -98,7 +98,7 @@ describe('personal data that can be forgotten (D2)', () => {
     ).toEqual(['/email', '/address']);
   });
 
-  it('refuses a rule for a type Ordinal writes itself: over REST, in the rules file, in the module options', async () => {
+  it('refuses a rule for a type Ordinal writes itself (REST, rules file, module options), leaves out one stored before', async () => {
     // A rule on the StartMarker would make every start fail to write it (no /customerId in it)
     const rule = { subject: '/customerId', fields: ['/email'] };
     for (const type of ['StartMarker', '$subject-erased', '$stream-deleted', '$audit.read']) {
@@ -134,6 +134,39 @@ describe('personal data that can be forgotten (D2)', () => {
     expect(
       await notStarted(startLogContext(db.url, { personalData: { rules: { StartMarker: rule } } })),
     ).toMatch(/personalData\.rules\.StartMarker/);
+    // A StartMarker rule stored over REST before it was refused does not keep a start from
+    // writing its marker: it is left out, with a warning
+    await db.query(
+      `INSERT INTO personal_data_rules (message_type, rule, source) VALUES ('StartMarker', $1, 'api')`,
+      [JSON.stringify({ ...rule, replacement: {} })],
+    );
+    const other = await startServer(db.url, env);
+    try {
+      const health = await http(other.baseUrl, 'GET', '/health', undefined, {}, { fresh: true });
+      expect(health.body.startMarker).toEqual(expect.any(Number));
+      const marker = await http(
+        other.baseUrl,
+        'GET',
+        `/api/events/${health.body.startMarker}`,
+        undefined,
+        DEV_AUTH,
+        { fresh: true },
+      );
+      expect(marker.body.messageType).toBe('StartMarker');
+      expect(marker.body.redacted).toBeUndefined();
+      const stored = await http(
+        other.baseUrl,
+        'GET',
+        '/api/personal-data/rules/StartMarker',
+        undefined,
+        DEV_AUTH,
+        { fresh: true },
+      );
+      expect(stored.status).toBe(404);
+    } finally {
+      await other.close();
+      await db.query(`DELETE FROM personal_data_rules WHERE message_type = 'StartMarker'`);
+    }
   });
 
   it('refuses a message of a ruled type without its subject, naming the pointer', async () => {

@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { DataSource } from 'typeorm';
 import { MESSAGE_FIELDS } from '@ordinal/contract';
 import { execute, OrdinalError } from '@ordinal/pg';
+import { TABLES } from '../log.constants.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions, ResolvedPersonalDataOptions } from '../log-options.js';
 import type { AppendRequest, NewMessage, SealedFields, StoredMessage } from '../message.js';
@@ -27,7 +28,11 @@ import {
   type StoredSeal,
 } from './seal-stored.js';
 import { RenderedMessage, renderedJson } from '../row-mapper.js';
-import { resolvePersonalDataRule, type PersonalDataRule } from './personal-data-rule.js';
+import {
+  isOrdinalMessageType,
+  resolvePersonalDataRule,
+  type PersonalDataRule,
+} from './personal-data-rule.js';
 import {
   CHECK_CONTEXT,
   fieldContext,
@@ -117,13 +122,20 @@ export class PersonalData implements OnApplicationShutdown {
 
   /**
    * Loads the rules set over REST. The module's options (the server's rules file, `rules` in
-   * code) win at start for the types they name.
+   * code) win at start for the types they name. A rule stored for a type Ordinal writes itself
+   * (taken over REST before such rules were refused) is left out with a warning: it would
+   * refuse Ordinal's own appends (the StartMarker of every start).
    */
   async loadRules(): Promise<void> {
     const rows = await execute<RuleRow>(this.dataSource.manager, readRules());
-    for (const row of rows)
-      if (!Object.hasOwn(this.options.rules, row.message_type))
+    for (const row of rows) {
+      if (isOrdinalMessageType(row.message_type))
+        this.logger.warn(
+          `Personal-data rule of ${row.message_type} left out: Ordinal writes that type itself, it takes no rule (delete its row of ${TABLES.personalDataRules})`,
+        );
+      else if (!Object.hasOwn(this.options.rules, row.message_type))
         this.rules.set(row.message_type, row.rule);
+    }
   }
 
   /** The rule of a message type, if any. */
