@@ -87,6 +87,7 @@ export {
   CheckpointMovedError,
   ConsumerNotRunningError,
   ConsumerRequestFailedError,
+  ConsumerOwnerError,
   type SubscribeOptions,
   type MessageContext,
   type MessageHandler,

@@ -269,3 +269,66 @@ describe('blue/green projection deploy across processes', () => {
     await expectFromScratchV2();
   });
 });
+
+/**
+ * The server runs no projection: a rebuild goes to the worker that owns it. A refusal the
+ * worker raises (a typed error) comes back with its code, answered as it is in-process; only a
+ * request nobody answers is `consumer_request_failed`.
+ */
+describe('a rebuild the owning process refuses, over HTTP', () => {
+  const HELD = 'held';
+  let db: TestDatabase;
+  let server: TestServer;
+  let worker: WorkerProcess | undefined;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.query(
+      'CREATE TABLE applied (id bigserial PRIMARY KEY, index bigint NOT NULL UNIQUE, pid integer NOT NULL, key text)',
+    );
+    server = await startServer(db.url, { ORDINAL_TAKEOVER_MS: String(TAKEOVER_MS) });
+    // A versioned projection whose candidates are promoted by hand only: one stays a candidate.
+    worker = await spawnWorker({
+      DATABASE_URL: db.url,
+      TAKEOVER_MS: String(TAKEOVER_MS),
+      PROJECTION: HELD,
+      VERSION: '1',
+      PROMOTE_AT_LAG: 'false',
+      SIDE_EFFECT_ROWS: '0',
+    });
+  });
+  afterAll(async () => {
+    await worker?.stop('SIGKILL');
+    await server?.close();
+    await db?.drop();
+  });
+
+  it('answers 409 projection_version_conflict, not a 503 to retry, while a candidate is being built', async () => {
+    // Given the projection run by the worker, and a blue/green rebuild asked over HTTP (a candidate)
+    await waitFor(
+      async () =>
+        (await http(server.baseUrl, 'GET', '/api/projections')).body.projections.find(
+          (p: { name: string; owner?: unknown }) => p.name === HELD && p.owner,
+        ),
+      20_000,
+      'the worker owning the projection',
+    );
+    const first = await http(server.baseUrl, 'POST', `/api/projections/${HELD}/rebuild`);
+    expect(first.status).toBe(202);
+    const versions = (await http(server.baseUrl, 'GET', `/api/projections/${HELD}`)).body
+      .versions as { version: number; build: number; state: string }[];
+    expect(versions.map((v) => [v.version, v.build, v.state])).toEqual([
+      [1, 1, 'serving'],
+      [1, 2, 'candidate'],
+    ]);
+    // When another blue/green rebuild is asked (the worker refuses it)
+    const second = await http(server.baseUrl, 'POST', `/api/projections/${HELD}/rebuild`);
+    // Then the answer is the refusal's own: its status, code and message, and no Retry-After
+    expect([second.status, second.body.code, second.body.message]).toEqual([
+      409,
+      'projection_version_conflict',
+      `Projection '${HELD}': build 2 of v1 is already being built; promote or retire it first`,
+    ]);
+    expect(second.headers.get('retry-after')).toBeNull();
+  });
+});

@@ -1,4 +1,4 @@
-import type { OrdinalErrorCode } from '@ordinal/contract';
+import { ORDINAL_ERROR_CODES, type OrdinalErrorCode } from '@ordinal/contract';
 
 /**
  * Base class of every error Ordinal's libraries throw. `code` is stable and machine-readable,
@@ -14,4 +14,11 @@ export class OrdinalError extends Error {
     super(message, options);
     this.name = new.target.name;
   }
+}
+
+const CODES: ReadonlySet<string> = new Set(ORDINAL_ERROR_CODES);
+
+/** Whether `code` is one this version knows (a code read back from another process or version). */
+export function isOrdinalErrorCode(code: unknown): code is OrdinalErrorCode {
+  return typeof code === 'string' && CODES.has(code);
 }

@@ -1,7 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { execute } from '@ordinal/pg';
+import { execute, isOrdinalErrorCode, OrdinalError } from '@ordinal/pg';
 import type { DataSource } from 'typeorm';
-import { ConsumerRequestFailedError, WaitTimeoutError } from '../errors/index.js';
+import {
+  ConsumerOwnerError,
+  ConsumerRequestFailedError,
+  WaitTimeoutError,
+} from '../errors/index.js';
 import {
   completeRequest,
   insertRequest,
@@ -17,7 +21,9 @@ export type ConsumerCommand = 'rebuild' | 'rebuild-in-place' | 'replay-parked' |
  * Operations for a consumer another process owns: the requester writes a row in
  * `consumer_requests` and polls it; every process looks for requests addressed to the
  * consumers it owns (one query per poll, only while it owns something), runs them and
- * records the result or error.
+ * records the result or error. A typed error travels with its code: the requester raises an
+ * error of that code (answered with its own status, as in-process); an error without one
+ * (or with a code this version does not know) is `ConsumerRequestFailedError`.
  */
 export class ConsumerRequests {
   private readonly logger = new Logger(ConsumerRequests.name);
@@ -39,7 +45,7 @@ export class ConsumerRequests {
     for (;;) {
       const [row] = await execute<RequestRow>(this.dataSource.manager, readRequest(id));
       if (row?.done_at) {
-        if (row.error) throw new ConsumerRequestFailedError(consumer, command, row.error);
+        if (row.error !== null) throw requestError(consumer, command, row.error, row.error_code);
         return row.result;
       }
       if (Date.now() > deadline) throw new WaitTimeoutError(consumer, 0, timeoutMs);
@@ -61,14 +67,17 @@ export class ConsumerRequests {
         ).catch(() => [] as RequestRow[]);
         for (const row of rows) {
           let result: unknown = null;
-          let error: string | null = null;
+          let error: { message: string; code: string | null } | null = null;
           try {
             result = await run(row.consumer, row.command as ConsumerCommand);
           } catch (e) {
-            error = (e as Error).message;
+            error = {
+              message: (e as Error)?.message ?? String(e),
+              code: e instanceof OrdinalError ? e.code : null,
+            };
           }
           this.logger.log(
-            `'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error})` : ''}`,
+            `'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error.message})` : ''}`,
           );
           await execute(this.dataSource.manager, completeRequest(row.id, result, error)).catch(
             () => undefined,
@@ -84,4 +93,16 @@ export class ConsumerRequests {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
   }
+}
+
+/** The error a request's owner recorded, raised again here: typed by its code when it has one. */
+function requestError(
+  consumer: string,
+  command: ConsumerCommand,
+  message: string,
+  code: string | null,
+): OrdinalError {
+  return isOrdinalErrorCode(code)
+    ? new ConsumerOwnerError(consumer, command, code, message)
+    : new ConsumerRequestFailedError(consumer, command, message);
 }

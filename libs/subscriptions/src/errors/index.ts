@@ -5,6 +5,7 @@ export * from './handler-failed.error.js';
 export * from './checkpoint-moved.error.js';
 export * from './consumer-not-running.error.js';
 export * from './consumer-request-failed.error.js';
+export * from './consumer-owner.error.js';
 export * from './consumer-group-not-found.error.js';
 export * from './consumer-group-conflict.error.js';
 export * from './invalid-consumer-group.error.js';

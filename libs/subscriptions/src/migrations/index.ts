@@ -12,6 +12,7 @@ import { GroupAckFound1765200000410 } from './1765200000410-group-ack-found.js';
 import { GroupClaimBoundedScans1765200000500 } from './1765200000500-group-claim-bounded-scans.js';
 import { GroupDeliveriesCascadeByTrigger1765200000510 } from './1765200000510-group-deliveries-cascade-by-trigger.js';
 import { GroupClaimExpiryByIndex1765200000520 } from './1765200000520-group-claim-expiry-by-index.js';
+import { ConsumerRequestErrorCode1765200000530 } from './1765200000530-consumer-request-error-code.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -29,4 +30,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   GroupClaimBoundedScans1765200000500,
   GroupDeliveriesCascadeByTrigger1765200000510,
   GroupClaimExpiryByIndex1765200000520,
+  ConsumerRequestErrorCode1765200000530,
 ];
