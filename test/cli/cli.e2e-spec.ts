@@ -15,6 +15,7 @@ import {
   type TestBroker,
 } from '../support/amqp-broker.js';
 import { runCli, spawnCli } from '../support/cli-process.js';
+import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
 
 describe('the ordinal command, as a process against a real server', () => {
   let db: TestDatabase;
@@ -575,5 +576,68 @@ describe('the ordinal command, as a process against a real server', () => {
       { cwd: join(process.cwd()), env: { ...process.env } },
     );
     expect(stdout).toMatch(/^npx:[A-Za-z0-9_-]{43}:read\+write\n$/);
+  });
+});
+
+describe('ordinal projections rebuild of a versioned projection another process runs', () => {
+  const NAME = 'ledger';
+  let db: TestDatabase;
+  let server: TestServer;
+  let worker: WorkerProcess | undefined;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.query(
+      'CREATE TABLE applied (id bigserial PRIMARY KEY, index bigint NOT NULL UNIQUE, pid integer NOT NULL, key text)',
+    );
+    server = await startServer(db.url);
+    // Candidates are promoted by hand only: a blue/green rebuild stays a candidate.
+    worker = await spawnWorker({
+      DATABASE_URL: db.url,
+      TAKEOVER_MS: '2000',
+      PROJECTION: NAME,
+      VERSION: '1',
+      PROMOTE_AT_LAG: 'false',
+      SIDE_EFFECT_ROWS: '0',
+    });
+    env = { ORDINAL_URL: server.baseUrl, ORDINAL_TOKEN: 'dev-ordinal-token' };
+  });
+  afterAll(async () => {
+    await worker?.stop('SIGKILL');
+    await server?.close();
+    await db?.drop();
+  });
+
+  it('--in-place while a blue/green candidate exists follows the in-place rebuild of the serving build', async () => {
+    // Given events applied by the worker, and a blue/green candidate being built
+    const appended = await http(server.baseUrl, 'POST', '/api/streams/ledger-1/events', {
+      expectedVersion: 'no_stream',
+      events: [1, 2, 3].map((n) => ({ eventType: 'Tick', data: { n } })),
+    });
+    expect(appended.status).toBe(201);
+    const h = (await http(server.baseUrl, 'GET', '/api/events/head')).body.head as number;
+    await waitFor(
+      async () =>
+        (await http(server.baseUrl, 'GET', `/api/projections/${NAME}?atLeast=${h}&timeoutMs=2000`))
+          .body.reached,
+      20_000,
+      'the worker applying the events',
+    );
+    const blueGreen = await http(server.baseUrl, 'POST', `/api/projections/${NAME}/rebuild`);
+    expect(blueGreen.status).toBe(202);
+    // When the serving build is rebuilt in place from the CLI
+    const r = await runCli(['projections', 'rebuild', NAME, '--in-place', '--timeout', '30'], env);
+    // Then it follows that rebuild (not the candidate's promotion) and says it caught up
+    expect(r.stderr).toContain(`Rebuilding ${NAME} up to index ${h}`);
+    expect(r.stderr).not.toContain('blue/green');
+    expect([r.code, r.stdout]).toEqual([0, `Rebuilt ${NAME}: caught up at ${h}\n`]);
+    // And the candidate is still a candidate
+    const versions = (await http(server.baseUrl, 'GET', `/api/projections/${NAME}`)).body
+      .versions as { build: number; state: string }[];
+    expect(versions.map((v) => [v.build, v.state])).toEqual([
+      [1, 'serving'],
+      [2, 'candidate'],
+    ]);
   });
 });

@@ -68,7 +68,9 @@ export const projectionsRebuildCommand: Command = {
       'POST',
       `${path}/rebuild${inPlace ? '?mode=in-place' : ''}`,
     );
-    const candidate = started.versions?.find((v) => v.state === 'candidate');
+    // What was asked decides what to follow: an in-place rebuild resets the serving build, and a
+    // candidate listed beside it (an earlier blue/green rebuild) is not this one.
+    const candidate = inPlace ? undefined : started.versions?.find((v) => v.state === 'candidate');
     const target = started.head;
     term.err(
       candidate
