@@ -348,6 +348,29 @@ describe('the ordinal command, as a process against a real server', () => {
     }
   });
 
+  it('ends quietly (exit 0, nothing on stderr) when its stdout is closed, as by head: status --json, tail', async () => {
+    // Given a message to tail
+    await http(server.baseUrl, 'PUT', '/api/events/message', {
+      messageType: 'Piped',
+      content: { n: 1 },
+    });
+    // When `ordinal status --json | head -c 20` and `ordinal tail --from 1 | head -1` write to
+    // a pipe nobody reads any more (tail would otherwise follow the log for ever)
+    const piped = [
+      spawnCli(['status', '--json'], env, { stdoutClosed: true }),
+      spawnCli(['tail', '--from', '1'], env, { stdoutClosed: true }),
+    ];
+    try {
+      // Then each exits 0 without a word on stderr (no stack trace)
+      expect(await Promise.all(piped.map(async (p) => [await p.exited, p.stderr()]))).toEqual([
+        [0, ''],
+        [0, ''],
+      ]);
+    } finally {
+      for (const p of piped) p.child.kill();
+    }
+  });
+
   it('status shows the head, subscriptions, interfaces and the hole as a table, or JSON', async () => {
     const h = await head();
     await http(server.baseUrl, 'GET', `/api/projections?atLeast=${h}`);

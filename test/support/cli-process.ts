@@ -48,7 +48,15 @@ export interface CliProcess {
   exited: Promise<number | null>;
 }
 
-export function spawnCli(args: string[], env: Record<string, string> = {}): CliProcess {
+/**
+ * Starts `ordinal <args>`. `stdoutClosed`: its stdout is a pipe whose reading end is closed
+ * before it starts (`ordinal … | head` once head has exited): every write gets EPIPE.
+ */
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  { stdoutClosed = false }: { stdoutClosed?: boolean } = {},
+): CliProcess {
   const child = spawn(process.execPath, [CLI_MAIN, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -56,7 +64,9 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): CliP
   });
   let out = '';
   let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  // (destroy closes the reading end at once; the child writes only after it started up)
+  if (stdoutClosed) child.stdout.destroy();
+  else child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   return {
     child,
