@@ -15,6 +15,7 @@ import {
   Res,
 } from '@nestjs/common';
 import {
+  ApiBody,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
@@ -141,12 +142,14 @@ export class ConsumerGroupsController {
       'Joins or renews the member and hands it up to `max` events (no more than it may still hold, maxInFlight), waiting up to `waitMs` for one. Without `memberId` a new member is made up and returned. Needs the `read` scope.',
   })
   @ApiParam(GROUP_PARAM)
+  @ApiBody({ type: GroupFetchDto, required: false })
   @ApiOkResponse({ type: GroupFetchResponseDto })
   @ApiErrors(400, 404, 503)
   async fetch(
     @CurrentPrincipal() principal: Principal,
     @Param('group') group: string,
-    @Body() body: GroupFetchDto | undefined,
+    // The DTO class itself (not a union with undefined, emitted as Object) so the pipe validates it.
+    @Body() body: GroupFetchDto = {},
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @PersonalScope() personal = false,
@@ -156,7 +159,7 @@ export class ConsumerGroupsController {
     const gone = () => abort.abort();
     request.raw.once('close', gone);
     try {
-      const fetched = await this.groups.fetch(group, body ?? {}, abort.signal);
+      const fetched = await this.groups.fetch(group, body, abort.signal);
       const result = personal
         ? { ...fetched, events: await this.personalData.revealJson(fetched.events) }
         : fetched;
@@ -257,14 +260,15 @@ export class ConsumerGroupsController {
       'Puts up to `limit` parked events (oldest first) back to be delivered again, attempts starting over. Never moves the checkpoint back. Needs the `admin` scope.',
   })
   @ApiParam(GROUP_PARAM)
+  @ApiBody({ type: GroupReplayDto, required: false })
   @ApiOkResponse({ type: GroupReplayResponseDto })
   @ApiErrors(400, 403, 404, 503)
   async replay(
     @CurrentPrincipal() principal: Principal,
     @Param('group') group: string,
-    @Body() body: GroupReplayDto | undefined,
+    @Body() body: GroupReplayDto = {},
   ): Promise<GroupReplayResponseDto> {
     await this.groupAccess.assertRead(principal, group);
-    return this.groups.replayParked(group, body?.limit ?? 100);
+    return this.groups.replayParked(group, body.limit ?? 100);
   }
 }

@@ -7,6 +7,7 @@ import {
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { compileCheck, type CompiledCheck } from './compiled-check.js';
 import { nestedDtoOf } from './nested-dto.decorator.js';
+import { isOptionalBody } from './optional-body.decorator.js';
 import type { HttpErrorCode } from '@ordinal/contract';
 
 function flatten(errors: ValidationError[], prefix = ''): { field: string; problems: string[] }[] {
@@ -39,7 +40,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  * DTO's prototype over its declared fields only, so content (`content`, `data`, `state`,
  * `metadata`) is never walked by anything but the JSON rule, and a `constructor` or
  * `__proto__` key inside it is an ordinary key. A field the DTO does not declare is a 400
- * naming it (a typo such as `idempotency_key` must not silently turn a feature off). A DTO
+ * naming it (a typo such as `idempotency_key` must not silently turn a feature off). No body
+ * at all is a 400 unless the DTO is marked `@OptionalBody()`. A DTO
  * whose rules compileCheck can model is checked by that first; class-validator runs only
  * when it fails, to name the problems.
  */
@@ -50,6 +52,8 @@ export class DtoValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const metatype = metadata.metatype as Metatype | undefined;
     if (metadata.type !== 'body' || !metatype || PRIMITIVES.has(metatype)) return value;
+    // No content at all: the defaults, where the DTO says the body may be left out.
+    if (value === undefined && isOptionalBody(metatype)) return value;
     if (!isPlainObject(value))
       throw new BadRequestException({
         message: 'The request body must be a JSON object',

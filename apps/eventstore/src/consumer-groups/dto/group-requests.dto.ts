@@ -12,11 +12,13 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import { OptionalBody } from '../../validation/optional-body.decorator.js';
 
 /** Most indices one ack or nack names. */
 export const MAX_SETTLE = 10_000;
 
-/** `POST …/fetch`. */
+/** `POST …/fetch` (no body: the defaults). */
+@OptionalBody()
 export class GroupFetchDto {
   @ApiPropertyOptional({ description: 'Omitted: a new member, given an id in the answer' })
   @IsOptional()
@@ -81,7 +83,8 @@ export class GroupNackDto extends GroupAckDto {
   reason?: string;
 }
 
-/** `POST …/parked/replay`. */
+/** `POST …/parked/replay` (no body: the defaults). */
+@OptionalBody()
 export class GroupReplayDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 10_000, default: 100 })
   @IsOptional()
