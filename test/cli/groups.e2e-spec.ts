@@ -98,6 +98,39 @@ describe('ordinal groups, and consumer groups declared in the YAML file the serv
     expect(gone.stderr).toContain("No consumer group named 'orders'");
   });
 
+  it.each([
+    [
+      'ackTimeoutMs: "5s"',
+      'bad-timeout',
+      /consumerGroups\[0\] \('bad-timeout'\): ackTimeoutMs must be/,
+    ],
+    [
+      'strategy: random',
+      'bad-strategy',
+      /consumerGroups\[0\] \('bad-strategy'\): strategy must be/,
+    ],
+    ['ackTimeout: 5000', 'bad-key', /consumerGroups\[0\] \('bad-key'\): ackTimeout is not a field/],
+  ])(
+    'a bad entry stops the start naming it and its field, as PUT refuses it: %s',
+    async (line, name, message) => {
+      const file = join(dir, 'bad.yaml');
+      writeFileSync(
+        file,
+        ['consumerGroups:', `  - name: ${name}`, '    source: { all: true }', `    ${line}`].join(
+          '\n',
+        ),
+      );
+      const refused = await startServer(db.url, { ORDINAL_CONSUMER_GROUPS: file }).then(
+        async (started) => {
+          await started.close();
+          return new Error('the server started');
+        },
+        (error: unknown) => error as Error,
+      );
+      expect(refused.message).toMatch(message);
+    },
+  );
+
   it('refuses a usage error with exit 2', async () => {
     const bad = await runCli(['groups', 'define', 'x'], env);
     expect(bad.code).toBe(2);

@@ -32,8 +32,9 @@ export function loadGroupsFile(
       throw error(`${where} must be an object with a name`);
     if (seen.has(e.name)) throw error(`${where}.name '${e.name}' is used twice`);
     seen.add(e.name);
+    const { name: _name, ...definition } = e;
     try {
-      resolveGroupDefinition(e);
+      resolveGroupDefinition(definition);
     } catch (cause) {
       throw error(`${where} ('${e.name}'): ${(cause as Error).message}`);
     }

@@ -56,6 +56,61 @@ describe('consumer group definitions', () => {
     expect(code).toBe('invalid_consumer_group');
   });
 
+  it.each<[string, string, unknown]>([
+    ['strategy', 'a strategy not listed', { strategy: 'random' }],
+    ['strategy', 'a strategy not text', { strategy: 1 }],
+    ['keyPath', 'a keyPath not text', { strategy: 'pinned_by_key', keyPath: 5 }],
+    [
+      'keyPath',
+      'a keyPath over 200 characters',
+      { strategy: 'pinned_by_key', keyPath: `body.${'k'.repeat(200)}` },
+    ],
+    ['ackTimeoutMs', 'ackTimeoutMs as text', { ackTimeoutMs: '5s' }],
+    ['ackTimeoutMs', 'ackTimeoutMs under 100', { ackTimeoutMs: 99 }],
+    ['ackTimeoutMs', 'ackTimeoutMs over a day', { ackTimeoutMs: 86_400_001 }],
+    ['maxDeliveries', 'a fractional maxDeliveries', { maxDeliveries: 1.5 }],
+    ['maxDeliveries', 'maxDeliveries 0', { maxDeliveries: 0 }],
+    ['maxDeliveries', 'maxDeliveries over 1000', { maxDeliveries: 1001 }],
+    ['maxInFlight', 'maxInFlight 0', { maxInFlight: 0 }],
+    ['maxInFlight', 'maxInFlight over 10,000', { maxInFlight: 10_001 }],
+    ['maxInFlight', 'maxInFlight as text', { maxInFlight: '5' }],
+    ['parkAfter', 'parkAfter 0', { parkAfter: 0 }],
+    ['parkAfter', 'parkAfter over 1000', { parkAfter: 1001 }],
+    ['ackTimeout', 'an unknown key (a typo of ackTimeoutMs)', { ackTimeout: 5000 }],
+    ['name', 'a name (the declarations give it apart)', { name: 'g' }],
+  ])(
+    'refuses %s as DefineGroupDto does (%s) with invalid_consumer_group naming it',
+    (field, _, over) => {
+      let error: { code?: string; message?: string } | undefined;
+      try {
+        resolveGroupDefinition({ source: { all: true }, ...(over as object) });
+      } catch (caught) {
+        error = caught as { code?: string; message?: string };
+      }
+      expect(error?.code).toBe('invalid_consumer_group');
+      expect(error?.message).toMatch(new RegExp(`^${field} `));
+    },
+  );
+
+  it('takes every setting at its bounds, and null as left out', () => {
+    const low = { ackTimeoutMs: 100, maxDeliveries: 1, maxInFlight: 1, parkAfter: 1 };
+    expect(resolveGroupDefinition({ source: { all: true }, ...low })).toMatchObject(low);
+    const high = {
+      ackTimeoutMs: 86_400_000,
+      maxDeliveries: 1000,
+      maxInFlight: 10_000,
+      parkAfter: 1000,
+    };
+    expect(resolveGroupDefinition({ source: { all: true }, ...high })).toMatchObject(high);
+    expect(
+      resolveGroupDefinition({
+        source: { all: true },
+        strategy: null,
+        ackTimeoutMs: null,
+      } as unknown as ConsumerGroupInput),
+    ).toMatchObject({ strategy: 'round_robin', ackTimeoutMs: 30_000 });
+  });
+
   it('keys events by stream id or by the value at keyPath; none under round_robin or when missing', () => {
     const m = message({ streamId: 'order-1', body: { customer: { id: 7 } } });
     expect(orderingKey({ strategy: 'round_robin', keyPath: null }, m)).toBeNull();

@@ -6,7 +6,19 @@ import type { SubscriptionStream } from '../source/subscription-stream.js';
 export type GroupSource = { types: string[] } | { category: string } | { all: true };
 
 /** How a group hands out its events (see docs/consumer-groups.md). */
-export type GroupStrategy = 'round_robin' | 'pinned_by_stream' | 'pinned_by_key';
+export const GROUP_STRATEGIES = ['round_robin', 'pinned_by_stream', 'pinned_by_key'] as const;
+export type GroupStrategy = (typeof GROUP_STRATEGIES)[number];
+
+/** The bounds of a group's settings (whole numbers), shared with DefineGroupDto. */
+export const GROUP_SETTING_LIMITS = {
+  ackTimeoutMs: { min: 100, max: 86_400_000 },
+  maxDeliveries: { min: 1, max: 1000 },
+  maxInFlight: { min: 1, max: 10_000 },
+  parkAfter: { min: 1, max: 1000 },
+} as const;
+
+/** The longest keyPath. */
+export const MAX_KEY_PATH = 200;
 
 /** A consumer group's definition as `PUT /api/consumer-groups/:group` takes it (defaults unapplied). */
 export interface ConsumerGroupInput {
@@ -51,8 +63,30 @@ export function checkGroupName(name: string): void {
     );
 }
 
-/** Applies the defaults (in this one place) and checks the rules that cross fields. */
+/** The fields of a definition, in the order PUT documents them. */
+const FIELDS: ReadonlyArray<keyof ConsumerGroupInput> = [
+  'source',
+  'from',
+  'strategy',
+  'keyPath',
+  'ackTimeoutMs',
+  'maxDeliveries',
+  'maxInFlight',
+  'parkAfter',
+];
+
+/**
+ * Applies the defaults (in this one place) and checks the definition as
+ * `PUT /api/consumer-groups/:group` does (DefineGroupDto: no unknown field, the strategies, the
+ * settings' bounds) and the rules that cross fields. The groups file and the module options
+ * come here unchecked, so each field is checked for its type too; null is left out.
+ */
 export function resolveGroupDefinition(input: ConsumerGroupInput): ConsumerGroupDefinition {
+  const unknown = Object.keys(input).filter((k) => !FIELDS.includes(k as keyof ConsumerGroupInput));
+  if (unknown.length > 0)
+    throw new InvalidConsumerGroupError(
+      `${unknown[0]} is not a field of a consumer group definition (${FIELDS.join(', ')})`,
+    );
   checkSource(input.source);
   const from = input.from ?? 'start';
   if (from !== 'start' && from !== 'end' && !(Number.isSafeInteger(from) && from >= 0))
@@ -60,7 +94,22 @@ export function resolveGroupDefinition(input: ConsumerGroupInput): ConsumerGroup
       `from must be "start", "end" or an index >= 0, got ${JSON.stringify(from)}`,
     );
   const strategy = input.strategy ?? 'round_robin';
+  if (!GROUP_STRATEGIES.includes(strategy))
+    throw new InvalidConsumerGroupError(
+      `strategy must be one of ${GROUP_STRATEGIES.join(', ')}, got ${JSON.stringify(strategy)}`,
+    );
   const keyPath = input.keyPath ?? null;
+  if (keyPath !== null && (typeof keyPath !== 'string' || keyPath.length > MAX_KEY_PATH))
+    throw new InvalidConsumerGroupError(
+      `keyPath must be text of at most ${MAX_KEY_PATH} characters, e.g. "body.customerId"`,
+    );
+  for (const [field, { min, max }] of Object.entries(GROUP_SETTING_LIMITS)) {
+    const value = input[field as keyof typeof GROUP_SETTING_LIMITS] ?? null;
+    if (value !== null && !(Number.isInteger(value) && value >= min && value <= max))
+      throw new InvalidConsumerGroupError(
+        `${field} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+      );
+  }
   if (strategy === 'pinned_by_key' && keyPath === null)
     throw new InvalidConsumerGroupError(
       'strategy pinned_by_key needs keyPath, e.g. "body.customerId"',

@@ -2,6 +2,9 @@ export * from './consumer-groups.service.js';
 export * from './group-status.js';
 export type { GroupCounter } from './group-counters.js';
 export {
+  GROUP_SETTING_LIMITS,
+  GROUP_STRATEGIES,
+  MAX_KEY_PATH,
   resolveGroupDefinition,
   type ConsumerGroupDeclaration,
   type ConsumerGroupDefinition,
