@@ -39,7 +39,13 @@ export async function startProjectionsApp(
   const app = await NestFactory.createApplicationContext(ProjectionsSuiteModule, {
     logger: process.env.ORDINAL_TEST_LOGS ? undefined : false,
   });
-  await app.init();
+  try {
+    await app.init();
+  } catch (error) {
+    // A start that fails (a bad option) leaves no pool open behind it.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   return app;
 }
 
