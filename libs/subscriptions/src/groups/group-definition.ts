@@ -9,7 +9,7 @@ export type GroupSource = { types: string[] } | { category: string } | { all: tr
 export const GROUP_STRATEGIES = ['round_robin', 'pinned_by_stream', 'pinned_by_key'] as const;
 export type GroupStrategy = (typeof GROUP_STRATEGIES)[number];
 
-/** The bounds of a group's settings (whole numbers), shared with DefineGroupDto. */
+/** The bounds of a group's settings (whole numbers): the resolver's, and DefineGroupDto's (PUT). */
 export const GROUP_SETTING_LIMITS = {
   ackTimeoutMs: { min: 100, max: 86_400_000 },
   maxDeliveries: { min: 1, max: 1000 },

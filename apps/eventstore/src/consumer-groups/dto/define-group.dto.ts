@@ -10,6 +10,12 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import {
+  GROUP_SETTING_LIMITS as LIMITS,
+  GROUP_STRATEGIES,
+  MAX_KEY_PATH,
+  type GroupStrategy,
+} from '@ordinal/subscriptions';
 
 /** `PUT /api/consumer-groups/:group`: a group's definition (docs/consumer-groups.md). */
 export class DefineGroupDto {
@@ -34,50 +40,62 @@ export class DefineGroupDto {
   @Allow()
   from?: unknown;
 
-  @ApiPropertyOptional({
-    enum: ['round_robin', 'pinned_by_stream', 'pinned_by_key'],
-    default: 'round_robin',
-  })
+  @ApiPropertyOptional({ enum: GROUP_STRATEGIES, default: 'round_robin' })
   @IsOptional()
-  @IsIn(['round_robin', 'pinned_by_stream', 'pinned_by_key'])
-  strategy?: 'round_robin' | 'pinned_by_stream' | 'pinned_by_key';
+  @IsIn(GROUP_STRATEGIES)
+  strategy?: GroupStrategy;
 
   @ApiPropertyOptional({ description: 'pinned_by_key only: a dotted path, e.g. `body.customerId`' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLength(MAX_KEY_PATH)
   keyPath?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 100, maximum: 86_400_000, default: 30_000 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: LIMITS.ackTimeoutMs.min,
+    maximum: LIMITS.ackTimeoutMs.max,
+    default: 30_000,
+  })
   @IsOptional()
   @IsInt()
-  @Min(100)
-  @Max(86_400_000)
+  @Min(LIMITS.ackTimeoutMs.min)
+  @Max(LIMITS.ackTimeoutMs.max)
   ackTimeoutMs?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000, default: 10 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: LIMITS.maxDeliveries.min,
+    maximum: LIMITS.maxDeliveries.max,
+    default: 10,
+  })
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(1000)
+  @Min(LIMITS.maxDeliveries.min)
+  @Max(LIMITS.maxDeliveries.max)
   maxDeliveries?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 10_000, default: 100 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: LIMITS.maxInFlight.min,
+    maximum: LIMITS.maxInFlight.max,
+    default: 100,
+  })
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(10_000)
+  @Min(LIMITS.maxInFlight.min)
+  @Max(LIMITS.maxInFlight.max)
   maxInFlight?: number;
 
   @ApiPropertyOptional({
     type: 'integer',
-    minimum: 1,
-    maximum: 1000,
+    minimum: LIMITS.parkAfter.min,
+    maximum: LIMITS.parkAfter.max,
     description: '`nack` retries after which an event is parked (default: maxDeliveries)',
   })
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(1000)
+  @Min(LIMITS.parkAfter.min)
+  @Max(LIMITS.parkAfter.max)
   parkAfter?: number;
 }
