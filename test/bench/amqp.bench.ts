@@ -135,8 +135,12 @@ async function logHead(url: string): Promise<number> {
   await client.connect();
   try {
     return Number(
-      (await client.query<{ position: string }>('SELECT position FROM log_head WHERE id = 1'))
-        .rows[0].position,
+      // The gapless head, or the highest index a concurrent-mode writer drew and committed
+      (
+        await client.query<{ position: string }>(
+          'SELECT greatest((SELECT position FROM log_head WHERE id = 1), (SELECT coalesce(max(index), 0) FROM messages)) AS position',
+        )
+      ).rows[0].position,
     );
   } finally {
     await client.end();
