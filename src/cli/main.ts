@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `ordinal` command (docs/cli.md): the bin of @ordinal/nestjs.
 import { cli } from './cli.js';
-import { processTerminal } from './terminal.js';
+import { endQuietlyOnClosedPipes, processTerminal } from './terminal.js';
 
+endQuietlyOnClosedPipes();
 cli(process.argv.slice(2), processTerminal, process.env).then(
   (code) => {
     process.exitCode = code;

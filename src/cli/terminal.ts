@@ -26,5 +26,9 @@ export const processTerminal: Terminal = {
   err: (text) => void process.stderr.write(text),
   interactive: Boolean(process.stderr.isTTY),
 };
-endQuietlyOnClosedPipe(process.stdout, () => process.exit(0));
-endQuietlyOnClosedPipe(process.stderr, () => undefined);
+
+/** Installs the closed-pipe handling on the process's streams (the `ordinal` command's entry). */
+export function endQuietlyOnClosedPipes(): void {
+  endQuietlyOnClosedPipe(process.stdout, () => process.exit(0));
+  endQuietlyOnClosedPipe(process.stderr, () => undefined);
+}
