@@ -26,11 +26,10 @@ export async function startLogContext(
     ],
   })
   class TestLogModule {}
-  // A failing start rejects (Nest's default aborts the test's process)
-  const context = await NestFactory.createApplicationContext(TestLogModule, {
+  // A failing start rejects (Nest's default aborts the test's process); createApplicationContext
+  // runs init itself
+  return NestFactory.createApplicationContext(TestLogModule, {
     logger: false,
     abortOnError: false,
   });
-  await context.init();
-  return context;
 }

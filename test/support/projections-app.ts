@@ -36,17 +36,10 @@ export async function startProjectionsApp(
     providers: options.providers ?? [],
   })
   class ProjectionsSuiteModule {}
-  const app = await NestFactory.createApplicationContext(ProjectionsSuiteModule, {
+  // (createApplicationContext runs init itself)
+  return NestFactory.createApplicationContext(ProjectionsSuiteModule, {
     logger: process.env.ORDINAL_TEST_LOGS ? undefined : false,
   });
-  try {
-    await app.init();
-  } catch (error) {
-    // A start that fails (a bad option) leaves no pool open behind it.
-    await app.close().catch(() => undefined);
-    throw error;
-  }
-  return app;
 }
 
 /**

@@ -30,7 +30,12 @@ export async function startServer(
     logger: process.env.ORDINAL_TEST_LOGS ? undefined : false,
     openApiUi: false,
   });
-  await listen(app, 0, '127.0.0.1');
+  // A start that fails once something runs (listen runs the bootstrap hooks) closes it again:
+  // nothing of it outlives the test (a LISTEN connection reconnecting after its database is gone).
+  await listen(app, 0, '127.0.0.1').catch(async (error: unknown) => {
+    await app.close().catch(() => undefined);
+    throw error;
+  });
   const address = app.getHttpServer().address() as { port: number };
   return {
     app,

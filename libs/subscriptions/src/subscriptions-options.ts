@@ -1,5 +1,8 @@
 import { numberOption } from '@ordinal/pg';
-import type { ConsumerGroupDeclaration } from './groups/group-definition.js';
+import {
+  checkGroupDeclarations,
+  type ConsumerGroupDeclaration,
+} from './groups/group-definition.js';
 
 /** Options of `SubscriptionsModule.forRoot`. Every default lives in `resolveSubscriptionsOptions`. */
 export interface SubscriptionsModuleOptions {
@@ -73,6 +76,7 @@ export function resolveSubscriptionsOptions(
       unit: 'ms',
     }),
     groupPollMs: options.groupPollMs ?? 100,
-    consumerGroups: options.consumerGroups ?? [],
+    // Checked here, where the options are read: a bad declaration stops the start before anything runs
+    consumerGroups: checkGroupDeclarations(options.consumerGroups ?? []),
   };
 }

@@ -501,34 +501,6 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
   });
 });
 
-describe('consumer groups declared in the module options', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
-
-  it('a bad declaration stops the start naming the group and the field, as PUT would refuse it', async () => {
-    const started = await startProjectionsApp(db.url, {
-      subscriptions: {
-        consumerGroups: [
-          { name: 'typo', source: { all: true }, ackTimeoutMs: '5s' as unknown as number },
-        ],
-      },
-    }).then(
-      async (app) => {
-        await app.close();
-        return new Error('the app started');
-      },
-      (error: unknown) => error as Error,
-    );
-    expect(started.message).toMatch(/^Consumer group 'typo'.*: ackTimeoutMs must be/);
-    expect((started as { code?: string }).code).toBe('invalid_consumer_group');
-  });
-});
-
 /** Polls `done` until it holds (a lease deadline passes on the clock, not on an event). */
 async function waitUntil(done: () => Promise<boolean>, what: string): Promise<void> {
   for (const until = Date.now() + 10_000; Date.now() < until;) if (await done()) return;

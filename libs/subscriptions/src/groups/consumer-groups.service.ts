@@ -119,17 +119,12 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
   }
 
   /**
-   * Defines the groups the options declare (created, or their settings updated); a bad
-   * declaration stops the start with a message naming the group.
+   * Defines the groups the options declare (created, or their settings updated); each was
+   * checked when the options were read (`checkGroupDeclarations`).
    */
   async onApplicationBootstrap(): Promise<void> {
     for (const { name, ...input } of this.options.consumerGroups) {
-      const { created } = await this.define(name, input).catch((error: unknown) => {
-        if (!(error instanceof InvalidConsumerGroupError)) throw error;
-        throw new InvalidConsumerGroupError(
-          `Consumer group '${name}' of the options (subscriptions.consumerGroups): ${error.message}`,
-        );
-      });
+      const { created } = await this.define(name, input);
       this.logger.log(
         `Consumer group '${name}' ${created ? 'created' : 'updated'} from the options`,
       );

@@ -212,3 +212,24 @@ export function changedIdentity(
 export interface ConsumerGroupDeclaration extends ConsumerGroupInput {
   name: string;
 }
+
+/**
+ * Checks the groups the module's options declare, before anything starts (a bad one stops the
+ * start naming the group and the field, as PUT would refuse it); returns them unchanged.
+ */
+export function checkGroupDeclarations(
+  declarations: readonly ConsumerGroupDeclaration[],
+): ConsumerGroupDeclaration[] {
+  return declarations.map((declaration) => {
+    const { name, ...input } = declaration;
+    try {
+      resolveGroupDefinition(input);
+    } catch (error) {
+      if (!(error instanceof InvalidConsumerGroupError)) throw error;
+      throw new InvalidConsumerGroupError(
+        `Consumer group '${name}' of the options (subscriptions.consumerGroups): ${error.message}`,
+      );
+    }
+    return declaration;
+  });
+}
