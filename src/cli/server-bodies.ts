@@ -121,6 +121,20 @@ export interface ScavengeRunBody {
   tableBytesAfter: number | null;
 }
 
+/** `GET /api/admin/segments`. */
+export interface SegmentsBody {
+  segmentSize: number;
+  segments: {
+    firstIndex: number;
+    lastIndex: number;
+    table: string;
+    tier: string;
+    bytes: number;
+    estimatedRows: number | null;
+    createdAt: string;
+  }[];
+}
+
 /** `GET /api/admin/scavenge`. */
 export interface ScavengeBody {
   running: ScavengeRunBody | null;

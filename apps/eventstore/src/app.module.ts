@@ -36,6 +36,7 @@ import {
   InterfaceRewindController,
   ScavengeController,
   ScavengeSchedule,
+  SegmentsController,
 } from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
 import { DashboardController } from './dashboard/dashboard.controller.js';
@@ -83,6 +84,7 @@ export class AppModule {
         InterfaceRewindController,
         DeadLettersController,
         ScavengeController,
+        SegmentsController,
         ConsoleController,
         DashboardController,
         ConsumerGroupsController,

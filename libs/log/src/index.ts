@@ -31,6 +31,8 @@ export type { WatermarkStatus } from './watermark/watermark-status.js';
 export * from './router/log-feed.js';
 export * from './router/live-router.service.js';
 export * from './log-lifecycle.service.js';
+export { SegmentKeeper, type SegmentInfo } from './segments/segment-keeper.service.js';
+export { DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE } from './segments/segment-range.js';
 export { murmur3_32, shardOf } from '@ordinal/contract';
 export { RenderedMessage, renderedJson } from './row-mapper.js';
 export * from './trace/index.js';

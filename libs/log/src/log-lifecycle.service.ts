@@ -20,6 +20,7 @@ import { storedResendKey } from './content-hash.js';
 import { execute, readAppliedMigrations } from '@ordinal/pg';
 import { MigrationFailedError } from '@ordinal/pg';
 import { LogWriter } from './writer/log-writer.service.js';
+import { SegmentKeeper } from './segments/segment-keeper.service.js';
 import { START_MARKER_TYPE, SYSTEM_USER } from './log.constants.js';
 import type { AppendResult, StoredMessage } from './message.js';
 import { LogFullError } from './errors/index.js';
@@ -52,6 +53,7 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
   constructor(
     private readonly dataSource: DataSource,
     private readonly writer: LogWriter,
+    private readonly segments: SegmentKeeper,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly discovery: DiscoveryService,
     private readonly personal: PersonalData,
@@ -74,6 +76,8 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
       await this.checkSkippedMigrations();
     }
     await execute(this.dataSource.manager, alignPositions(options.ordering));
+    // Segments cover the head and what lies ahead of it before anything is written.
+    await this.segments.start();
     // The key store, the master key's check and the erasure ledger reapplied: a key store
     // restored from a backup older than an erasure forgets again before anything is read.
     await this.personal.start(() => this.erasure.erasedSubjects());

@@ -1,3 +1,4 @@
+import { DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE } from './segments/segment-range.js';
 import type { MigrationInterface } from 'typeorm';
 import { MIN_TAKEOVER_MS } from '@ordinal/ownership';
 import { numberOption, OrdinalError } from '@ordinal/pg';
@@ -42,6 +43,12 @@ export interface LogModuleOptions {
   duplicateWindow?: number;
   /** Most messages one flush writes. @default 2000 */
   maxBatchMessages?: number;
+  /**
+   * Indices per segment (a partition of the messages table, docs/storage.md): fixed once the
+   * log holds a message; a start with another size then fails with `invalid_configuration`.
+   * The Ordinal server sets it from `ORDINAL_SEGMENT_SIZE`. @default 10000000
+   */
+  segmentSize?: number;
   /** Most body bytes one flush writes. @default 8 MiB */
   maxBatchBytes?: number;
   /** Most messages waiting for a flush before appends are refused. @default 100000 */
@@ -180,6 +187,12 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
       min: 0,
     }),
     maxBatchMessages: options.maxBatchMessages ?? 2000,
+    segmentSize: numberOption(options.segmentSize, {
+      option: 'log.segmentSize',
+      env: 'ORDINAL_SEGMENT_SIZE',
+      fallback: DEFAULT_SEGMENT_SIZE,
+      min: MIN_SEGMENT_SIZE,
+    }),
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxQueuedMessages: options.maxQueuedMessages ?? 100_000,
     appendTimeoutMs: options.appendTimeoutMs ?? 0,

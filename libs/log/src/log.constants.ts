@@ -14,6 +14,12 @@ export const TABLES = {
   personalDataRules: 'personal_data_rules',
   /** Every erasure of a subject's personal data: reapplied at start (docs/personal-data.md). */
   erasureLedger: 'erasure_ledger',
+  /** Every idempotency key and its message's index: the key's uniqueness across segments. */
+  messageKeys: 'message_keys',
+  /** The log's segments (partitions of messages by index range) and their tier (docs/storage.md). */
+  segments: 'log_segments',
+  /** The segment size, one row. */
+  segmentSettings: 'log_segment_settings',
 } as const;
 
 /** The message type of the marker an erasure appends. */
@@ -39,6 +45,8 @@ export const LOCKS = {
   scavenge: 0x4f5244_05,
   /** Held (session-level) by the one redaction of legacy personal data running on the database. */
   redact: 0x4f5244_06,
+  /** Serialises changes to the segments (creating them ahead of the head) across processes. */
+  segments: 0x4f5244_07,
 } as const;
 
 /**

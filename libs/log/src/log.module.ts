@@ -1,3 +1,4 @@
+import { SegmentKeeper } from './segments/segment-keeper.service.js';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import {
@@ -41,6 +42,7 @@ import {
       inject: [LOG_RAW_OPTIONS],
     },
     LogWriter,
+    SegmentKeeper,
     LogReader,
     LogLifecycle,
     LiveRouter,
@@ -65,6 +67,7 @@ import {
   // ConsumerOwnership is for the sibling libraries (subscriptions, push interfaces), through @ordinal/ownership.
   exports: [
     LogWriter,
+    SegmentKeeper,
     LogImporter,
     LogScavenger,
     PersonalData,

@@ -8,6 +8,7 @@ import {
   groupsStatusCommand,
 } from './groups.command.js';
 import { migrateCommand } from './migrate.command.js';
+import { segmentsListCommand } from './segments.command.js';
 import { projectionsListCommand, projectionsRebuildCommand } from './projections.command.js';
 import {
   projectionsPromoteCommand,
@@ -48,6 +49,7 @@ export const COMMANDS: Command[] = [
   streamsMetadataCommand,
   streamsScavengeCommand,
   scavengeCommand,
+  segmentsListCommand,
   groupsStatusCommand,
   groupsDefineCommand,
   groupsDeleteCommand,

@@ -104,6 +104,8 @@ export interface OrdinalConfig {
   livePollMs?: number;
   /** Concurrent mode: a hole in the log is abandoned after this long (ms, ORDINAL_GAP_TIMEOUT_MS; <= 0 abandons at once; the log's default 5000). */
   gapTimeoutMs?: number;
+  /** Indices per segment of the log (ORDINAL_SEGMENT_SIZE; fixed once the log holds a message; the log's default 10000000). */
+  segmentSize?: number;
   /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE; the log's default true). */
   exactRelease?: boolean;
   /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS; the log's default 2000). */
@@ -304,6 +306,7 @@ export function loadConfig(variables: Env = process.env): OrdinalConfig {
     streamsBufferBytes: optionalInt(env, 'ORDINAL_STREAMS_BUFFER_BYTES'),
     livePollMs: optionalInt(env, 'ORDINAL_LIVE_POLL_MS'),
     gapTimeoutMs: optionalInt(env, 'ORDINAL_GAP_TIMEOUT_MS'),
+    segmentSize: optionalInt(env, 'ORDINAL_SEGMENT_SIZE'),
     exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),
     lateRescanMs: optionalInt(env, 'ORDINAL_LATE_RESCAN_MS'),
     lateWatchMs: optionalInt(env, 'ORDINAL_LATE_WATCH_MS'),

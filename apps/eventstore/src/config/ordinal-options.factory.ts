@@ -40,6 +40,7 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       appendTimeoutMs: config.queryTimeoutMs,
       livePollMs: config.livePollMs,
       gapTimeoutMs: config.gapTimeoutMs,
+      segmentSize: config.segmentSize,
       exactRelease: config.exactRelease,
       lateRescanMs: config.lateRescanMs,
       lateWatchMs: config.lateWatchMs,

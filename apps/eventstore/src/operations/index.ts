@@ -2,3 +2,4 @@ export * from './dead-letters.controller.js';
 export * from './interface-rewind.controller.js';
 export * from './scavenge.controller.js';
 export * from './scavenge-schedule.service.js';
+export * from './segments.controller.js';

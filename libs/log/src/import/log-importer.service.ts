@@ -1,3 +1,5 @@
+import { SegmentKeeper, type SqlRun } from '../segments/segment-keeper.service.js';
+import { lockSegments } from '../segments/segments.sql.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -98,6 +100,7 @@ export class LogImporter {
     private readonly dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly personal: PersonalData,
+    private readonly segments: SegmentKeeper,
   ) {}
 
   /** Imports every line of `source`; resolves once committed, rejects with nothing stored. */
@@ -122,6 +125,12 @@ export class LogImporter {
     let commitSent = false;
     try {
       await client.query('BEGIN');
+      const run: SqlRun = async (query) =>
+        (await client.query<Record<string, unknown>>(query.text, query.values)).rows;
+      // The segments' lock before the log's, as every process adding segments takes them: the
+      // import adds the segments its rows need in its own transaction (a COPY routes its rows
+      // to the partitions there were when it began).
+      await run(lockSegments());
       let base = 0;
       for (const statement of lockForImport(this.options.ordering)) {
         const { rows } = await client.query<{ base?: string }>(statement.text, statement.values);
@@ -140,6 +149,7 @@ export class LogImporter {
       };
       const result = await this.copy(
         client,
+        run,
         source,
         base,
         options.maxLineBytes ?? 1024 * 1024,
@@ -168,14 +178,16 @@ export class LogImporter {
   /** Streams the checked rows into COPY; on a refused line, aborts it and reads the rest of the input away. */
   private async copy(
     client: pg.Client,
+    run: SqlRun,
     source: AsyncIterable<Buffer | string>,
     base: number,
     maxLineBytes: number,
     idleMs: number,
     lineage: CorrelationContext,
   ): Promise<ImportResult> {
-    const stream = client.query(copyFrom(copyImportRows()));
-    const copyDone = finished(stream);
+    let covered = await this.segments.coverWithin(run, base + 1);
+    let stream = client.query(copyFrom(copyImportRows()));
+    let copyDone = finished(stream);
     copyDone.catch(() => undefined);
     const seen = new Map<string, KeyedMessage>();
     const result: ImportResult = { lines: 0, imported: 0, repeats: 0, first: null, last: null };
@@ -220,6 +232,17 @@ export class LogImporter {
           index += 1;
           if (index > MAX_POSITION)
             throw new LogFullError(`line ${chunk[i].number} would take index ${index}`);
+          if (index >= covered) {
+            // Past the segments: end this COPY, add the next ones, and go on in a new COPY.
+            if (text.length > 0) stream.write(text);
+            text = '';
+            stream.end();
+            await copyDone;
+            covered = await this.segments.coverWithin(run, index);
+            stream = client.query(copyFrom(copyImportRows()));
+            copyDone = finished(stream);
+            copyDone.catch(() => undefined);
+          }
           text += importRowText({
             index,
             messageType: p.message.messageType,

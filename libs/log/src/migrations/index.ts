@@ -14,6 +14,7 @@ import { AppendCheckAfterLock1765500000000 } from './1765500000000-append-check-
 import { LifecycleNotice1765500000010 } from './1765500000010-lifecycle-notice.js';
 import { PersonalData1766000000000 } from './1766000000000-personal-data.js';
 import { ConcurrentAppendCheckAfterLock1766000000100 } from './1766000000100-concurrent-append-check-after-lock.js';
+import { Segments1766100000000 } from './1766100000000-segments.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -33,4 +34,5 @@ export const LOG_MIGRATIONS = [
   LifecycleNotice1765500000010,
   PersonalData1766000000000,
   ConcurrentAppendCheckAfterLock1766000000100,
+  Segments1766100000000,
 ];

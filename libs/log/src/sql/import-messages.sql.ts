@@ -107,7 +107,8 @@ export function finishImport(ordering: Ordering, head: number): SqlQuery {
 /** The stored messages that carry any of `keys` (an import's repeats). */
 export function readByIdempotencyKeys(keys: string[]): SqlQuery {
   return {
-    text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE idempotency_key = ANY($1::text[])`,
+    text: `SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages} WHERE index = ANY(ARRAY(
+             SELECT k.index FROM ${TABLES.messageKeys} k WHERE k.idempotency_key = ANY($1::text[])))`,
     values: [keys],
   };
 }

@@ -22,10 +22,16 @@ export interface InsertColumns {
   personal?: (string | null)[];
 }
 
-/** The stream heads a flush moves. */
+/**
+ * The stream heads a flush moves: each to `version`, only from `prior`, the version the flush
+ * was planned on (0: a new stream). `ordinal_move_stream_heads` raises the unique violation
+ * `messages_stream_version_uq` when a head is elsewhere: a stream version's uniqueness, which
+ * the segmented messages table cannot enforce itself.
+ */
 export interface StreamHeads {
   streamId: string[];
   version: number[];
+  prior: number[];
 }
 
 /** The stream states a flush changes (a delete, a tombstone, a re-created stream). */
@@ -97,15 +103,13 @@ export function insertMessages(
         FROM ${ROWS} WITH ORDINALITY AS r(${COLUMNS}, ord)
         RETURNING 1
       ), heads AS (
-        INSERT INTO ${TABLES.streams} (stream_id, version)
-        SELECT * FROM unnest($2::text[], $3::bigint[])
-        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
-        RETURNING 1
+        SELECT ordinal_move_stream_heads($2::text[], $3::bigint[], $9::bigint[]) AS moved WHERE cardinality($2::text[]) > 0
       ), log AS (
         UPDATE ${TABLES.logHead} SET position = $5::bigint WHERE id = 1 RETURNING 1
       )
       SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM log)::int AS moved,
-             (SELECT count(*) FROM states)::int AS states, pg_notify('${LOG_CHANNEL}', $5::text) AS notified`,
+             (SELECT count(*) FROM states)::int AS states, (SELECT moved FROM heads) AS heads,
+             pg_notify('${LOG_CHANNEL}', $5::text) AS notified`,
     values: [
       rowsJson(rows),
       streams.streamId,
@@ -115,6 +119,7 @@ export function insertMessages(
       changes.streamId,
       changes.state,
       changes.deletedThrough,
+      streams.prior,
     ],
   };
 }
@@ -125,7 +130,12 @@ export interface StreamExpectations {
   expected: number[];
 }
 
-const NO_STREAMS = { streamId: [] as string[], expected: [] as number[], version: [] as number[] };
+const NO_STREAMS = {
+  streamId: [] as string[],
+  expected: [] as number[],
+  version: [] as number[],
+  prior: [] as number[],
+};
 
 /**
  * The whole gapless flush in one statement, for batches without idempotency keys (most REST,
@@ -161,13 +171,10 @@ export function appendBatch(
         FROM head, ${ROWS} WITH ORDINALITY AS r(${COLUMNS}, ord)
         RETURNING 1
       ), heads AS (
-        INSERT INTO ${TABLES.streams} (stream_id, version)
-        SELECT v.stream_id, v.version FROM head, unnest($6::text[], $7::bigint[]) AS v(stream_id, version)
-        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
-        RETURNING 1
+        SELECT ordinal_move_stream_heads($6::text[], $7::bigint[], $9::bigint[]) AS moved FROM head WHERE cardinality($6::text[]) > 0
       )
       SELECT expected.ok, head.base::text AS base, now() AS now,
-             (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM heads)::int AS heads,
+             (SELECT count(*) FROM inserted)::int AS inserted, (SELECT moved FROM heads) AS heads,
              CASE WHEN head.head IS NULL THEN NULL ELSE pg_notify('${LOG_CHANNEL}', head.head::text) END AS notified
       FROM expected LEFT JOIN head ON true`,
     values: [
@@ -179,6 +186,7 @@ export function appendBatch(
       heads.streamId,
       heads.version,
       String(MAX_POSITION),
+      heads.prior,
     ],
   };
 }
@@ -201,12 +209,9 @@ export function insertConcurrent(
         ORDER BY r.ord
         RETURNING index
       ), heads AS (
-        INSERT INTO ${TABLES.streams} (stream_id, version)
-        SELECT * FROM unnest($2::text[], $3::bigint[])
-        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
-        RETURNING 1
+        SELECT ordinal_move_stream_heads($2::text[], $3::bigint[], $7::bigint[]) AS moved WHERE cardinality($2::text[]) > 0
       ), top AS (SELECT max(index) AS head, array_agg(index::text) AS indices FROM inserted)
-      SELECT top.indices, (SELECT count(*) FROM heads)::int AS heads, (SELECT count(*) FROM states)::int AS states,
+      SELECT top.indices, (SELECT moved FROM heads) AS heads, (SELECT count(*) FROM states)::int AS states,
              pg_notify('${LOG_CHANNEL}', top.head::text) AS notified FROM top`,
     values: [
       rowsJson(rows),
@@ -215,6 +220,7 @@ export function insertConcurrent(
       changes.streamId,
       changes.state,
       changes.deletedThrough,
+      streams.prior,
     ],
   };
 }
@@ -287,13 +293,9 @@ export function appendConcurrentStreams(
         ORDER BY r.ord
         RETURNING index
       ), heads AS (
-        INSERT INTO ${TABLES.streams} (stream_id, version)
-        SELECT v.stream_id, v.version FROM lock, unnest($5::text[], $6::bigint[]) AS v(stream_id, version)
-        WHERE lock.ok
-        ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
-        RETURNING 1
+        SELECT ordinal_move_stream_heads($5::text[], $6::bigint[], $7::bigint[]) AS moved FROM lock WHERE lock.ok AND cardinality($5::text[]) > 0
       ), top AS (SELECT max(index) AS head, array_agg(index::text ORDER BY index) AS indices FROM inserted)
-      SELECT lock.ok, top.indices, lock.now, (SELECT count(*) FROM heads)::int AS heads,
+      SELECT lock.ok, top.indices, lock.now, (SELECT moved FROM heads) AS heads,
              CASE WHEN top.head IS NULL THEN NULL ELSE pg_notify('${LOG_CHANNEL}', top.head::text) END AS notified
       FROM lock, top`,
     values: [
@@ -303,6 +305,7 @@ export function appendConcurrentStreams(
       expectations.expected,
       heads.streamId,
       heads.version,
+      heads.prior,
     ],
   };
 }

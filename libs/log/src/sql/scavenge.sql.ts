@@ -34,7 +34,7 @@ export function startScavengeRun(): SqlQuery {
              SELECT ${RUN_COLUMNS} FROM ${TABLES.scavengeRuns} WHERE status = 'running' ORDER BY id DESC LIMIT 1
            ), created AS (
              INSERT INTO ${TABLES.scavengeRuns} (through, table_bytes_before)
-             SELECT coalesce((SELECT max(index) FROM ${TABLES.messages}), 0), pg_total_relation_size('${TABLES.messages}')
+             SELECT coalesce((SELECT max(index) FROM ${TABLES.messages}), 0), (SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::bigint FROM pg_partition_tree('${TABLES.messages}'))
              WHERE NOT EXISTS (SELECT 1 FROM left_over)
              RETURNING ${RUN_COLUMNS}
            )
@@ -96,7 +96,7 @@ export function finishScavengeRun(runId: string, error: string | null): SqlQuery
   return {
     text: `UPDATE ${TABLES.scavengeRuns}
            SET status = CASE WHEN $2::text IS NULL THEN 'finished' ELSE 'failed' END, error = $2::text,
-               finished_at = now(), updated_at = now(), table_bytes_after = pg_total_relation_size('${TABLES.messages}')
+               finished_at = now(), updated_at = now(), table_bytes_after = (SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::bigint FROM pg_partition_tree('${TABLES.messages}'))
            WHERE id = $1::bigint
            RETURNING ${RUN_COLUMNS}`,
     values: [runId, error],

@@ -66,7 +66,7 @@ describe('planFlush', () => {
     expect(!second.ok && second.error).toBeInstanceOf(VersionConflictError);
     expect(plan.rows.streamVersion).toEqual([1, 2]);
     expect(plan.rows.category).toEqual(['order', 'order']);
-    expect(plan.streamHeads).toEqual({ streamId: ['order-1'], version: [2] });
+    expect(plan.streamHeads).toEqual({ streamId: ['order-1'], version: [2], prior: [0] });
   });
 
   it('returns the stored original for a repeated idempotency key, inside the batch too', () => {

@@ -125,6 +125,8 @@ export function planFlush(
     personal: [],
   };
   const streamHeads = new Map<string, number>();
+  // Each head's version before the flush: it moves only from there (ordinal_move_stream_heads).
+  const priors = new Map<string, number>();
   const heads = new Map<string, StreamHead>();
   const stateChanges = new Map<string, StreamHead>();
   const byKey = new Map(state.repeats);
@@ -218,7 +220,11 @@ export function planFlush(
       created.push(message);
       createdBytes.push(p.bodyJson.length + (p.metadataJson?.length ?? 0));
     }
-    if (stream && version > 0) streamHeads.set(stream.streamId, version);
+    if (stream && version > 0) {
+      streamHeads.set(stream.streamId, version);
+      if (!priors.has(stream.streamId))
+        priors.set(stream.streamId, (state.streams.get(stream.streamId) ?? NEW_STREAM).version);
+    }
     if (pending.request.stream) {
       const id = pending.request.stream.streamId;
       let next: StreamHead = { ...streamHead, version };
@@ -242,7 +248,11 @@ export function planFlush(
   return {
     hiddenAtAppend: created.some((m) => hiddenAtAppend(m, heads)),
     rows,
-    streamHeads: { streamId: [...streamHeads.keys()], version: [...streamHeads.values()] },
+    streamHeads: {
+      streamId: [...streamHeads.keys()],
+      version: [...streamHeads.values()],
+      prior: [...streamHeads.keys()].map((id) => priors.get(id)!),
+    },
     stateChanges: {
       streamId: [...stateChanges.keys()],
       state: [...stateChanges.values()].map((h) => h.state),

@@ -21,6 +21,7 @@ import {
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { DuplicateWindow } from './duplicate-window.js';
 import { PersonalData } from '../personal/personal-data.service.js';
+import { SegmentKeeper } from '../segments/segment-keeper.service.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
@@ -128,6 +129,7 @@ export class LogWriter implements OnApplicationShutdown {
     dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly personal: PersonalData,
+    private readonly segments: SegmentKeeper,
   ) {
     this.window = new DuplicateWindow(this.options.duplicateWindow);
     this.strategies = new FlushStrategies(dataSource, this.options.ordering, this.window);
@@ -403,8 +405,10 @@ export class LogWriter implements OnApplicationShutdown {
         }
       });
       if (span.isRecording()) span.setAttribute(ATTRIBUTES.flushCreated, plan.created.length);
-      if (plan.created.length > 0)
+      if (plan.created.length > 0) {
+        this.segments.noteHead(plan.created[plan.created.length - 1].id);
         this.announce(plan.created, plan.createdBytes, plan.hiddenAtAppend);
+      }
     } catch (error) {
       // An exhausted sequence is a data error too, but no append can fit any more (nextval is
       // not rolled back: the flush used up what was left), so every append gets log_full now.
@@ -457,6 +461,9 @@ export class LogWriter implements OnApplicationShutdown {
     try {
       return await this.strategies.write(batch, deadline);
     } catch (error) {
+      // A position no segment covered (the head moved faster than segments were added, or
+      // was moved by hand): nothing was stored; one retry once segments cover it.
+      if (await this.segments.repairs(error)) return await this.strategies.write(batch, deadline);
       // A connection lost before COMMIT was sent committed nothing: one retry on a fresh one.
       if (error instanceof CommitOutcomeUnknown || !isConnectionError(error)) throw error;
       this.logger.warn(

@@ -1,0 +1,22 @@
+/** Indices per segment when `ORDINAL_SEGMENT_SIZE` (the log's `segmentSize`) is not set. */
+export const DEFAULT_SEGMENT_SIZE = 10_000_000;
+
+/** The smallest segment size the log accepts (a flush's positions never span more than two segments). */
+export const MIN_SEGMENT_SIZE = 1_000;
+
+/** The name of the segment (a partition of `messages`) whose first index is `first`. */
+export function segmentTable(first: number): string {
+  if (!Number.isSafeInteger(first) || first < 1)
+    throw new RangeError(`a segment's first index is a positive integer, got ${first}`);
+  return `messages_${String(first).padStart(16, '0')}`;
+}
+
+/**
+ * The first index of the segment that holds `index`, for segments of `size` that follow a
+ * first segment ending at `firstEnd` (itself one past a multiple of `size`): the first
+ * segment's first index (1) below it.
+ */
+export function segmentStart(index: number, size: number, firstEnd: number): number {
+  if (index < firstEnd) return 1;
+  return Math.floor((index - 1) / size) * size + 1;
+}
