@@ -31,6 +31,17 @@ describe.each(['gapless', 'concurrent'] as const)(
       // start marker takes 2^53 − 3)
       db = await createTestDatabase();
       await (await startServer(db.url, env)).close();
+      // A row by hand needs a segment (docs/storage.md): one from there to the last index.
+      await db.query(
+        `CREATE TABLE messages_edge (LIKE messages INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING COMMENTS)`,
+      );
+      await db.query(
+        `ALTER TABLE messages ATTACH PARTITION messages_edge FOR VALUES FROM (${String(MAX - 3)}) TO (${String(MAX + 1)})`,
+      );
+      await db.query(
+        `INSERT INTO log_segments (first_index, end_index, table_name) VALUES ($1, $2, 'messages_edge')`,
+        [String(MAX - 3), String(MAX + 1)],
+      );
       await db.query(
         `INSERT INTO messages (index, message_type, body, content_hash) VALUES ($1, 'Seed', '{}', 'seed')`,
         [String(MAX - 3)],

@@ -1,3 +1,4 @@
+import { SegmentMetrics } from './metrics/segment-metrics.service.js';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ConfigModule, ConfigService } from '@nestjs/config';
@@ -111,6 +112,7 @@ export class AppModule {
         DashboardSampler,
         ScavengeSchedule,
         ScavengeMetrics,
+        SegmentMetrics,
       ],
     };
   }
