@@ -79,6 +79,7 @@ export const HTTP_ERROR_CODES = [
   'invalid_json',
   'unknown_field',
   'repeated_parameter',
+  'invalid_parameter',
   'method_not_allowed',
   'body_timeout',
   'unsupported_media_type',

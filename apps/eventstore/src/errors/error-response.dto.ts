@@ -46,9 +46,16 @@ export class ErrorResponseDto {
   @ApiPropertyOptional({
     example: 'invalid_message',
     description:
-      'Stable machine-readable code (invalid_message, unknown_field, repeated_parameter, idempotency_key_reused, version_conflict, database_unavailable, …)',
+      'Stable machine-readable code (invalid_message, unknown_field, invalid_parameter, repeated_parameter, idempotency_key_reused, version_conflict, database_unavailable, …)',
   })
   code?: string;
+
+  @ApiPropertyOptional({
+    example: 'startIndex',
+    description:
+      '400 `invalid_parameter`, `repeated_parameter` and `invalid_stream_id` of a path or query parameter: the name of the parameter refused',
+  })
+  parameter?: string;
 
   @ApiPropertyOptional({
     enum: TOKEN_REFUSAL_REASONS,

@@ -94,6 +94,9 @@ export const HTTP_STATUS_BY_CODE: Record<HttpErrorCode, number> = {
   invalid_json: 400,
   unknown_field: 400,
   repeated_parameter: 400,
+  // A query, path (or the stream's Last-Event-ID) parameter that is malformed or out of range;
+  // `parameter` names it.
+  invalid_parameter: 400,
   method_not_allowed: 405,
   body_timeout: 408,
   unsupported_media_type: 415,
