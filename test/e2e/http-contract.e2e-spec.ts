@@ -257,14 +257,71 @@ describe('the HTTP contract: no 5xx on valid or odd input (H1, G6)', () => {
     ['/api/streams/s-1?limit=1&limit=2', /limit is given 2 times/],
     ['/api/streams/s-1?snapshot=true&snapshot=false', /snapshot is given 2 times/],
     ['/api/projections?atLeast=1&atLeast=2', /atLeast is given 2 times/],
-  ])('a repeated query parameter is a 400: %s', async (path, message) => {
+  ])('a repeated query parameter is a 400 naming it: %s', async (path, message) => {
     const res = await send('GET', path);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({
       statusCode: 400,
       code: 'repeated_parameter',
+      parameter: expect.stringMatching(/^[a-zA-Z]+$/),
       message: expect.stringMatching(message),
     });
+    expect(res.body.message).toMatch(new RegExp(`^${res.body.parameter} is given 2 times`));
+  });
+
+  it.each([
+    ['GET', '/api/events?fromIndex=abc', 'fromIndex', "fromIndex must be an integer, got 'abc'"],
+    ['GET', '/api/events?limit=0', 'limit', 'limit must be between 1 and 10000, got 0'],
+    ['GET', '/api/events?types=A,bad%20type', 'types', /^types: 'bad type' is not a message type/],
+    ['GET', '/api/events?tombstones=maybe', 'tombstones', /^tombstones must be include or skip/],
+    ['GET', `/api/events?correlationId=${'c'.repeat(201)}`, 'correlationId', /^correlationId/],
+    ['GET', '/api/events?shardIndex=1', 'shardCount', /go together/],
+    ['GET', '/api/events?shardCount=2&shardIndex=2', 'shardIndex', /^shardIndex must be below/],
+    ['GET', '/api/events/abc', 'index', "index must be an integer, got 'abc'"],
+    ['GET', '/api/events/stream?startIndex=abc', 'startIndex', /^startIndex must be an integer/],
+    ['GET', '/api/events/stream?startIndex=9&endIndex=8', 'endIndex', /^endIndex \(8\)/],
+    ['GET', '/api/events/stream?types=A%27', 'types', /^types: /],
+    ['GET', '/api/streams?limit=1001', 'limit', /^limit must be between/],
+    ['GET', '/api/streams?prefix=a%20b', 'prefix', /^prefix 'a b' is invalid/],
+    ['GET', '/api/streams/s-1?fromVersion=0', 'fromVersion', /^fromVersion must be between/],
+    ['GET', '/api/streams/s-1?snapshot=maybe', 'snapshot', /^snapshot must be true or false/],
+    ['DELETE', '/api/streams/s-1?mode=hard', 'mode', /^mode must be soft or tombstone/],
+    ['DELETE', '/api/streams/s-1?expectedVersion=x', 'expectedVersion', /^expectedVersion must/],
+    ['PUT', '/api/streams/order-%2A-x/metadata', 'streamId', /is neither a stream id/],
+    ['GET', '/api/projections?atLeast=x', 'atLeast', /^atLeast must be an integer/],
+    ['POST', '/api/projections/p/versions/0/promote', 'version', /^version must be between/],
+    ['POST', '/api/projections/p/rebuild?mode=hard', 'mode', /^mode must be 'blue-green'/],
+    ['GET', '/api/admin/scavenge?limit=101', 'limit', /^limit must be between 1 and 100/],
+    ['POST', '/api/admin/scavenge?wait=maybe', 'wait', /^wait must be true or false/],
+    ['GET', '/api/dead-letters?limit=x', 'limit', /^limit must be an integer/],
+    ['GET', '/api/dashboard?since=x', 'since', /^since must be an integer/],
+  ])(
+    'a malformed or out-of-range parameter is a 400 invalid_parameter naming it: %s %s',
+    async (method, path, parameter, message) => {
+      const res = await send(method, path, method === 'PUT' ? {} : undefined);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: typeof message === 'string' ? message : expect.stringMatching(message),
+        code: 'invalid_parameter',
+        parameter,
+      });
+    },
+  );
+
+  it('keeps the specific code of a stream id parameter, and names the parameter', async () => {
+    for (const [path, parameter] of [
+      ['/api/streams/-bad', 'streamId'],
+      ['/api/streams?after=-x', 'after'],
+    ]) {
+      const res = await send('GET', path);
+      expect({ status: res.status, code: res.body.code, parameter: res.body.parameter }).toEqual({
+        status: 400,
+        code: 'invalid_stream_id',
+        parameter,
+      });
+    }
   });
 
   // Last: the database is taken away from the server (and given back after).

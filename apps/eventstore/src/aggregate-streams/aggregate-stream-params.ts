@@ -1,14 +1,15 @@
-import { BadRequestException } from '@nestjs/common';
-import type { OrdinalErrorCode } from '@ordinal/contract';
+import type { BadRequestException } from '@nestjs/common';
 import { isReadableStreamId, isValidStreamId } from '@ordinal/event-sourcing';
 import { singleParam } from '../events/query-params.js';
+import { parameterError } from '../errors/parameter-errors.js';
 
-/** 400 `invalid_stream_id` naming the allowed shape. */
+/** 400 `invalid_stream_id` naming the parameter and the allowed shape. */
 function invalidStreamId(raw: unknown, name = 'streamId'): BadRequestException {
-  return new BadRequestException({
-    message: `${name} '${String(raw).slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit`,
-    code: 'invalid_stream_id' satisfies OrdinalErrorCode,
-  });
+  return parameterError(
+    name,
+    `${name} '${String(raw).slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-], starting with a letter or digit`,
+    'invalid_stream_id',
+  );
 }
 
 /** The `:streamId` path parameter of a write, or 400 `invalid_stream_id`. */
@@ -32,7 +33,7 @@ export function booleanParam(name: string, value: unknown, fallback: boolean): b
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'true') return true;
   if (raw === 'false') return false;
-  throw new BadRequestException(`${name} must be true or false, got '${raw}'`);
+  throw parameterError(name, `${name} must be true or false, got '${raw}'`);
 }
 
 /** A `prefix` query parameter of stream ids (1-200 stream id characters), or undefined when absent; 400 otherwise. */
@@ -40,7 +41,8 @@ export function streamPrefixParam(value: unknown): string | undefined {
   const raw = singleParam('prefix', value);
   if (raw === undefined || raw === '') return undefined;
   if (!/^[A-Za-z0-9._:@-]{1,200}$/.test(raw))
-    throw new BadRequestException(
+    throw parameterError(
+      'prefix',
       `prefix '${raw.slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-]`,
     );
   return raw;

@@ -1,6 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import type { ExpectedVersion } from '@ordinal/log';
 import { singleParam } from '../events/query-params.js';
+import { parameterError } from '../errors/parameter-errors.js';
 
 /** `"n"` (an entity tag holding a version), the form `If-Match` takes. */
 const VERSION_TAG = /^(?:W\/)?"(\d{1,16})"$/;
@@ -52,6 +53,6 @@ export function expectedVersionQuery(name: string, value: unknown): number | und
   const raw = singleParam(name, value);
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(Number(raw)))
-    throw new BadRequestException(`${name} must be an integer >= 0, got '${raw.slice(0, 40)}'`);
+    throw parameterError(name, `${name} must be an integer >= 0, got '${raw.slice(0, 40)}'`);
   return Number(raw);
 }

@@ -61,6 +61,7 @@ const STREAM_ID = ApiParam({
   schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$' },
 });
 import { intParam } from '../events/query-params.js';
+import { parameterError } from '../errors/parameter-errors.js';
 
 /** The `:streamId` of a metadata call. */
 const METADATA_ID = ApiParam({
@@ -300,7 +301,8 @@ export class StreamsController {
     const streamId = streamIdParam(raw);
     const mode = modeRaw === undefined || modeRaw === '' ? 'soft' : modeRaw;
     if (mode !== 'soft' && mode !== 'tombstone')
-      throw new BadRequestException(
+      throw parameterError(
+        'mode',
         `mode must be soft or tombstone, got '${String(mode).slice(0, 40)}'`,
       );
     if (request.headers['if-none-match'] !== undefined)
@@ -432,7 +434,8 @@ export class StreamsController {
 /** The `:streamId` of a metadata call: a stream id or a category pattern (`order-*`), else 400. */
 function metadataTarget(raw: string): string {
   if (!isValidMetadataTarget(raw))
-    throw new BadRequestException(
+    throw parameterError(
+      'streamId',
       `'${String(raw).slice(0, 80)}' is neither a stream id nor a category pattern (order-*)`,
     );
   return raw;

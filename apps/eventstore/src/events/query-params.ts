@@ -1,20 +1,22 @@
-import { BadRequestException } from '@nestjs/common';
 import { MESSAGE_TYPE_PATTERN } from '../ingest/dto/publish-message.dto.js';
 import { isStorableText, MAX_POSITION } from '@ordinal/pg';
-import type { HttpErrorCode } from '@ordinal/contract';
+import { parameterError } from '../errors/parameter-errors.js';
 
 /**
  * A query parameter or header given at most once, as text. Fastify gives a repeated one
- * (`?types=A&types=B`) as an array: a 400 that says to send it once (or join the values).
+ * (`?types=A&types=B`) as an array: a 400 `repeated_parameter` that says to send it once (or
+ * join the values). Every other 400 of these helpers is `invalid_parameter`; each names the
+ * parameter (`parameter` in the body).
  */
 export function singleParam(name: string, raw: unknown): string | undefined {
   if (raw === undefined || typeof raw === 'string') return raw;
   if (Array.isArray(raw))
-    throw new BadRequestException({
-      message: `${name} is given ${raw.length} times; send it once`,
-      code: 'repeated_parameter' satisfies HttpErrorCode,
-    });
-  throw new BadRequestException(`${name} must be text`);
+    throw parameterError(
+      name,
+      `${name} is given ${raw.length} times; send it once`,
+      'repeated_parameter',
+    );
+  throw parameterError(name, `${name} must be text`);
 }
 
 /** A non-negative integer query parameter, or the fallback when absent; 400 otherwise. */
@@ -27,11 +29,10 @@ export function intParam(
 ): number {
   const raw = singleParam(name, value);
   if (raw === undefined || raw === '') return fallback;
-  if (!/^-?\d+$/.test(raw))
-    throw new BadRequestException(`${name} must be an integer, got '${raw}'`);
+  if (!/^-?\d+$/.test(raw)) throw parameterError(name, `${name} must be an integer, got '${raw}'`);
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < min || n > max)
-    throw new BadRequestException(`${name} must be between ${min} and ${max}, got ${raw}`);
+    throw parameterError(name, `${name} must be between ${min} and ${max}, got ${raw}`);
   return n;
 }
 
@@ -61,7 +62,8 @@ export function typesParam(value: unknown): string[] {
   for (const t of types) {
     // A leading `$` names a system type (`$stream-deleted`, docs/lifecycle.md).
     if (t.length > 200 || !MESSAGE_TYPE_PATTERN.test(t.startsWith('$') ? t.slice(1) : t))
-      throw new BadRequestException(
+      throw parameterError(
+        'types',
         `types: '${t}' is not a message type (1-200 characters of [A-Za-z0-9._:-])`,
       );
   }
@@ -73,7 +75,8 @@ export function correlationParam(value: unknown): string | undefined {
   const raw = singleParam('correlationId', value);
   if (raw === undefined) return undefined;
   if (raw.length === 0 || raw.length > 200 || !isStorableText(raw))
-    throw new BadRequestException(
+    throw parameterError(
+      'correlationId',
       `correlationId must be 1-200 characters of text, got ${raw.length} characters`,
     );
   return raw;
@@ -84,5 +87,8 @@ export function tombstonesParam(value: unknown): 'include' | 'skip' {
   const raw = singleParam('tombstones', value);
   if (raw === undefined || raw === '' || raw === 'include') return 'include';
   if (raw === 'skip') return 'skip';
-  throw new BadRequestException(`tombstones must be include or skip, got '${raw.slice(0, 40)}'`);
+  throw parameterError(
+    'tombstones',
+    `tombstones must be include or skip, got '${raw.slice(0, 40)}'`,
+  );
 }

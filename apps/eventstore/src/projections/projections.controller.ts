@@ -1,4 +1,4 @@
-import { BadRequestException, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   ApiOkResponse,
   ApiOperation,
@@ -26,6 +26,7 @@ import {
   SubscriptionReportDto,
 } from './projections.response.js';
 import { intParam, singleParam } from '../events/query-params.js';
+import { parameterError } from '../errors/parameter-errors.js';
 import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
 const MAX_WAIT_MS = 60_000;
@@ -203,7 +204,8 @@ export class ProjectionsController {
   ): Promise<SubscriptionReport> {
     const mode = singleParam('mode', modeRaw) ?? 'blue-green';
     if (mode !== 'blue-green' && mode !== 'in-place')
-      throw new BadRequestException(
+      throw parameterError(
+        'mode',
         `mode must be 'blue-green' (the default) or 'in-place', got '${mode}'`,
       );
     await this.projections.rebuild(name, { mode });

@@ -1,6 +1,17 @@
 import { BadRequestException } from '@nestjs/common';
 import { parseStreamParams } from './sse-params.js';
 
+/** The 400 a call throws. */
+function refusalOf(call: () => unknown): BadRequestException {
+  try {
+    call();
+  } catch (error) {
+    if (error instanceof BadRequestException) return error;
+    throw error;
+  }
+  throw new Error('no 400 was thrown');
+}
+
 describe('parseStreamParams (R1)', () => {
   it('defaults to the whole log, everything, no shard', () => {
     expect(parseStreamParams({})).toEqual({
@@ -55,17 +66,20 @@ describe('parseStreamParams (R1)', () => {
   });
 
   it.each([
-    [{ startIndex: '-1' }],
-    [{ startIndex: '1e3' }],
-    [{ endIndex: 'x' }],
-    [{ startIndex: '9', endIndex: '8' }],
-    [{ shardCount: '2', shardIndex: '2' }],
-    [{ shardCount: '0', shardIndex: '0' }],
-    [{ shardCount: '2' }],
-    [{ types: 'a b' }],
-    [{ lastEventId: '-4' }],
-  ])('refuses %j', (query) => {
-    expect(() => parseStreamParams(query)).toThrow(BadRequestException);
+    [{ startIndex: '-1' }, 'startIndex'],
+    [{ startIndex: '1e3' }, 'startIndex'],
+    [{ endIndex: 'x' }, 'endIndex'],
+    [{ startIndex: '9', endIndex: '8' }, 'endIndex'],
+    [{ shardCount: '2', shardIndex: '2' }, 'shardIndex'],
+    [{ shardCount: '0', shardIndex: '0' }, 'shardCount'],
+    [{ shardCount: '2' }, 'shardIndex'],
+    [{ shardIndex: '1' }, 'shardCount'],
+    [{ types: 'a b' }, 'types'],
+    [{ tombstones: 'hide' }, 'tombstones'],
+    [{ lastEventId: '-4' }, 'Last-Event-ID'],
+  ])('refuses %j with invalid_parameter naming %s', (query, parameter) => {
+    const refusal = refusalOf(() => parseStreamParams(query));
+    expect(refusal.getResponse()).toMatchObject({ code: 'invalid_parameter', parameter });
   });
 });
 

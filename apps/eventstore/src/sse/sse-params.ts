@@ -1,4 +1,4 @@
-import { BadRequestException } from '@nestjs/common';
+import { parameterError } from '../errors/parameter-errors.js';
 import {
   intParam,
   singleParam,
@@ -42,11 +42,17 @@ export function shardParams(
   const hasIndex = indexRaw !== undefined && indexRaw !== '';
   if (!hasCount && !hasIndex) return undefined;
   if (!hasCount || !hasIndex)
-    throw new BadRequestException('shardCount and shardIndex go together: send both or neither');
+    throw parameterError(
+      hasCount ? 'shardIndex' : 'shardCount',
+      'shardCount and shardIndex go together: send both or neither',
+    );
   const count = intParam('shardCount', countRaw, 1, 1, 1_000_000);
   const index = intParam('shardIndex', indexRaw, 0, 0);
   if (index >= count)
-    throw new BadRequestException(`shardIndex must be below shardCount (${count}), got ${index}`);
+    throw parameterError(
+      'shardIndex',
+      `shardIndex must be below shardCount (${count}), got ${index}`,
+    );
   return { count, index };
 }
 
@@ -61,7 +67,8 @@ export function parseStreamParams(query: StreamQuery): StreamParams {
   const endIndex =
     endRaw === undefined || endRaw === '' ? undefined : intParam('endIndex', endRaw, 0, 0);
   if (endIndex !== undefined && endIndex < requested) {
-    throw new BadRequestException(
+    throw parameterError(
+      'endIndex',
       `endIndex (${endIndex}) must not be below startIndex (${requested})`,
     );
   }
