@@ -128,7 +128,18 @@ interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  'Actual Rows'?: number;
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
+}
+
+/** Rows the plan's sequential scans read (returned or filtered out), over every node. */
+function scannedRows(node: PlanNode): number {
+  const own =
+    node['Node Type'] === 'Seq Scan'
+      ? (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)
+      : 0;
+  return own + (node.Plans ?? []).reduce((n, child) => n + scannedRows(child), 0);
 }
 
 /** One EXPLAIN (ANALYZE, FORMAT JSON) document. */
@@ -172,7 +183,6 @@ async function explain(
         q.values,
       );
       const doc = rows[0]['QUERY PLAN'][0];
-      const text = JSON.stringify(doc.Plan);
       const nodes: string[] = [];
       const walk = (p: PlanNode) => {
         nodes.push(
@@ -183,7 +193,8 @@ async function explain(
       walk(doc.Plan);
       out[name] = {
         ms: Number(doc['Execution Time'].toFixed(3)),
-        seqScan: text.includes('"Seq Scan"'),
+        // A sequential scan that read rows (the empty segment ahead of the head is scanned for nothing).
+        seqScan: scannedRows(doc.Plan) > 0,
         plan: nodes.join(' > '),
       };
     }

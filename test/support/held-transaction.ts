@@ -75,12 +75,10 @@ export class HeldTransaction {
          VALUES (nextval('messages_index_seq'), $1, NULL, $2, $3, $4, $5::jsonb, NULL, 1, $6, NULL)
          RETURNING index
        ), heads AS (
-         INSERT INTO streams (stream_id, version) VALUES ($2, $3)
-         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()
-         RETURNING 1
+         SELECT ordinal_move_stream_heads(ARRAY[$2::text], ARRAY[$3::bigint], ARRAY[$7::bigint]) AS moved
        )
-       SELECT inserted.index::text AS index, (SELECT count(*) FROM heads) AS heads, pg_notify('ordinal_log', inserted.index::text) FROM inserted`,
-      [messageType, streamId, next, category, body, contentHash(body)],
+       SELECT inserted.index::text AS index, (SELECT moved FROM heads) AS heads, pg_notify('ordinal_log', inserted.index::text) FROM inserted`,
+      [messageType, streamId, next, category, body, contentHash(body), next - 1],
     );
     return Number(row.index);
   }

@@ -29,3 +29,5 @@ export {
 export { LateTracker } from './late/late-tracker.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';
 export { parseImportLine, MESSAGE_FIELD_RULES } from './import/import-line.js';
+export { addSegment } from './segments/segments.sql.js';
+export { segmentTable } from './segments/segment-range.js';

@@ -12,6 +12,7 @@ import { DataSource } from 'typeorm';
 import { LOG_MODULE_OPTIONS } from './log.module-definition.js';
 import type { ResolvedLogOptions } from './log-options.js';
 import { LOG_MIGRATIONS } from './migrations/index.js';
+import { Segments1766100000000 } from './migrations/1766100000000-segments.js';
 import { OWNERSHIP_MIGRATIONS } from '@ordinal/ownership';
 import { runMigrations, type MigrationClass } from '@ordinal/pg';
 import { MigrationSet } from '@ordinal/pg';
@@ -165,13 +166,14 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
       .flatMap((wrapper) =>
         wrapper.instance instanceof MigrationSet ? wrapper.instance.migrations : [],
       );
+    // The log is segmented at the configured size, an existing one too.
+    const log = LOG_MIGRATIONS.map((m) =>
+      m === Segments1766100000000
+        ? Segments1766100000000.withSegmentSize(this.options.segmentSize)
+        : m,
+    );
     return [
-      ...new Set([
-        ...LOG_MIGRATIONS,
-        ...OWNERSHIP_MIGRATIONS,
-        ...this.options.migrations,
-        ...contributed,
-      ]),
+      ...new Set([...log, ...OWNERSHIP_MIGRATIONS, ...this.options.migrations, ...contributed]),
     ];
   }
 

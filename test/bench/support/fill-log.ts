@@ -1,4 +1,21 @@
 import pg from 'pg';
+import { addSegment, segmentTable } from '@ordinal/log/internal';
+
+/**
+ * Adds the segments (partitions of messages, docs/storage.md) that positions up to `through`
+ * need and the log has not made yet: a fill inserts straight into the table, past the
+ * segments the server keeps ahead of its head.
+ */
+async function coverSegments(client: pg.Client, through: number): Promise<void> {
+  const { rows } = await client.query<{ size: string; covered: string }>(
+    `SELECT (SELECT segment_size FROM log_segment_settings)::text AS size,
+            (SELECT max(end_index) FROM log_segments)::text AS covered`,
+  );
+  const size = Number(rows[0].size);
+  for (let end = Number(rows[0].covered); end <= through; end += size)
+    for (const statement of addSegment(segmentTable(end), end, end + size))
+      await client.query(statement.text, statement.values);
+}
 
 /** How the filled log looks beyond its plain messages. */
 export interface FillOptions {
@@ -25,6 +42,7 @@ export async function fillLog(
       'SELECT position AS head FROM log_head WHERE id = 1 FOR UPDATE',
     );
     const base = Number(rows[0].head);
+    await coverSegments(client, base + count);
     await client.query(
       `INSERT INTO messages (index, message_type, user_id, body, metadata, content_hash, stream_id, stream_version, category)
        SELECT $1::bigint + g,

@@ -21,15 +21,24 @@ import { DEFAULT_SEGMENT_SIZE, segmentTable } from '../segments/segment-range.js
  *    to `streams` (`ordinal_move_stream_heads` moves a head only from the version the append
  *    was planned on, and raises the old index's unique violation otherwise).
  *
- * The first segment ends at the first multiple of the segment size above every position used
+ * The first segment ends at the first multiple of the segment size (the configured one) above every position used
  * (the head, the sequence); the next segment is created here too, and later ones ahead of the
  * head by the log (`SegmentKeeper`). `log_segments` records each segment and its tier.
  */
 export class Segments1766100000000 implements MigrationInterface {
   name = 'Segments1766100000000';
+  /** The size the log is converted at: the configured one (`withSegmentSize`). */
+  protected readonly segmentSize: number = DEFAULT_SEGMENT_SIZE;
+
+  /** This migration converting at `size` indices per segment (the log's `segmentSize`). */
+  static withSegmentSize(size: number): typeof Segments1766100000000 {
+    return class extends Segments1766100000000 {
+      protected override readonly segmentSize = size;
+    };
+  }
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    const size = DEFAULT_SEGMENT_SIZE;
+    const size = this.segmentSize;
     const first = segmentTable(1);
     await queryRunner.query(`LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`);
     const [{ used }] = (await queryRunner.query(

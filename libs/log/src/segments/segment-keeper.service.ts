@@ -1,15 +1,24 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { execute, MAX_POSITION, OrdinalError, type SqlQuery } from '@ordinal/pg';
+import {
+  DatabaseUnavailableError,
+  execute,
+  MAX_POSITION,
+  OrdinalError,
+  type SqlQuery,
+} from '@ordinal/pg';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import { TABLES } from '../log.constants.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { segmentTable } from './segment-range.js';
 import {
   addSegment,
   dropSegment,
   listSegments,
+  boundLockWait,
   lockSegments,
   readSegmentPlan,
+  tryLockSegments,
   setSegmentSize,
   type SegmentRow,
 } from './segments.sql.js';
@@ -31,15 +40,24 @@ export interface SegmentInfo {
   createdAt: string;
 }
 
+/** SQLSTATE of a lock wait past `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/** Longest adding segments waits for a lock (ms). */
+const ENSURE_LOCK_TIMEOUT_MS = 5000;
+
 /** Runs one statement in some transaction and returns its rows. */
 export type SqlRun = (query: SqlQuery) => Promise<unknown[]>;
 
-/** The SQLSTATE and message start of an insert at a position no segment covers. */
+/**
+ * An insert at a position no segment covers: SQLSTATE 23514 (check_violation) on the messages
+ * table with no constraint named (a CHECK constraint, `messages_index_passed` among them, names
+ * one). Told by the fields, not the message, which the server's `lc_messages` may translate.
+ */
 const isMissingSegment = (error: unknown): boolean => {
-  const e =
-    (error as { driverError?: { code?: string; message?: string } })?.driverError ??
-    (error as { code?: string; message?: string });
-  return e?.code === '23514' && /^no partition of relation/.test(e?.message ?? '');
+  type Fields = { code?: string; constraint?: string; table?: string };
+  const e = (error as { driverError?: Fields })?.driverError ?? (error as Fields);
+  return e?.code === '23514' && !e.constraint && e.table === TABLES.messages;
 };
 
 /**
@@ -51,7 +69,7 @@ const isMissingSegment = (error: unknown): boolean => {
  * background, one transaction under an advisory lock, whichever process gets there first.
  */
 @Injectable()
-export class SegmentKeeper {
+export class SegmentKeeper implements OnApplicationShutdown {
   private readonly logger = new Logger(SegmentKeeper.name);
   /** One past the last index the segments cover, as last read or made (0: not read yet). */
   private covered = 0;
@@ -74,31 +92,60 @@ export class SegmentKeeper {
 
   /**
    * At start, after the migrations: the configured size must be the log's (an empty log is
-   * laid out again at it), and segments must cover the head and `ahead` beyond.
+   * laid out again at it), and segments must cover the head and `ahead` beyond. An import or
+   * another server holding the segments' lock does not hold the start up: the check needs no
+   * lock once the log holds a message, and segments are then added after the first flush.
    */
   async start(): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      await execute(manager, lockSegments());
-      const [plan] = await execute<{
-        size: string;
-        used: string;
-        holds_messages: boolean;
-      }>(manager, readSegmentPlan());
-      const stored = Number(plan.size);
+      const [{ locked }] = await execute<{ locked: boolean }>(manager, tryLockSegments());
+      const plan = async () =>
+        (
+          await execute<{ size: string; used: string; holds_messages: boolean }>(
+            manager,
+            readSegmentPlan(),
+          )
+        )[0];
+      let current = await plan();
+      const stored = Number(current.size);
       const wanted = this.options.segmentSize;
       if (stored === wanted) return;
-      if (plan.holds_messages || Number(plan.used) > 0)
-        throw new OrdinalError(
+      const refuse = () =>
+        new OrdinalError(
           'invalid_configuration',
           `The log's segments are ${stored} indices each and the configuration asks for ${wanted} (log.segmentSize, the server's ORDINAL_SEGMENT_SIZE): the size is fixed once the log holds a message; set it back to ${stored}`,
         );
+      if (current.holds_messages || Number(current.used) > 0) throw refuse();
+      if (!locked) {
+        await execute(manager, lockSegments());
+        current = await plan();
+        if (Number(current.size) === wanted) return;
+        if (current.holds_messages || Number(current.used) > 0) throw refuse();
+      }
       for (const segment of await execute<SegmentRow>(manager, listSegments()))
         for (const statement of dropSegment(segment.table_name)) await execute(manager, statement);
       await execute(manager, setSegmentSize(wanted));
       this.logger.log(`Segments laid out at ${wanted} indices each (the log is empty)`);
     });
     this.covered = 0;
-    await this.ensure();
+    try {
+      await this.ensure();
+    } catch (error) {
+      if ((error as { code?: string })?.code !== LOCK_NOT_AVAILABLE) throw error;
+      this.logger.warn(
+        `Segments not checked at start: their lock is held (an import?); they are added after the first flush`,
+      );
+      const [{ covered }] = await execute<{ covered: string }>(
+        this.dataSource.manager,
+        readSegmentPlan(),
+      );
+      this.covered = Number(covered);
+    }
+  }
+
+  /** Lets segments being added in the background finish before the connections close. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.running;
   }
 
   /** After a flush: the head it reached. Adds segments in the background when it comes near the end. */
@@ -122,7 +169,13 @@ export class SegmentKeeper {
     this.logger.warn('A flush reached a position no segment covered; adding segments');
     // One in the background may have read the head before it moved: then a fresh one.
     await this.running;
-    await this.ensure();
+    await this.ensure().catch((cause: unknown) => {
+      throw new DatabaseUnavailableError(
+        `No segment of the log covers the next position, and adding one failed (${String(cause)}); nothing was stored, retry later`,
+        false,
+        { cause },
+      );
+    });
     return true;
   }
 
@@ -131,9 +184,12 @@ export class SegmentKeeper {
    * if higher): one transaction, under the segments' advisory lock.
    */
   async ensure(through = 0): Promise<void> {
-    this.covered = await this.dataSource.transaction((manager) =>
-      this.coverWithin((query) => execute(manager, query), through),
-    );
+    this.covered = await this.dataSource.transaction(async (manager) => {
+      // Neither the lock nor ATTACH waits for ever (behind an import, a manual ANALYZE): the
+      // next flush tries again.
+      await execute(manager, boundLockWait(ENSURE_LOCK_TIMEOUT_MS));
+      return this.coverWithin((query) => execute(manager, query), through);
+    });
   }
 
   /**

@@ -12,7 +12,8 @@ import { LOG_MIGRATIONS } from '../migrations/index.js';
 import { Segments1766100000000 } from '../migrations/1766100000000-segments.js';
 import { readRenderedPage } from '../sql/read-page.sql.js';
 import { SegmentKeeper } from './segment-keeper.service.js';
-import type { Ordering } from '../log-options.js';
+import type { Ordering, ResolvedLogOptions } from '../log-options.js';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 
 const SIZE = 1000;
 
@@ -175,13 +176,13 @@ describe.each<Ordering>(['gapless', 'concurrent'])('segments (%s mode)', (orderi
   it('refuses another segment size once the log holds a message', async () => {
     app = await start(db, ordering);
     await app.get(LogWriter).append({ messages: [{ messageType: 'One', body: {} }] });
-    await app.close();
-    app = null;
-    await expect(start(db, ordering, 2 * SIZE)).rejects.toMatchObject({
+    // What a start at another size runs (LogLifecycle calls it after the migrations).
+    const options = app.get<ResolvedLogOptions>(LOG_MODULE_OPTIONS);
+    const other = new SegmentKeeper(app.get(DataSource), { ...options, segmentSize: 2 * SIZE });
+    await expect(other.start()).rejects.toMatchObject({
       code: 'invalid_configuration',
       message: expect.stringContaining(`set it back to ${SIZE}`) as unknown,
     });
-    app = await start(db, ordering);
     expect((await app.get(SegmentKeeper).list())[0].lastIndex).toBe(SIZE);
   });
 });
@@ -191,34 +192,26 @@ describe('converting an existing log to segments', () => {
   let app: INestApplicationContext | null = null;
   afterEach(async () => {
     await app?.close();
+    app = null;
     await db.drop();
+  });
+
+  it('converts at the configured segment size: the first segment ends at its first multiple above the head', async () => {
+    db = await createTestDatabase();
+    await legacyLog(db, 1500);
+    app = await start(db, 'gapless', SIZE);
+    expect((await app.get(SegmentKeeper).list()).map((s) => [s.firstIndex, s.lastIndex])).toEqual([
+      [1, 2000],
+      [2001, 3000],
+    ]);
+    const next = await app.get(LogWriter).append({ messages: [{ messageType: 'Next', body: {} }] });
+    expect(next.entries[0].status === 'created' && next.entries[0].message.id).toBe(1501);
   });
 
   it('attaches a 1,000,000-row log as the first segment: every row and page reads the same, and writers go on', async () => {
     db = await createTestDatabase();
-    const dataSource = new DataSource({ type: 'postgres', url: db.url });
-    await dataSource.initialize();
     const rows = 1_000_000;
-    try {
-      await runMigrations(dataSource, [
-        ...OWNERSHIP_MIGRATIONS,
-        ...LOG_MIGRATIONS.filter((m) => m !== Segments1766100000000),
-      ]);
-      await dataSource.query(
-        `INSERT INTO messages (index, message_type, body, content_hash, stream_id, stream_version, category, idempotency_key, correlation_id)
-         SELECT g, 'Filled', jsonb_build_object('g', g), md5(g::text),
-                'fill-' || (g % 1000), g / 1000 + 1, 'fill',
-                CASE WHEN g % 100 = 0 THEN 'key-' || g END, 'c-' || (g % 7)
-         FROM generate_series(1, $1::int) g`,
-        [rows],
-      );
-      await dataSource.query(
-        `INSERT INTO streams (stream_id, version) SELECT stream_id, max(stream_version) FROM messages GROUP BY stream_id`,
-      );
-      await dataSource.query(`UPDATE log_head SET position = $1 WHERE id = 1`, [rows]);
-    } finally {
-      await dataSource.destroy();
-    }
+    await legacyLog(db, rows);
     const pages = async () => {
       const out: unknown[] = [];
       for (const from of [1, 123_456, 999_990])
@@ -257,6 +250,32 @@ describe('converting an existing log to segments', () => {
     process.stdout.write(`converted ${rows} rows in ${Math.round(converted)} ms\n`);
   });
 });
+
+/** A log as it was before segments (the migrations before them), with `rows` messages. */
+async function legacyLog(db: TestDatabase, rows: number): Promise<void> {
+  const dataSource = new DataSource({ type: 'postgres', url: db.url });
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource, [
+      ...OWNERSHIP_MIGRATIONS,
+      ...LOG_MIGRATIONS.filter((m) => m !== Segments1766100000000),
+    ]);
+    await dataSource.query(
+      `INSERT INTO messages (index, message_type, body, content_hash, stream_id, stream_version, category, idempotency_key, correlation_id)
+       SELECT g, 'Filled', jsonb_build_object('g', g), md5(g::text),
+              'fill-' || (g % 1000), g / 1000 + 1, 'fill',
+              CASE WHEN g % 100 = 0 THEN 'key-' || g END, 'c-' || (g % 7)
+       FROM generate_series(1, $1::int) g`,
+      [rows],
+    );
+    await dataSource.query(
+      `INSERT INTO streams (stream_id, version) SELECT stream_id, max(stream_version) FROM messages GROUP BY stream_id`,
+    );
+    await dataSource.query(`UPDATE log_head SET position = $1 WHERE id = 1`, [rows]);
+  } finally {
+    await dataSource.destroy();
+  }
+}
 
 async function waitForSegments(
   keeper: SegmentKeeper,

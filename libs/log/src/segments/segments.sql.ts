@@ -78,6 +78,19 @@ export function addSegment(table: string, first: number, end: number): SqlQuery[
   ];
 }
 
+/** Takes the segments' lock if it is free: `locked` says whether it was. */
+export function tryLockSegments(): SqlQuery {
+  return {
+    text: 'SELECT pg_try_advisory_xact_lock($1::bigint) AS locked',
+    values: [LOCKS.segments],
+  };
+}
+
+/** Bounds this transaction's lock waits (SQLSTATE 55P03 past it). */
+export function boundLockWait(ms: number): SqlQuery {
+  return { text: `SELECT set_config('lock_timeout', $1, true)`, values: [`${ms}ms`] };
+}
+
 /** Records a new segment size (only while the log holds no message: `SegmentKeeper.start`). */
 export function setSegmentSize(size: number): SqlQuery {
   return {
