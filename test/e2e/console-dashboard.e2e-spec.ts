@@ -257,7 +257,7 @@ describe('the console dashboard in a real headless Chromium: rate, head, safe he
     const cells = await audit.locator('td').allTextContents();
     expect(cells[6]).toBe('running');
     expect(cells[7]).toMatch(
-      new RegExp(`^${process.pid}@\\S+ \\(this server\\), heartbeat \\d+ ms ago$`),
+      new RegExp(`^${process.pid}@\\S+ \\(this server\\), heartbeat \\d+ ms ago( \\(overdue\\))?$`),
     );
     expect(cells[8]).toBe('');
   });

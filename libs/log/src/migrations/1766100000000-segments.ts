@@ -149,28 +149,28 @@ export class Segments1766100000000 implements MigrationInterface {
       CREATE FUNCTION ordinal_move_stream_heads(p_streams text[], p_versions bigint[], p_priors bigint[])
       RETURNS integer LANGUAGE plpgsql VOLATILE AS $fn$
       DECLARE
-        moved integer;
-        created integer;
+        i integer;
       BEGIN
-        -- Each statement here takes a fresh snapshot, and an UPDATE re-reads a row changed
-        -- since: a head another transaction moved is seen, whatever the caller's snapshot.
-        UPDATE streams s SET version = v.version, updated_at = now()
-        FROM unnest(p_streams, p_versions, p_priors) AS v(stream_id, version, prior)
-        WHERE v.prior > 0 AND s.stream_id = v.stream_id AND s.version = v.prior;
-        GET DIAGNOSTICS moved = ROW_COUNT;
-        INSERT INTO streams (stream_id, version)
-        SELECT v.stream_id, v.version FROM unnest(p_streams, p_versions, p_priors) AS v(stream_id, version, prior)
-        WHERE v.prior = 0
-        ON CONFLICT (stream_id) DO NOTHING;
-        GET DIAGNOSTICS created = ROW_COUNT;
-        IF moved + created <> cardinality(p_streams) THEN
-          RAISE EXCEPTION USING
-            ERRCODE = 'unique_violation',
-            CONSTRAINT = 'messages_stream_version_uq',
-            MESSAGE = 'a stream''s head moved since the append was planned: its versions are taken',
-            HINT = 'Append through Ordinal; the writer retries with the stream''s current version.';
-        END IF;
-        RETURN moved + created;
+        -- One stream at a time, each by its primary key (a join with the arrays may be planned
+        -- as a scan of every stream). Each statement takes a fresh snapshot, and an UPDATE
+        -- re-reads a row changed since: a head another transaction moved is seen.
+        FOR i IN 1 .. coalesce(cardinality(p_streams), 0) LOOP
+          IF p_priors[i] = 0 THEN
+            INSERT INTO streams (stream_id, version) VALUES (p_streams[i], p_versions[i])
+            ON CONFLICT (stream_id) DO NOTHING;
+          ELSE
+            UPDATE streams SET version = p_versions[i], updated_at = now()
+            WHERE stream_id = p_streams[i] AND version = p_priors[i];
+          END IF;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION USING
+              ERRCODE = 'unique_violation',
+              CONSTRAINT = 'messages_stream_version_uq',
+              MESSAGE = format('stream %s is no longer at version %s: its versions are taken', p_streams[i], p_priors[i]),
+              HINT = 'Append through Ordinal; the writer retries with the stream''s current version.';
+          END IF;
+        END LOOP;
+        RETURN coalesce(cardinality(p_streams), 0);
       END
       $fn$`);
     await pinFunction(
