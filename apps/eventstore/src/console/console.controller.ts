@@ -5,6 +5,7 @@ import { PAGE_CONTENT_SECURITY_POLICY } from '../security/page-policy.js';
 import { CONSOLE_PAGE } from './console.page.js';
 import { CONSOLE_SCRIPT } from './console.script.js';
 import { DASHBOARD_SCRIPT } from './dashboard.script.js';
+import { STORAGE_SCRIPT } from './storage.script.js';
 
 /**
  * The console (docs/console.md): a static page and its script; the data comes from the API
@@ -44,5 +45,13 @@ export class ConsoleController {
   @Header('cache-control', 'no-cache')
   dashboard(): string {
     return DASHBOARD_SCRIPT;
+  }
+
+  @Get('console/storage.js')
+  @Public()
+  @Header('content-type', 'text/javascript; charset=utf-8')
+  @Header('cache-control', 'no-cache')
+  storage(): string {
+    return STORAGE_SCRIPT;
   }
 }

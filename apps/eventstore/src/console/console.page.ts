@@ -1,6 +1,6 @@
 /**
- * The console's page: plain HTML and CSS, no build step. The script is `/console/console.js`
- * (console.script.ts). Every value from the server is shown with textContent, never as HTML.
+ * The console's page: plain HTML and CSS, no build step. The scripts are `/console/console.js`
+ * (console.script.ts), `/console/dashboard.js` and `/console/storage.js`. Every value from the server is shown with textContent, never as HTML.
  */
 export const CONSOLE_PAGE = `<!doctype html>
 <html lang="en">
@@ -43,7 +43,7 @@ export const CONSOLE_PAGE = `<!doctype html>
   dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1.2rem; margin: 0 0 1rem; }
   dl.facts dt { color: var(--muted); }
   dl.facts dd { margin: 0; font-family: ui-monospace, monospace; word-break: break-all; }
-  .state-running, .state-live { color: #1a7f37; font-weight: 600; }
+  .state-running, .state-live, .tier-hot { color: #1a7f37; font-weight: 600; }
   .state-failed, .state-disconnected { color: var(--bad); font-weight: 600; }
   .state-catching-up, .state-rebuilding, .state-retrying, .state-starting { color: var(--warn); font-weight: 600; }
   .hole { padding: .6rem .8rem; border-left: 4px solid var(--warn); background: #fff8e6; margin: .5rem 0 1rem; }
@@ -63,6 +63,7 @@ export const CONSOLE_PAGE = `<!doctype html>
     <a href="#stream" data-view="stream">Streams</a>
     <a href="#consumers" data-view="consumers">Projections, interfaces &amp; groups</a>
     <a href="#dashboard" data-view="dashboard">Dashboard</a>
+    <a href="#storage" data-view="storage">Storage</a>
   </nav>
   <div class="auth">
     <input id="token" type="password" autocomplete="off" placeholder="Bearer token (read scope)">
@@ -162,9 +163,28 @@ export const CONSOLE_PAGE = `<!doctype html>
   <h3>Consumer lag (messages behind the safe head)</h3>
   <svg id="chart-lag" class="chart" role="img" aria-label="consumer lag"></svg>
 </section>
+<section id="view-storage" hidden>
+  <h2>Storage</h2>
+  <form class="bar"><button id="storage-refresh" type="button">Refresh</button></form>
+  <div class="status" id="storage-status"></div>
+  <div id="storage-detail" hidden>
+    <p id="storage-size"></p>
+    <h3>Totals by tier</h3>
+    <table>
+      <thead><tr><th>Tier</th><th>Segments</th><th>Estimated rows</th><th>Size</th></tr></thead>
+      <tbody id="storage-totals"></tbody>
+    </table>
+    <h3>Segments, oldest first</h3>
+    <table>
+      <thead><tr><th>First index</th><th>Last index</th><th>Tier</th><th>Estimated rows</th><th>Size</th><th>Table</th><th>Created</th></tr></thead>
+      <tbody id="storage-rows"></tbody>
+    </table>
+  </div>
+</section>
 </main>
 <script src="/console/console.js"></script>
 <script src="/console/dashboard.js"></script>
+<script src="/console/storage.js"></script>
 </body>
 </html>
 `;

@@ -2,8 +2,9 @@ import { SSE_READER_SCRIPT } from './sse-reader.script.js';
 
 /**
  * The console's script, served at `/console/console.js`: hash-routed views (live tail,
- * message detail, stream browser, projections and interfaces) over the JSON API, with the
- * token from the header field or the address's `#token=` fragment (kept in sessionStorage). Plain browser JavaScript, no build.
+ * message detail, stream browser, projections and interfaces; the dashboard and the storage
+ * view have scripts of their own) over the JSON API, with the token from the header field or
+ * the address's `#token=` fragment (kept in sessionStorage). Plain browser JavaScript, no build.
  * Written with String.raw so the backslashes below reach the browser as written. The stream's
  * parser is the one both consoles share (sse-reader.script.ts).
  */
@@ -380,8 +381,8 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   function route() {
     const [view, ...rest] = (location.hash.slice(1) || 'tail').split('/');
     const arg = decodeURIComponent(rest.join('/'));
-    // (#dashboard: dashboard.js draws it)
-    const views = ['tail', 'message', 'stream', 'consumers', 'dashboard'];
+    // (#dashboard and #storage: dashboard.js and storage.js draw them)
+    const views = ['tail', 'message', 'stream', 'consumers', 'dashboard', 'storage'];
     const known = views.includes(view) ? view : 'tail';
     for (const name of views) $('view-' + name).hidden = name !== known;
     for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.dataset.view === known);
