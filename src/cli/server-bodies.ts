@@ -2,6 +2,7 @@
  * What the CLI reads of the server's answers (the fields it prints; the server's response
  * DTOs in apps/eventstore describe them whole). A `--json` flag prints the body as it came.
  */
+import type { SegmentsResponse } from '@ordinal/client';
 
 /** One projection or subscription of `GET /api/projections`. */
 export interface ProjectionBody {
@@ -122,18 +123,7 @@ export interface ScavengeRunBody {
 }
 
 /** `GET /api/admin/segments`. */
-export interface SegmentsBody {
-  segmentSize: number;
-  segments: {
-    firstIndex: number;
-    lastIndex: number;
-    table: string;
-    tier: string;
-    bytes: number;
-    estimatedRows: number | null;
-    createdAt: string;
-  }[];
-}
+export type SegmentsBody = SegmentsResponse;
 
 /** `GET /api/admin/scavenge`. */
 export interface ScavengeBody {

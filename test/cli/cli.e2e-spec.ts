@@ -434,6 +434,22 @@ describe('the ordinal command, as a process against a real server', () => {
     );
   });
 
+  it('segments list prints the log’s segments as a table, or JSON; a read token is refused (5)', async () => {
+    const listed = await runCli(['segments', 'list'], env);
+    expect(listed.code).toBe(0);
+    const [title, header, first] = listed.stdout.split('\n');
+    expect(title).toBe('Segments of 10000000 indices');
+    expect(header).toMatch(/^FIRST +LAST +TIER +ROWS \(EST\.\) +BYTES +TABLE$/);
+    expect(first).toMatch(/^1 +10000000 +hot +\S+ +\d+ +messages_0000000000000001$/);
+    const json = await runCli(['segments', 'list', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      segmentSize: 10_000_000,
+      segments: [{ firstIndex: 1, lastIndex: 10_000_000, tier: 'hot' }, { firstIndex: 10_000_001 }],
+    });
+    const refused = await runCli(['segments', 'list'], { ...env, ORDINAL_TOKEN: 'reader-secret' });
+    expect(refused.code).toBe(5);
+  });
+
   it('projections rebuild replays with progress until caught up', async () => {
     const h = await head();
     const before = audited.length;

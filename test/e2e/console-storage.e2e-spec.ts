@@ -1,3 +1,4 @@
+import type { SegmentInfo } from '@ordinal/contract';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { SegmentKeeper } from '@ordinal/log';
@@ -10,16 +11,6 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '
 const ADMIN = 'ops-secret';
 const READER = 'viewer-secret';
 const AS_ADMIN = { authorization: `Bearer ${ADMIN}` };
-
-interface Segment {
-  firstIndex: number;
-  lastIndex: number;
-  table: string;
-  tier: string;
-  bytes: number;
-  estimatedRows: number | null;
-  createdAt: string;
-}
 
 describe('the console shows the log’s segments (headless Chromium)', () => {
   let db: TestDatabase;
@@ -79,7 +70,7 @@ describe('the console shows the log’s segments (headless Chromium)', () => {
   it('lists every segment with its range, tier, rows, size and table, and the totals by tier', async () => {
     // Given the segments as the API tells them
     const listed = await http(server.baseUrl, 'GET', '/api/admin/segments', undefined, AS_ADMIN);
-    const segments = listed.body.segments as Segment[];
+    const segments = listed.body.segments as SegmentInfo[];
     expect(segments.length).toBeGreaterThanOrEqual(3);
     // When the storage view is opened with an admin token
     const page = await openStorage(ADMIN);

@@ -9,3 +9,4 @@ export * from './error-codes.js';
 export * from './sse-events.js';
 export * from './development.js';
 export * from './consumer-groups.js';
+export * from './segments.js';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { SegmentInfo } from '@ordinal/log';
+import type { SegmentInfo, SegmentsResponse } from '@ordinal/contract';
 
 /** One segment of the log (docs/storage.md). */
 export class SegmentDto implements SegmentInfo {
@@ -37,7 +37,7 @@ export class SegmentDto implements SegmentInfo {
 }
 
 /** `GET /api/admin/segments`: every segment of the log, oldest first. */
-export class SegmentsDto {
+export class SegmentsDto implements SegmentsResponse {
   @ApiProperty({
     type: 'integer',
     minimum: 1,

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { SegmentInfo } from '@ordinal/contract';
 import {
   DatabaseUnavailableError,
   execute,
@@ -22,23 +23,6 @@ import {
   setSegmentSize,
   type SegmentRow,
 } from './segments.sql.js';
-
-/** A segment as `GET /api/admin/segments` and `ordinal segments list` show it. */
-export interface SegmentInfo {
-  /** Its first index. */
-  firstIndex: number;
-  /** Its last index (`firstIndex + size - 1`). */
-  lastIndex: number;
-  /** Its partition of the messages table. */
-  table: string;
-  /** `hot`: in PostgreSQL. */
-  tier: string;
-  /** Its partition's size on disk, indexes included (bytes). */
-  bytes: number;
-  /** PostgreSQL's estimate of its rows (null before it was first analysed). */
-  estimatedRows: number | null;
-  createdAt: string;
-}
 
 /** SQLSTATE of a lock wait past `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
