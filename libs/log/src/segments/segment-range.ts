@@ -10,13 +10,3 @@ export function segmentTable(first: number): string {
     throw new RangeError(`a segment's first index is a positive integer, got ${first}`);
   return `messages_${String(first).padStart(16, '0')}`;
 }
-
-/**
- * The first index of the segment that holds `index`, for segments of `size` that follow a
- * first segment ending at `firstEnd` (itself one past a multiple of `size`): the first
- * segment's first index (1) below it.
- */
-export function segmentStart(index: number, size: number, firstEnd: number): number {
-  if (index < firstEnd) return 1;
-  return Math.floor((index - 1) / size) * size + 1;
-}
