@@ -1,7 +1,7 @@
 /** Indices per segment when `ORDINAL_SEGMENT_SIZE` (the log's `segmentSize`) is not set. */
 export const DEFAULT_SEGMENT_SIZE = 10_000_000;
 
-/** The smallest segment size the log accepts (a flush's positions never span more than two segments). */
+/** The smallest segment size the log accepts: small sizes are for tests (docs/storage.md, "Sizing"). */
 export const MIN_SEGMENT_SIZE = 1_000;
 
 /** The name of the segment (a partition of `messages`) whose first index is `first`. */
