@@ -25,9 +25,11 @@ async function main(): Promise<void> {
   const dataSource = new DataSource({ type: 'postgres', url: db.url });
   await dataSource.initialize();
   try {
-    const before = [...OWNERSHIP_MIGRATIONS, ...LOG_MIGRATIONS].filter(
-      (m) => new m().name !== SEGMENTS,
+    const log = LOG_MIGRATIONS.slice(
+      0,
+      LOG_MIGRATIONS.findIndex((m) => new m().name === SEGMENTS),
     );
+    const before = [...OWNERSHIP_MIGRATIONS, ...log];
     await runMigrations(dataSource, before);
     const filled = performance.now();
     await dataSource.query(
@@ -58,7 +60,10 @@ async function main(): Promise<void> {
     await dataSource.query('CHECKPOINT');
 
     const converted = performance.now();
-    const applied = await runMigrations(dataSource, [...OWNERSHIP_MIGRATIONS, ...LOG_MIGRATIONS]);
+    const applied = await runMigrations(dataSource, [
+      ...OWNERSHIP_MIGRATIONS,
+      ...LOG_MIGRATIONS.slice(0, log.length + 1),
+    ]);
     const convertMs = performance.now() - converted;
     if (applied.join() !== SEGMENTS) throw new Error(`applied ${applied.join()}, not ${SEGMENTS}`);
     const [{ bytes: bytesAfter }] = await dataSource.query<{ bytes: string }[]>(logBytes);

@@ -24,6 +24,12 @@ export const ORDINAL_ERROR_CODES = [
   'master_key_mismatch',
   'no_personal_data_rule',
   'redact_running',
+  'index_archived',
+  'archive_corrupt',
+  'archive_not_configured',
+  'segment_not_found',
+  'segment_not_archivable',
+  'segment_busy',
   // @ordinal/ownership (and the module options)
   'ownership_lost',
   'invalid_configuration',

@@ -4,15 +4,17 @@ export interface SegmentInfo {
   firstIndex: number;
   /** Its last index. */
   lastIndex: number;
-  /** Its partition of the messages table. */
+  /** Its partition of the messages table (an archived one's files are named after it). */
   table: string;
-  /** `hot`: in PostgreSQL. */
+  /** `hot`: in PostgreSQL; `archived`: in the archive store only (docs/storage.md). */
   tier: string;
-  /** Its partition's size on disk, indexes and TOAST included (bytes). */
+  /** Hot: its partition's size on disk, indexes and TOAST included; archived: its files' size (bytes). */
   bytes: number;
-  /** PostgreSQL's estimate of its rows (null before it was first analysed). */
+  /** Hot: PostgreSQL's estimate of its rows (null before it was first analysed); archived: its rows, exactly. */
   estimatedRows: number | null;
   createdAt: string;
+  /** When it was last archived (null: never). */
+  archivedAt?: string | null;
 }
 
 /** `GET /api/admin/segments`: every segment of the log, oldest first. */

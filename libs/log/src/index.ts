@@ -34,6 +34,15 @@ export * from './log-lifecycle.service.js';
 export { SegmentKeeper } from './segments/segment-keeper.service.js';
 export type { SegmentInfo } from '@ordinal/contract';
 export { DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE } from './segments/segment-range.js';
+export { SegmentArchiver, type SegmentVerification } from './archive/segment-archiver.service.js';
+export { ArchivedSegments } from './archive/archived-segments.service.js';
+export {
+  FilesystemArchiveStore,
+  checkObjectName,
+  type ArchiveStore,
+} from './archive/archive-store.js';
+export type { SegmentManifest, ArchiveChunk } from './archive/archive-format.js';
+export type { ArchiveOptions } from './log-options.js';
 export { murmur3_32, shardOf } from '@ordinal/contract';
 export { RenderedMessage, renderedJson } from './row-mapper.js';
 export * from './trace/index.js';

@@ -4,6 +4,7 @@ import { MIN_TAKEOVER_MS } from '@ordinal/ownership';
 import { numberOption, OrdinalError } from '@ordinal/pg';
 import { EnvKeyProvider, type KeyProvider } from './personal/key-provider.js';
 import type { PersonalDataRule } from './personal/personal-data-rule.js';
+import type { ArchiveStore } from './archive/archive-store.js';
 
 /** Personal data (docs/personal-data.md): rules, the master key, the key store. */
 export interface PersonalDataOptions {
@@ -137,6 +138,68 @@ export interface LogModuleOptions {
    * @default 25
    */
   scavengeThrottlePercent?: number;
+  /** Archiving sealed segments to an archive store, and reading them back (docs/storage.md). */
+  archive?: ArchiveOptions;
+}
+
+/** Where archived segments go and when (docs/storage.md, "Archive"). */
+export interface ArchiveOptions {
+  /**
+   * The archive store. Without one nothing is archived or restored, and a read of an archived
+   * range fails with `archive_not_configured`. The Ordinal server sets a
+   * `FilesystemArchiveStore` in `ORDINAL_ARCHIVE_DIR`. @default null
+   */
+  store?: ArchiveStore | null;
+  /** A segment is archived (by the schedule, or on request) only once its newest message is this old (ms). The server: ORDINAL_ARCHIVE_AFTER_MS. @default 30 days */
+  afterMs?: number;
+  /** How often sealed segments older than `afterMs` are archived (ms); 0: only on request. The server: ORDINAL_ARCHIVE_CHECK_MS. @default 1 hour */
+  checkMs?: number;
+  /** Indices per archive file. @default 10000 */
+  chunkSpan?: number;
+  /** Characters of archived rows kept in memory for readers (the most recently read chunks). @default 64 Mi */
+  cacheChars?: number;
+}
+
+/** `ArchiveOptions` with every default applied. */
+export interface ResolvedArchiveOptions {
+  store: ArchiveStore | null;
+  afterMs: number;
+  checkMs: number;
+  chunkSpan: number;
+  cacheChars: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The archive options with their defaults (the only place they are applied). */
+export function resolveArchiveOptions(options: ArchiveOptions = {}): ResolvedArchiveOptions {
+  return {
+    store: options.store ?? null,
+    afterMs: numberOption(options.afterMs, {
+      option: 'log.archive.afterMs',
+      env: 'ORDINAL_ARCHIVE_AFTER_MS',
+      fallback: 30 * DAY_MS,
+      min: 0,
+      unit: 'ms',
+    }),
+    checkMs: numberOption(options.checkMs, {
+      option: 'log.archive.checkMs',
+      env: 'ORDINAL_ARCHIVE_CHECK_MS',
+      fallback: 60 * 60 * 1000,
+      min: 0,
+      unit: 'ms',
+    }),
+    chunkSpan: numberOption(options.chunkSpan, {
+      option: 'log.archive.chunkSpan',
+      fallback: 10_000,
+      min: 10,
+    }),
+    cacheChars: numberOption(options.cacheChars, {
+      option: 'log.archive.cacheChars',
+      fallback: 64 * 1024 * 1024,
+      min: 0,
+    }),
+  };
 }
 
 /** `PersonalDataOptions` with every default applied. */
@@ -151,9 +214,12 @@ export interface ResolvedPersonalDataOptions {
 }
 
 export type ResolvedLogOptions = Required<
-  Omit<LogModuleOptions, 'startMarkerBody' | 'personalData'>
+  Omit<LogModuleOptions, 'startMarkerBody' | 'personalData' | 'archive'>
 > &
-  Pick<LogModuleOptions, 'startMarkerBody'> & { personalData: ResolvedPersonalDataOptions };
+  Pick<LogModuleOptions, 'startMarkerBody'> & {
+    personalData: ResolvedPersonalDataOptions;
+    archive: ResolvedArchiveOptions;
+  };
 
 /** The personal-data options with their defaults (the only place they are applied). */
 export function resolvePersonalDataOptions(
@@ -258,6 +324,7 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
       unit: 'ms',
     }),
     personalData: resolvePersonalDataOptions(options.personalData),
+    archive: resolveArchiveOptions(options.archive),
     scavengeThrottlePercent: throttlePercent(options.scavengeThrottlePercent, {
       option: 'log.scavengeThrottlePercent',
       env: 'ORDINAL_SCAVENGE_THROTTLE_PERCENT',

@@ -20,6 +20,8 @@ export const TABLES = {
   segments: 'log_segments',
   /** The segment size, one row. */
   segmentSettings: 'log_segment_settings',
+  /** Which chunks of archived segments hold rows of a stream. */
+  archivedStreamChunks: 'archived_stream_chunks',
 } as const;
 
 /** The message type of the marker an erasure appends. */
@@ -47,6 +49,8 @@ export const LOCKS = {
   redact: 0x4f5244_06,
   /** Serialises changes to the segments (creating them ahead of the head) across processes. */
   segments: 0x4f5244_07,
+  /** Held (session-level) by the one archive, restore or verify of segments running on the database. */
+  archive: 0x4f5244_08,
 } as const;
 
 /**

@@ -1,4 +1,6 @@
 import { SegmentKeeper } from './segments/segment-keeper.service.js';
+import { ArchivedSegments } from './archive/archived-segments.service.js';
+import { SegmentArchiver } from './archive/segment-archiver.service.js';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import {
@@ -43,6 +45,8 @@ import {
     },
     LogWriter,
     SegmentKeeper,
+    ArchivedSegments,
+    SegmentArchiver,
     LogReader,
     LogLifecycle,
     LiveRouter,
@@ -68,6 +72,8 @@ import {
   exports: [
     LogWriter,
     SegmentKeeper,
+    ArchivedSegments,
+    SegmentArchiver,
     LogImporter,
     LogScavenger,
     PersonalData,

@@ -24,6 +24,19 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   // Another redaction holds the job's lock (in this process or another).
   redact_running: 409,
   version_conflict: 409,
+  // A read with `tiers=hot` reached an archived segment: read without it (slower) or restore.
+  index_archived: 409,
+  // An archive file does not match its manifest's checksum: an operator restores the file, so a
+  // retry can succeed later (docs/storage.md).
+  archive_corrupt: 503,
+  // No archive store (ORDINAL_ARCHIVE_DIR) is configured.
+  archive_not_configured: 409,
+  segment_not_found: 404,
+  // Not sealed yet (the head or the watermark is within it, positions in it are watched for late
+  // rows, or it is younger than the archive age), or already in the asked tier.
+  segment_not_archivable: 409,
+  // Another archive, restore or verify of the segment is running (in this process or another).
+  segment_busy: 409,
   snapshot_version_exceeds_stream: 409,
   invalid_stream_id: 400,
   invalid_version: 400,

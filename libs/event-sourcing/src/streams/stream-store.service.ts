@@ -15,6 +15,7 @@ import {
   type TombstoneReason,
   PersonalData,
   type PersonalDataRule,
+  ArchivedSegments,
 } from '@ordinal/log';
 import { execute, hasNulEscape, toPosition } from '@ordinal/pg';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
@@ -84,6 +85,7 @@ export class StreamStore {
     private readonly writer: LogWriter,
     @Inject(EVENT_SOURCING_OPTIONS) private readonly options: ResolvedEventSourcingOptions,
     private readonly personal: PersonalData,
+    private readonly archived: ArchivedSegments,
   ) {}
 
   /**
@@ -315,9 +317,11 @@ export class StreamStore {
     details: boolean,
   ): Promise<StreamSlice<E>> {
     assertReadableStreamId(streamId);
+    // Rows of archived segments are read from the archive store (docs/storage.md).
     const [row] = await guardDatabase(() =>
-      execute<StreamSliceRow>(
+      this.archived.readStream<StreamSliceRow>(
         this.dataSource.manager,
+        streamId,
         readStreamSlice(streamId, categoryOf(streamId), fromVersion, withSnapshot, limit, details),
       ),
     );
@@ -354,8 +358,9 @@ export class StreamStore {
     while (after < toVersion) {
       const limit = Math.min(pageSize, toVersion - after);
       const [row] = await guardDatabase(() =>
-        execute<StreamPageRow>(
+        this.archived.readStream<StreamPageRow>(
           this.dataSource.manager,
+          streamId,
           readStreamEvents(streamId, categoryOf(streamId), after, toVersion, limit, details),
         ),
       );

@@ -15,6 +15,7 @@ import { LifecycleNotice1765500000010 } from './1765500000010-lifecycle-notice.j
 import { PersonalData1766000000000 } from './1766000000000-personal-data.js';
 import { ConcurrentAppendCheckAfterLock1766000000100 } from './1766000000100-concurrent-append-check-after-lock.js';
 import { Segments1766100000000 } from './1766100000000-segments.js';
+import { Archive1766200000000 } from './1766200000000-archive.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -35,4 +36,5 @@ export const LOG_MIGRATIONS = [
   PersonalData1766000000000,
   ConcurrentAppendCheckAfterLock1766000000100,
   Segments1766100000000,
+  Archive1766200000000,
 ];

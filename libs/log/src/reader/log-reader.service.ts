@@ -13,7 +13,9 @@ import {
   readCommittedHead,
   type ReadFilter,
 } from '../sql/index.js';
-import { execute } from '@ordinal/pg';
+import { execute, OrdinalError, type SqlQuery } from '@ordinal/pg';
+import { ArchivedSegments, GUARDED_ATTEMPTS } from '../archive/archived-segments.service.js';
+import { archivedSource, hotSource, isArchivedRange, readFrom } from '../archive/read-source.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { watermarkStatus, type WatermarkStatus } from '../watermark/watermark-status.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
@@ -24,7 +26,7 @@ import {
   type MessageRow,
   type RenderedRow,
 } from '../row-mapper.js';
-import { toPosition } from '@ordinal/pg';
+import { MAX_POSITION, toPosition } from '@ordinal/pg';
 import { DatabaseUnavailableError } from '@ordinal/pg';
 import { isConnectionError, isQueryTimeout, driverError } from '@ordinal/pg';
 
@@ -52,6 +54,7 @@ export class LogReader {
     private readonly dataSource: DataSource,
     private readonly watermark: LogWatermark,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+    private readonly archived: ArchivedSegments,
   ) {
     this.concurrent = options.ordering === 'concurrent';
   }
@@ -106,11 +109,21 @@ export class LogReader {
     return this.guard(async () => {
       // In gapless mode every visible row is below the head; in concurrent mode clamp to the watermark.
       if (this.concurrent) toIndex = Math.min(toIndex, await this.watermark.safeHead());
-      const rows = await execute<MessageRow>(
-        this.dataSource.manager,
-        readPage(fromIndex, toIndex, limit, filter),
-      );
-      return rows.map(toStoredMessage);
+      const messages: StoredMessage[] = [];
+      for (let from = fromIndex; messages.length < limit && from <= toIndex;) {
+        const left = limit - messages.length;
+        const read = await this.overTiers<MessageRow>(
+          from,
+          toIndex,
+          filter,
+          left,
+          Infinity,
+          (f, t) => readPage(f, t, left, filter),
+        );
+        messages.push(...read.rows.map(toStoredMessage));
+        from = read.to + 1;
+      }
+      return messages;
     });
   }
 
@@ -134,26 +147,35 @@ export class LogReader {
     return this.guard(async () => {
       let full = false;
       let messages: StoredMessage[];
+      // Archived ranges are read a chunk at a time: the read then covers up to the chunk's end.
+      let reach: number;
       if (rendered) {
-        const page = cutRenderedPage(
-          await execute<RenderedRow>(
-            this.dataSource.manager,
-            readRenderedPage(after + 1, upTo, limit, filter, maxBytes),
-          ),
+        const read = await this.overTiers<RenderedRow>(
+          after + 1,
+          upTo,
+          filter,
+          limit,
           maxBytes,
+          (f, t) => readRenderedPage(f, t, limit, filter, maxBytes),
         );
+        const page = cutRenderedPage(read.rows, maxBytes);
         full = page.cut;
+        reach = read.to;
         messages = page.rows.map((row) => new RenderedMessage(row));
       } else {
-        messages = (
-          await execute<MessageRow>(
-            this.dataSource.manager,
-            readPage(after + 1, upTo, limit, filter),
-          )
-        ).map(toStoredMessage);
+        const read = await this.overTiers<MessageRow>(
+          after + 1,
+          upTo,
+          filter,
+          limit,
+          Infinity,
+          (f, t) => readPage(f, t, limit, filter),
+        );
+        reach = read.to;
+        messages = read.rows.map(toStoredMessage);
       }
       full ||= messages.length === limit;
-      const to = full ? messages[messages.length - 1].id : upTo;
+      const to = full ? messages[messages.length - 1].id : reach;
       if (!this.concurrent) return { messages, to, skipped: [], xmax: '0' };
       const passed = await execute<{ position: string; xmax: string }>(
         this.dataSource.manager,
@@ -172,11 +194,21 @@ export class LogReader {
    */
   async pageCategory(category: string, fromIndex: number, limit: number): Promise<StoredMessage[]> {
     return this.guard(async () => {
-      const rows = await execute<MessageRow>(
-        this.dataSource.manager,
-        readCategoryPage(category, fromIndex, limit),
-      );
-      return rows.map(toStoredMessage);
+      const messages: StoredMessage[] = [];
+      for (let from = fromIndex; messages.length < limit && from <= MAX_POSITION;) {
+        const left = limit - messages.length;
+        const read = await this.overTiers<MessageRow>(
+          from,
+          MAX_POSITION,
+          {},
+          Infinity,
+          Infinity,
+          (f, t) => readCategoryPage(category, f, left, t),
+        );
+        messages.push(...read.rows.map(toStoredMessage));
+        from = read.to + 1;
+      }
+      return messages;
     });
   }
 
@@ -193,21 +225,78 @@ export class LogReader {
   ): Promise<{ messages: StoredMessage[]; to: number }> {
     if (upTo <= after) return { messages: [], to: after };
     return this.guard(async () => {
-      const rows = await execute<MessageRow>(
-        this.dataSource.manager,
-        readCorrelationPage(correlationId, after + 1, upTo, limit, filter),
+      const read = await this.overTiers<MessageRow>(
+        after + 1,
+        upTo,
+        filter,
+        Infinity,
+        Infinity,
+        (f, t) => readCorrelationPage(correlationId, f, t, limit, filter),
       );
-      const messages = rows.map(toStoredMessage);
-      return { messages, to: messages.length === limit ? messages[limit - 1].id : upTo };
+      const messages = read.rows.map(toStoredMessage);
+      return { messages, to: messages.length === limit ? messages[limit - 1].id : read.to };
     });
   }
 
   /** One message, or null when no message has that index. */
   async get(index: number): Promise<StoredMessage | null> {
     return this.guard(async () => {
-      const [row] = await execute<MessageRow>(this.dataSource.manager, readMessage(index));
-      return row ? toStoredMessage(row) : null;
+      const read = await this.overTiers<MessageRow>(index, index, {}, 1, Infinity, () =>
+        readMessage(index),
+      );
+      return read.rows.length > 0 ? toStoredMessage(read.rows[0]) : null;
     });
+  }
+
+  /**
+   * The first stretch of `[from, to]` in one tier, read by `build(from, to)`: the hot table
+   * (guarded: if a segment there was archived since this process looked, the list is read
+   * again and the read redone), or one archived chunk, whose rows from `from` (at most
+   * `maxRows` of them and about `maxChars` of text) stand in for the table. `to` is where the
+   * stretch ends: every row of `[from, to]` the query matches is in `rows`.
+   */
+  private async overTiers<R>(
+    from: number,
+    to: number,
+    filter: ReadFilter,
+    maxRows: number,
+    maxChars: number,
+    build: (from: number, to: number) => SqlQuery,
+  ): Promise<{ rows: R[]; to: number }> {
+    for (let attempt = 1; ; attempt++) {
+      const stretch = await this.archived.stretch(from, to);
+      try {
+        if (stretch.tier === 'hot') {
+          const query = readFrom(build(from, stretch.to), hotSource(from, stretch.to));
+          return { rows: await execute<R>(this.dataSource.manager, query), to: stretch.to };
+        }
+        const { segment } = stretch;
+        if (filter.tiers === 'hot')
+          throw new OrdinalError(
+            'index_archived',
+            `Index ${from} is in the segment ${segment.first}..${segment.end - 1}, which is archived: read without tiers=hot to read it from the archive store (more slowly), or restore the segment (ordinal segments restore ${segment.first})`,
+          );
+        const chunk = await this.archived.rows(segment, stretch.chunk);
+        const picked: string[] = [];
+        let reach = stretch.to;
+        let chars = 0;
+        for (let i = lowerBound(chunk.indices, from); i < chunk.indices.length; i++) {
+          if (chunk.indices[i] > stretch.to) break;
+          if (picked.length >= maxRows || (picked.length > 0 && chars >= maxChars)) {
+            reach = chunk.indices[i] - 1;
+            break;
+          }
+          picked.push(chunk.rows[i]);
+          chars += chunk.rows[i].length;
+        }
+        if (picked.length === 0) return { rows: [], to: reach };
+        const query = readFrom(build(from, reach), archivedSource(segment.first, picked));
+        return { rows: await execute<R>(this.dataSource.manager, query), to: reach };
+      } catch (error) {
+        if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;
+        this.archived.invalidate();
+      }
+    }
   }
 
   private async guard<T>(read: () => Promise<T>): Promise<T> {
@@ -224,4 +313,16 @@ export class LogReader {
       throw error;
     }
   }
+}
+
+/** The first position in `sorted` holding a value >= `value`. */
+function lowerBound(sorted: number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle] < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

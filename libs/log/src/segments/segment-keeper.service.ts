@@ -216,6 +216,7 @@ export class SegmentKeeper implements OnApplicationShutdown {
       bytes: Number(row.bytes),
       estimatedRows: Number(row.estimated_rows) < 0 ? null : Number(row.estimated_rows),
       createdAt: new Date(row.created_at).toISOString(),
+      archivedAt: row.archived_at ? new Date(row.archived_at).toISOString() : null,
     }));
   }
 }

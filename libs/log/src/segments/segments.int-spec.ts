@@ -258,7 +258,7 @@ async function legacyLog(db: TestDatabase, rows: number): Promise<void> {
   try {
     await runMigrations(dataSource, [
       ...OWNERSHIP_MIGRATIONS,
-      ...LOG_MIGRATIONS.filter((m) => m !== Segments1766100000000),
+      ...LOG_MIGRATIONS.slice(0, LOG_MIGRATIONS.indexOf(Segments1766100000000)),
     ]);
     await dataSource.query(
       `INSERT INTO messages (index, message_type, body, content_hash, stream_id, stream_version, category, idempotency_key, correlation_id)

@@ -1,7 +1,7 @@
 import { LOCKS, SEQUENCE, TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
 
-/** A segment as `log_segments` records it, with its size on disk (hot segments). */
+/** A segment as `log_segments` records it, with its size on disk (hot) or in the archive store (archived). */
 export interface SegmentRow {
   first_index: string;
   end_index: string;
@@ -10,16 +10,19 @@ export interface SegmentRow {
   created_at: Date;
   /** `pg_total_relation_size` of its partition (table, indexes, TOAST). */
   bytes: string;
-  /** The planner's estimate of its rows (`pg_class.reltuples`; -1 before the first ANALYZE). */
+  /** The planner's estimate of its rows (`pg_class.reltuples`; -1 before the first ANALYZE); an archived one's rows. */
   estimated_rows: string;
+  archived_at: Date | null;
 }
 
 /** Every segment, oldest first. */
 export function listSegments(): SqlQuery {
   return {
-    text: `SELECT s.first_index::text, s.end_index::text, s.table_name, s.tier, s.created_at,
-                  coalesce(pg_total_relation_size(c.oid), 0)::text AS bytes,
-                  coalesce(c.reltuples, -1)::bigint::text AS estimated_rows
+    text: `SELECT s.first_index::text, s.end_index::text, s.table_name, s.tier, s.created_at, s.archived_at,
+                  CASE WHEN s.tier = 'archived' THEN (s.manifest->>'bytes')::bigint
+                       ELSE coalesce(pg_total_relation_size(c.oid), 0) END::text AS bytes,
+                  CASE WHEN s.tier = 'archived' THEN (s.manifest->>'rows')::bigint
+                       ELSE coalesce(c.reltuples, -1)::bigint END::text AS estimated_rows
            FROM ${TABLES.segments} s LEFT JOIN pg_class c
              ON c.relname = s.table_name AND c.relnamespace = current_schema()::regnamespace
            ORDER BY s.first_index`,

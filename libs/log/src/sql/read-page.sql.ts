@@ -10,6 +10,11 @@ export interface ReadFilter {
   types?: string[];
   /** `skip`: leave tombstones out (docs/lifecycle.md). @default 'include' */
   tombstones?: 'include' | 'skip';
+  /**
+   * `hot`: a read that reaches an archived segment fails with `index_archived` instead of
+   * reading it from the archive store (docs/storage.md). @default 'all'
+   */
+  tiers?: 'all' | 'hot';
 }
 
 /** The WHERE clause's tail that leaves tombstones out when the filter says so. */

@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
+import { OrdinalError } from '@ordinal/pg';
+
+const gzip = promisify(gzipCallback);
+const gunzip = promisify(gunzipCallback);
+
+/** The archive's format name, in every manifest: a reader refuses one it does not know. */
+export const ARCHIVE_FORMAT = 'ordinal-archive/1';
+
+/** gzip's level for chunk files: fast (an archive runs beside appends on the same cores). */
+const GZIP_LEVEL = 3;
+
+/** One file of an archived segment: the rows with `first <= index < end`, in index order. */
+export interface ArchiveChunk {
+  /** The object's name in the store. */
+  file: string;
+  first: number;
+  end: number;
+  rows: number;
+  /** SHA-256 (hex) of the chunk's uncompressed text. */
+  sha256: string;
+  /** The file's size (compressed). */
+  bytes: number;
+}
+
+/**
+ * What an archived segment holds and how to check it, written beside its files
+ * (`<table>/manifest.json`) and kept in `log_segments.manifest`.
+ *
+ * Each chunk file is gzip of lines `<index>\t<row>\n`, one per row in index order, where
+ * `<row>` is PostgreSQL's text form of the messages row (`m::text`, escaped as `COPY` writes
+ * text: `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, `\v`). Read back through `unnest($1::messages[])`,
+ * the text gives PostgreSQL the very values it stored, so every reader's SQL runs over them
+ * and renders the same bytes.
+ */
+export interface SegmentManifest {
+  format: typeof ARCHIVE_FORMAT;
+  table: string;
+  firstIndex: number;
+  /** One past the segment's last index. */
+  endIndex: number;
+  rows: number;
+  /** SHA-256 (hex) of every chunk's text in index order: the rows of the segment, in order. */
+  sha256: string;
+  /** The chunk files' total size. */
+  bytes: number;
+  /** The messages table's columns, in the order the row text holds them. */
+  columns: string[];
+  /** The newest log migration when the segment was archived. */
+  schemaVersion: string;
+  /** Indices per chunk file. */
+  chunkSpan: number;
+  chunks: ArchiveChunk[];
+  archivedAt: string;
+}
+
+/** The rows of one chunk as a reader uses them: indices ascending, and each row's text. */
+export interface ChunkRows {
+  indices: number[];
+  rows: string[];
+  /** The rows' text length, summed (what the chunk costs held in memory, roughly). */
+  chars: number;
+}
+
+const UNESCAPE: Record<string, string> = {
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+};
+
+/** A `COPY … TO` text field as the text it stands for (no NULLs: a row's text is never NULL). */
+export function unescapeCopyText(field: string): string {
+  if (!field.includes('\\')) return field;
+  return field.replace(/\\(.)/g, (_, c: string) => UNESCAPE[c] ?? c);
+}
+
+/** The chunk's file: its text (lines as above) compressed. */
+export function compressChunk(text: Buffer): Promise<Buffer> {
+  return gzip(text, { level: GZIP_LEVEL });
+}
+
+/** SHA-256 of bytes, hex. */
+export function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** A chunk that does not read back as its manifest says: the file is corrupt or not the one archived. */
+export function archiveCorrupt(
+  manifest: SegmentManifest,
+  chunk: ArchiveChunk,
+  why: string,
+): OrdinalError {
+  return new OrdinalError(
+    'archive_corrupt',
+    `The archive file ${chunk.file} of segment ${manifest.table} (indices ${chunk.first}..${chunk.end - 1}) ${why}: its rows cannot be read; restore the file from a backup (ordinal segments verify ${manifest.firstIndex} checks them)`,
+  );
+}
+
+/**
+ * A chunk file's text, checked against the manifest (size of the text, line count and
+ * SHA-256): an `archive_corrupt` error otherwise, never rows that may be wrong.
+ */
+export async function openChunk(
+  manifest: SegmentManifest,
+  chunk: ArchiveChunk,
+  file: Buffer,
+): Promise<Buffer> {
+  let text: Buffer;
+  try {
+    text = await gunzip(file);
+  } catch (error) {
+    throw archiveCorrupt(manifest, chunk, `is not a gzip file (${(error as Error).message})`);
+  }
+  if (sha256(text) !== chunk.sha256)
+    throw archiveCorrupt(manifest, chunk, 'does not match its checksum');
+  return text;
+}
+
+/** The rows of a checked chunk text. */
+export function chunkRows(text: Buffer): ChunkRows {
+  const indices: number[] = [];
+  const rows: string[] = [];
+  let chars = 0;
+  const lines = text.toString('utf8').split('\n');
+  for (const line of lines) {
+    if (line.length === 0) continue;
+    const tab = line.indexOf('\t');
+    indices.push(Number(line.slice(0, tab)));
+    const row = unescapeCopyText(line.slice(tab + 1));
+    rows.push(row);
+    chars += row.length;
+  }
+  return { indices, rows, chars };
+}
+
+/** A manifest read from `log_segments.manifest` or the store, checked for a format this version reads. */
+export function parseManifest(value: unknown, where: string): SegmentManifest {
+  const manifest = (typeof value === 'string' ? JSON.parse(value) : value) as SegmentManifest;
+  if (manifest?.format !== ARCHIVE_FORMAT || !Array.isArray(manifest.chunks))
+    throw new OrdinalError(
+      'archive_corrupt',
+      `The archive manifest in ${where} is not one this version reads (format ${JSON.stringify(manifest?.format)}, expected ${ARCHIVE_FORMAT})`,
+    );
+  return manifest;
+}

@@ -1,0 +1,214 @@
+import 'reflect-metadata';
+import { mkdtemp, readdir, rm, writeFile, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplicationContext } from '@nestjs/common';
+import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { startLogContext } from '@ordinal/test-support/log-context';
+import { LogWriter } from '../writer/log-writer.service.js';
+import { LogReader } from '../reader/log-reader.service.js';
+import { SegmentKeeper } from '../segments/segment-keeper.service.js';
+import type { Ordering } from '../log-options.js';
+import { renderedJson } from '../row-mapper.js';
+import { FilesystemArchiveStore } from './archive-store.js';
+import { SegmentArchiver } from './segment-archiver.service.js';
+
+const SIZE = 1000;
+const SPAN = 100;
+
+const start = (db: TestDatabase, ordering: Ordering, directory: string) =>
+  startLogContext(db.url, {
+    ordering,
+    segmentSize: SIZE,
+    maxBatchMessages: 300,
+    startMarker: false,
+    gapTimeoutMs: 60_000,
+    lateWatchMs: 0,
+    archive: {
+      store: new FilesystemArchiveStore(directory),
+      afterMs: 0,
+      checkMs: 0,
+      chunkSpan: SPAN,
+    },
+  });
+
+/** Every message from index 1 as a reader of `readUpTo` gets it, page by page (SSE's read when `rendered`). */
+async function readAll(reader: LogReader, rendered: boolean, types?: string[]): Promise<string[]> {
+  const head = await reader.safeHead();
+  const out: string[] = [];
+  let after = 0;
+  while (after < head) {
+    const read = await reader.readUpTo(after, 97, { types }, head, rendered, 4096);
+    for (const message of read.messages)
+      out.push(rendered ? renderedJson(message)! : JSON.stringify(message));
+    expect(read.to).toBeGreaterThan(after);
+    after = read.to;
+  }
+  return out;
+}
+
+/** One correlation's messages from index 1, page by page. */
+async function correlation(reader: LogReader, id: string): Promise<unknown[]> {
+  const head = await reader.safeHead();
+  const out: unknown[] = [];
+  for (let after = 0; after < head;) {
+    const read = await reader.readCorrelation(id, after, 40, {}, head);
+    out.push(...read.messages);
+    after = read.to;
+  }
+  return out;
+}
+
+/** The rows of [first, end) as PostgreSQL has them. */
+const rowsText = (db: TestDatabase, first: number, end: number) =>
+  db.query<{ text: string }>(
+    `SELECT m::text AS text FROM messages m WHERE index >= $1 AND index < $2 ORDER BY index`,
+    [first, end],
+  );
+
+describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)', (ordering) => {
+  let db: TestDatabase;
+  let directory: string;
+  let app: INestApplicationContext | null = null;
+  let other: INestApplicationContext | null = null;
+
+  beforeEach(async () => {
+    db = await createTestDatabase();
+    directory = await mkdtemp(join(tmpdir(), 'ordinal-archive-'));
+  });
+  afterEach(async () => {
+    await app?.close();
+    await other?.close();
+    app = other = null;
+    await db.drop();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  /** 2,500 messages: streams across segments, keyed and correlated ones, a few types. */
+  async function fill(writer: LogWriter): Promise<void> {
+    for (let batch = 0; batch < 25; batch++) {
+      await writer.append({
+        messages: Array.from({ length: 99 }, (_, n) => ({
+          messageType: n % 3 === 0 ? 'Shipped' : 'Placed',
+          body: { batch, n, text: 'line\nbreak "quoted" \\ tab\t é' },
+          idempotencyKey: n % 10 === 0 ? `key-${batch}-${n}` : undefined,
+          correlationId: `c-${n % 5}`,
+        })),
+      });
+      await writer.append({
+        messages: [{ messageType: 'OrderStep', body: { batch } }],
+        stream: { streamId: 'order-1', expectedVersion: batch === 0 ? 'no_stream' : batch },
+      });
+    }
+  }
+
+  it('reads archived segments back byte for byte, through every reader, and restores them', async () => {
+    app = await start(db, ordering, directory);
+    const writer = app.get(LogWriter);
+    const reader = app.get(LogReader);
+    const archiver = app.get(SegmentArchiver);
+    await fill(writer);
+    const head = await reader.safeHead();
+    expect(head).toBe(2500);
+
+    const before = {
+      rendered: await readAll(reader, true),
+      plain: await readAll(reader, false),
+      typed: await readAll(reader, true, ['OrderStep']),
+      one: await reader.get(777),
+      category: await reader.pageCategory('order', 1, 1000),
+      correlation: await correlation(reader, 'c-3'),
+      rows: await rowsText(db, 1, 2001),
+    };
+    expect(before.rendered).toHaveLength(2500);
+    expect(before.category).toHaveLength(25);
+
+    const archived = [await archiver.archive(1), await archiver.archive(1001)];
+    expect(archived.map((s) => [s.tier, s.estimatedRows])).toEqual([
+      ['archived', 1000],
+      ['archived', 1000],
+    ]);
+    // The segments' tables are gone; their files hold the rows.
+    const [{ n }] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_class WHERE relname IN ('messages_0000000000000001', 'messages_0000000000001001')`,
+    );
+    expect(n).toBe(0);
+    expect((await readdir(join(directory, 'messages_0000000000000001'))).sort()).toContain(
+      'manifest.json',
+    );
+    const [{ hot }] = await db.query<{ hot: number }>('SELECT count(*)::int AS hot FROM messages');
+    expect(hot).toBe(500);
+
+    expect(await readAll(reader, true)).toEqual(before.rendered);
+    expect(await readAll(reader, false)).toEqual(before.plain);
+    expect(await readAll(reader, true, ['OrderStep'])).toEqual(before.typed);
+    expect(await reader.get(777)).toEqual(before.one);
+    expect(await reader.pageCategory('order', 1, 1000)).toEqual(before.category);
+    expect(await correlation(reader, 'c-3')).toEqual(before.correlation);
+
+    // tiers=hot: a clear refusal where the read reaches an archived segment, the hot part reads.
+    await expect(reader.readUpTo(0, 10, { tiers: 'hot' }, head)).rejects.toMatchObject({
+      code: 'index_archived',
+    });
+    expect((await reader.readUpTo(2000, 10, { tiers: 'hot' }, head)).messages[0].id).toBe(2001);
+
+    // The log goes on at the next index.
+    const next = await writer.append({ messages: [{ messageType: 'After', body: {} }] });
+    expect(next.entries[0].status === 'created' && next.entries[0].message.id).toBe(2501);
+
+    // Restored: the same rows, in the table again.
+    const restored = await archiver.restore(1);
+    expect(restored.tier).toBe('hot');
+    expect(await rowsText(db, 1, 1001)).toEqual(before.rows.slice(0, 1000));
+    expect((await readAll(reader, true)).slice(0, 2500)).toEqual(before.rendered);
+    await expect(archiver.restore(1)).rejects.toMatchObject({ code: 'segment_not_archivable' });
+  });
+
+  it('lets a reader whose list of segments is stale read the archived range, not less', async () => {
+    app = await start(db, ordering, directory);
+    other = await start(db, ordering, directory);
+    await fill(app.get(LogWriter));
+    const stale = other.get(LogReader);
+    const before = await readAll(stale, true);
+    await app.get(SegmentArchiver).archive(1);
+    // `other` read the list before the archive: its guard finds out.
+    expect(await readAll(stale, true)).toEqual(before);
+    await app.get(SegmentArchiver).restore(1);
+    expect(await readAll(stale, true)).toEqual(before);
+  });
+
+  it('refuses to archive what is not sealed, and reports a corrupted file instead of reading it', async () => {
+    app = await start(db, ordering, directory);
+    await fill(app.get(LogWriter));
+    const archiver = app.get(SegmentArchiver);
+    const reader = app.get(LogReader);
+    await expect(archiver.archive(2001)).rejects.toMatchObject({ code: 'segment_not_archivable' });
+    await expect(archiver.archive(4242)).rejects.toMatchObject({ code: 'segment_not_found' });
+    await archiver.archive(1);
+    expect(await archiver.verify(1)).toMatchObject({ ok: true, rows: 1000 });
+
+    const file = join(directory, 'messages_0000000000000001', '0000000000000301.tsv.gz');
+    const bytes = await readFile(file);
+    bytes[bytes.length - 12] ^= 0xff;
+    await writeFile(file, bytes);
+    // A fresh process reads the file (this one may hold the chunk in memory).
+    other = await start(db, ordering, directory);
+    const fresh = other.get(LogReader);
+    const head = await fresh.safeHead();
+    expect((await fresh.readUpTo(0, 50, {}, head)).messages).toHaveLength(50);
+    await expect(fresh.readUpTo(300, 50, {}, head)).rejects.toMatchObject({
+      code: 'archive_corrupt',
+    });
+    await expect(fresh.get(350)).rejects.toMatchObject({ code: 'archive_corrupt' });
+    const report = await other.get(SegmentArchiver).verify(1);
+    expect(report.ok).toBe(false);
+    expect(report.chunks.filter((c) => !c.ok).map((c) => c.file)).toEqual([
+      'messages_0000000000000001/0000000000000301.tsv.gz',
+    ]);
+    // Restoring from a corrupt archive restores nothing.
+    await expect(other.get(SegmentArchiver).restore(1)).rejects.toMatchObject({
+      code: 'archive_corrupt',
+    });
+    expect((await app.get(SegmentKeeper).list())[0].tier).toBe('archived');
+  });
+});

@@ -1,0 +1,217 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { execute, OrdinalError, type SqlQuery, type SqlRunner } from '@ordinal/pg';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import type { ResolvedLogOptions } from '../log-options.js';
+import { TABLES } from '../log.constants.js';
+import type { ArchiveStore } from './archive-store.js';
+import { isArchivedRange, readFrom, streamSource } from './read-source.js';
+import {
+  archiveCorrupt,
+  chunkRows,
+  openChunk,
+  parseManifest,
+  type ArchiveChunk,
+  type ChunkRows,
+  type SegmentManifest,
+} from './archive-format.js';
+
+/** Tries of a read whose guard says the tiers changed (an archive or restore between two tries is rare). */
+export const GUARDED_ATTEMPTS = 4;
+
+/** An archived segment as readers use it. */
+export interface ArchivedSegment {
+  first: number;
+  /** One past its last index. */
+  end: number;
+  manifest: SegmentManifest;
+}
+
+/** Where a read of `[from, …]` goes first: the hot table up to `to`, or one archived chunk. */
+export type Stretch =
+  | { tier: 'hot'; to: number }
+  | { tier: 'archived'; segment: ArchivedSegment; chunk: ArchiveChunk; to: number };
+
+/**
+ * The archived segments and their rows, for the readers (docs/storage.md, "What each reader
+ * sees"). The list is read once and again whenever a read's guard says it changed (SQLSTATE
+ * OA001: another process archived or restored a segment); chunks are read from the archive
+ * store, checked against the manifest, and the most recently read kept in memory up to
+ * `archive.cacheChars`.
+ */
+@Injectable()
+export class ArchivedSegments {
+  private segments: ArchivedSegment[] | null = null;
+  private loading: Promise<ArchivedSegment[]> | null = null;
+  /** Chunks read, least recently used first (a Map keeps insertion order). */
+  private readonly cache = new Map<string, Promise<ChunkRows>>();
+  private readonly sizes = new Map<string, number>();
+  private cachedChars = 0;
+  private readonly store: ArchiveStore | null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+  ) {
+    this.store = options.archive.store;
+  }
+
+  /** The archived segments, oldest first. */
+  async list(): Promise<ArchivedSegment[]> {
+    if (this.segments) return this.segments;
+    this.loading ??= execute<{ first_index: string; end_index: string; manifest: unknown }>(
+      this.dataSource.manager,
+      {
+        text: `SELECT first_index::text, end_index::text, manifest FROM ${TABLES.segments}
+               WHERE tier = 'archived' ORDER BY first_index`,
+        values: [],
+      },
+    )
+      .then((rows) =>
+        rows.map((row) => ({
+          first: Number(row.first_index),
+          end: Number(row.end_index),
+          manifest: parseManifest(row.manifest, `log_segments (segment ${row.first_index})`),
+        })),
+      )
+      .then((segments) => (this.segments = segments))
+      .finally(() => (this.loading = null));
+    return this.loading;
+  }
+
+  /** Forgets the list (a guard said it changed, or this process archived or restored). */
+  invalidate(): void {
+    this.segments = null;
+  }
+
+  /**
+   * Where a read from `from` up to `to` goes first: the archived chunk holding `from`
+   * (through its end or `to`), or the hot table through `to` or the index before the next
+   * archived segment.
+   */
+  async stretch(from: number, to: number): Promise<Stretch> {
+    for (const segment of await this.list()) {
+      if (segment.end <= from) continue;
+      if (segment.first > from) return { tier: 'hot', to: Math.min(to, segment.first - 1) };
+      const span = segment.manifest.chunkSpan;
+      const first = segment.first + Math.floor((from - segment.first) / span) * span;
+      const chunk = segment.manifest.chunks.find((c) => c.first === first);
+      const end = Math.min(first + span, segment.end);
+      // A chunk without rows has no file: the read passes it.
+      const empty: ArchiveChunk = { file: '', first, end, rows: 0, sha256: '', bytes: 0 };
+      return { tier: 'archived', segment, chunk: chunk ?? empty, to: Math.min(to, end - 1) };
+    }
+    return { tier: 'hot', to };
+  }
+
+  /** The rows of a chunk (checked against its manifest): an `archive_corrupt` error otherwise. */
+  async rows(segment: ArchivedSegment, chunk: ArchiveChunk): Promise<ChunkRows> {
+    if (chunk.rows === 0) return { indices: [], rows: [], chars: 0 };
+    const key = chunk.file;
+    const held = this.cache.get(key);
+    if (held) {
+      this.cache.delete(key);
+      this.cache.set(key, held);
+      return held;
+    }
+    const loading = this.load(segment.manifest, chunk);
+    this.cache.set(key, loading);
+    loading.then(
+      (rows) => {
+        if (this.cache.get(key) !== loading) return;
+        this.sizes.set(key, rows.chars);
+        this.cachedChars += rows.chars;
+        this.evict();
+      },
+      () => this.cache.delete(key),
+    );
+    return loading;
+  }
+
+  /**
+   * The archived chunks holding rows of `streamId` and their rows (every row of those chunks
+   * whose text may be the stream's: the read's own conditions pick them).
+   */
+  async streamRows(streamId: string): Promise<{ chunks: number[]; rows: string[] }> {
+    const found = await execute<{ chunk_first: string }>(this.dataSource.manager, {
+      text: `SELECT chunk_first::text FROM ${TABLES.archivedStreamChunks}
+             WHERE stream_id = $1 ORDER BY chunk_first`,
+      values: [streamId],
+    });
+    const chunks = found.map((row) => Number(row.chunk_first));
+    const rows: string[] = [];
+    // An id that the row text writes as it is: a row without it is not the stream's.
+    const plain = /^[A-Za-z0-9_:.@+-]+$/.test(streamId);
+    const segments = await this.list();
+    for (const first of chunks) {
+      const segment = segments.find((s) => s.first <= first && first < s.end);
+      const chunk = segment?.manifest.chunks.find((c) => c.first === first);
+      // A chunk of a segment this process does not know as archived yet: the guard says so.
+      if (!segment || !chunk) {
+        this.invalidate();
+        continue;
+      }
+      for (const row of (await this.rows(segment, chunk)).rows)
+        if (!plain || row.includes(streamId)) rows.push(row);
+    }
+    return { chunks, rows };
+  }
+
+  /**
+   * Runs a read of one stream (`query`, whose parameter `streamParam` is the stream's id) over
+   * its hot rows and, when its guard says the stream has archived rows, those too.
+   */
+  async readStream<R>(
+    runner: SqlRunner,
+    streamId: string,
+    query: SqlQuery,
+    streamParam = '$1',
+  ): Promise<R[]> {
+    let archived: { chunks: number[]; rows: string[] } = { chunks: [], rows: [] };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await execute<R>(
+          runner,
+          readFrom(query, streamSource(streamParam, archived.chunks, archived.rows)),
+        );
+      } catch (error) {
+        if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;
+        archived = await this.streamRows(streamId);
+      }
+    }
+  }
+
+  /** The store, or `archive_not_configured`. */
+  requireStore(): ArchiveStore {
+    if (this.store) return this.store;
+    throw new OrdinalError(
+      'archive_not_configured',
+      'The log has archived segments, or was asked to archive one, but no archive store is configured (the server: ORDINAL_ARCHIVE_DIR; the framework: log.archive.store)',
+    );
+  }
+
+  private async load(manifest: SegmentManifest, chunk: ArchiveChunk): Promise<ChunkRows> {
+    let file: Buffer;
+    try {
+      file = await this.requireStore().get(chunk.file);
+    } catch (error) {
+      if (error instanceof OrdinalError) throw error;
+      throw archiveCorrupt(manifest, chunk, `cannot be read (${(error as Error).message})`);
+    }
+    const rows = chunkRows(await openChunk(manifest, chunk, file));
+    if (rows.rows.length !== chunk.rows)
+      throw archiveCorrupt(manifest, chunk, `holds ${rows.rows.length} rows, not ${chunk.rows}`);
+    return rows;
+  }
+
+  private evict(): void {
+    for (const key of this.cache.keys()) {
+      if (this.cachedChars <= this.options.archive.cacheChars) return;
+      const size = this.sizes.get(key);
+      if (size === undefined) continue;
+      this.cache.delete(key);
+      this.sizes.delete(key);
+      this.cachedChars -= size;
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import type { SqlQuery } from '@ordinal/pg';
+import { TABLES } from '../log.constants.js';
+
+/**
+ * `FROM messages` in a read's SQL, with its alias if it has one (`FROM messages m`): the one
+ * place a read names the table, which `readFrom` points at other rows. Keywords that may
+ * follow the table are not aliases.
+ */
+const FROM_MESSAGES = new RegExp(
+  `\\bFROM ${TABLES.messages}\\b(?!_)(?:\\s+(?:AS\\s+)?(?!(?:WHERE|ORDER|LIMIT|JOIN|LEFT|INNER|CROSS|GROUP|ON|UNION|FOR)\\b)([a-z_][a-z0-9_]*)\\b)?`,
+  'gi',
+);
+
+/**
+ * What a read's `FROM messages` reads instead, as SQL with `$?` where its parameters go:
+ * `rows` are the values of `$?1`, `$?2`, … in that order.
+ */
+export interface ReadSource {
+  sql: string;
+  values: unknown[];
+}
+
+/**
+ * `query` reading `source` wherever it reads `messages` (every `FROM messages`, aliased as
+ * before), the source's parameters numbered after the query's. A read's SQL is written once,
+ * against `messages`; the archive's rows and the guards go through here (docs/storage.md).
+ */
+export function readFrom(query: SqlQuery, source: ReadSource): SqlQuery {
+  const base = query.values.length;
+  const sql = source.sql.replace(/\$\?(\d+)/g, (_, n: string) => `$${base + Number(n)}`);
+  let found = false;
+  const text = query.text.replace(FROM_MESSAGES, (_, alias: string | undefined) => {
+    found = true;
+    return `FROM (${sql}) AS ${alias ?? TABLES.messages}`;
+  });
+  if (!found) throw new TypeError('The query does not read the messages table');
+  return { text, values: [...query.values, ...source.values] };
+}
+
+/**
+ * The hot segments in `[from, to]`, or SQLSTATE OA001 (`ARCHIVED_RANGE`) if a segment there is
+ * archived: a read that believes a range hot cannot read less than it holds when the range
+ * was archived since the reader looked (the guard runs once per statement, in its snapshot).
+ */
+export function hotSource(from: number, to: number): ReadSource {
+  return {
+    sql: `SELECT * FROM ${TABLES.messages} WHERE ordinal_require_hot($?1::bigint, $?2::bigint)`,
+    values: [from, to],
+  };
+}
+
+/**
+ * Rows of a chunk of the archived segment from `segment` (their text, `m::text`) as the
+ * messages table, or SQLSTATE OA001 if the segment was restored since the reader looked (the
+ * table then holds the rows, as a scavenge or an erasure may have left them).
+ */
+export function archivedSource(segment: number, rows: string[]): ReadSource {
+  return {
+    sql: `SELECT * FROM unnest($?2::${TABLES.messages}[]) WHERE ordinal_require_archived($?1::bigint)`,
+    values: [segment, rows],
+  };
+}
+
+/**
+ * A stream's rows: the hot table, guarded (SQLSTATE OA001 unless the archived chunks holding
+ * the stream's rows are exactly `chunks`), and the rows of those chunks (`rows`: all of their
+ * rows; the read's own conditions pick the stream's).
+ */
+export function streamSource(streamParam: string, chunks: number[], rows: string[]): ReadSource {
+  if (!/^\$\d+$/.test(streamParam)) throw new TypeError(`Bad parameter ${streamParam}`);
+  const hot = `SELECT * FROM ${TABLES.messages} WHERE ordinal_require_stream_chunks(${streamParam}, $?1::bigint[])`;
+  if (rows.length === 0) return { sql: hot, values: [chunks] };
+  return {
+    sql: `${hot} UNION ALL SELECT * FROM unnest($?2::${TABLES.messages}[])`,
+    values: [chunks, rows],
+  };
+}
+
+/** SQLSTATE of the guards: a read reached archived rows it did not bring. */
+export const ARCHIVED_RANGE = 'OA001';
+
+/** Whether `error` is a guard's: the reader's view of the tiers is stale. */
+export function isArchivedRange(error: unknown): boolean {
+  const e = (error as { driverError?: { code?: string } })?.driverError ?? error;
+  return (e as { code?: string })?.code === ARCHIVED_RANGE;
+}

@@ -1,0 +1,488 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import { DataSource } from 'typeorm';
+import type { SegmentInfo } from '@ordinal/contract';
+import { DatabaseUnavailableError, driverError, OrdinalError, type SqlQuery } from '@ordinal/pg';
+import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
+import type { ResolvedLogOptions } from '../log-options.js';
+import { LOCKS, TABLES } from '../log.constants.js';
+import { LOG_MIGRATIONS } from '../migrations/index.js';
+import { listenerClientConfig } from '../router/listener-config.js';
+import { LogReader } from '../reader/log-reader.service.js';
+import { SegmentKeeper } from '../segments/segment-keeper.service.js';
+import { addSegment } from '../segments/segments.sql.js';
+import type { ArchiveStore } from './archive-store.js';
+import {
+  ARCHIVE_FORMAT,
+  chunkRows,
+  compressChunk,
+  openChunk,
+  parseManifest,
+  sha256,
+  type ArchiveChunk,
+  type SegmentManifest,
+} from './archive-format.js';
+import { ArchivedSegments } from './archived-segments.service.js';
+
+/** SQLSTATE of a lock wait past `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/** How long the final step (detach, drop; attach) waits for `messages` at a time (ms). */
+const SWAP_LOCK_TIMEOUT_MS = 2000;
+
+/** How often the final step tries for `messages` before the archive (or restore) gives up. */
+const SWAP_TRIES = 10;
+
+/** Rows per insert of a restore. */
+const RESTORE_BATCH = 2000;
+
+/** What a verify found (`ordinal segments verify N`). */
+export interface SegmentVerification {
+  firstIndex: number;
+  ok: boolean;
+  rows: number;
+  chunks: { file: string; ok: boolean; error?: string }[];
+}
+
+interface SegmentState {
+  first_index: string;
+  end_index: string;
+  table_name: string;
+  tier: string;
+  manifest: unknown;
+}
+
+/**
+ * Archives sealed segments to the archive store and restores them (docs/storage.md,
+ * "Archive"). An archive is one transaction on a connection of its own: the segment is locked
+ * against changes (SHARE), its rows are exported in index order to chunk files, the files are
+ * read back and checked, and only then the segment is detached and dropped and recorded as
+ * archived. A crash anywhere before the commit rolls it all back (the segment stays hot; files
+ * written are replaced by the next try); after it, the segment is archived and verified.
+ * A restore is the mirror: the files are checked, loaded into a new table, and attached.
+ */
+@Injectable()
+export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(SegmentArchiver.name);
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
+    private readonly archived: ArchivedSegments,
+    private readonly reader: LogReader,
+    private readonly segments: SegmentKeeper,
+  ) {}
+
+  /** Starts the schedule (`archive.checkMs`) when a store is configured on a primary. */
+  onApplicationBootstrap(): void {
+    const { store, checkMs } = this.options.archive;
+    if (!store || checkMs <= 0 || this.options.role !== 'primary') return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.archiveDue()
+        .catch((error: unknown) => {
+          // Another process runs one (or a scavenge runs): that one goes on.
+          if ((error as { code?: string }).code === 'segment_busy') return;
+          this.logger.warn(`Scheduled archive failed (tried again later): ${String(error)}`);
+        })
+        .finally(() => (this.running = null));
+    }, checkMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /**
+   * Archives every hot segment that is sealed and older than `archive.afterMs`, oldest first
+   * (the schedule; also `POST /api/admin/segments/archive-due`). Returns what it archived.
+   */
+  async archiveDue(): Promise<SegmentInfo[]> {
+    const done: SegmentInfo[] = [];
+    for (const segment of await this.segments.list()) {
+      if (segment.tier !== 'hot') continue;
+      const refusal = await this.whyNotSealed(segment.firstIndex, segment.lastIndex + 1);
+      if (refusal) break;
+      done.push(await this.archive(segment.firstIndex));
+    }
+    return done;
+  }
+
+  /** Archives the segment starting at `firstIndex` (it must be hot and sealed). */
+  async archive(firstIndex: number): Promise<SegmentInfo> {
+    const store = this.archived.requireStore();
+    return this.locked(async (client, run) => {
+      const segment = await this.segmentAt(run, firstIndex);
+      if (segment.tier !== 'hot') throw notArchivable(firstIndex, `it is already ${segment.tier}`);
+      const first = Number(segment.first_index);
+      const end = Number(segment.end_index);
+      const why = await this.whyNotSealed(first, end);
+      if (why) throw notArchivable(firstIndex, why);
+      const started = Date.now();
+      let manifest: SegmentManifest;
+      await run({ text: 'BEGIN', values: [] });
+      try {
+        await run({ text: `SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT_MS}ms'`, values: [] });
+        // No change to its rows (a scavenge, a redaction) until the segment is gone.
+        await run({ text: `LOCK TABLE ${segment.table_name} IN SHARE MODE`, values: [] });
+        manifest = await this.export(client, store, segment.table_name, first, end);
+        await this.check(store, manifest);
+        await run({
+          text: `INSERT INTO ${TABLES.archivedStreamChunks} (stream_id, chunk_first)
+                 SELECT DISTINCT stream_id, $1::bigint + ((index - $1::bigint) / $3::bigint) * $3::bigint
+                 FROM ${TABLES.messages} WHERE index >= $1 AND index < $2 AND stream_id IS NOT NULL
+                 ON CONFLICT DO NOTHING`,
+          values: [first, end, manifest.chunkSpan],
+        });
+        await this.swap(run, [
+          `ALTER TABLE ${TABLES.messages} DETACH PARTITION ${segment.table_name}`,
+        ]);
+        await run({ text: `DROP TABLE ${segment.table_name}`, values: [] });
+        await run({
+          text: `UPDATE ${TABLES.segments} SET tier = 'archived', manifest = $2, archived_at = now()
+                 WHERE first_index = $1`,
+          values: [first, JSON.stringify(manifest)],
+        });
+        await run({ text: 'COMMIT', values: [] });
+      } catch (error) {
+        await run({ text: 'ROLLBACK', values: [] }).catch(() => undefined);
+        throw error;
+      }
+      this.archived.invalidate();
+      this.logger.log(
+        `Segment ${segment.table_name} archived: ${manifest.rows} rows in ${manifest.chunks.length} files, ${manifest.bytes} bytes, ${Date.now() - started} ms`,
+      );
+      return this.info(first);
+    });
+  }
+
+  /** Restores the archived segment starting at `firstIndex` from its files (checked first). */
+  async restore(firstIndex: number): Promise<SegmentInfo> {
+    const store = this.archived.requireStore();
+    return this.locked(async (_client, run) => {
+      const segment = await this.segmentAt(run, firstIndex);
+      if (segment.tier !== 'archived')
+        throw notArchivable(firstIndex, `it is ${segment.tier}, not archived`);
+      const manifest = parseManifest(segment.manifest, `log_segments (segment ${firstIndex})`);
+      const first = Number(segment.first_index);
+      const end = Number(segment.end_index);
+      const started = Date.now();
+      await run({ text: 'BEGIN', values: [] });
+      try {
+        const [create, comment] = addSegment(segment.table_name, first, end);
+        await run(create);
+        await run(comment);
+        let rows = 0;
+        for (const chunk of manifest.chunks) {
+          const text = await openChunk(manifest, chunk, await store.get(chunk.file));
+          const read = chunkRows(text).rows;
+          for (let i = 0; i < read.length; i += RESTORE_BATCH) {
+            await run({
+              text: `INSERT INTO ${segment.table_name} SELECT * FROM unnest($1::${TABLES.messages}[])`,
+              values: [read.slice(i, i + RESTORE_BATCH)],
+            });
+          }
+          rows += read.length;
+        }
+        if (rows !== manifest.rows)
+          throw new OrdinalError(
+            'archive_corrupt',
+            `The archive of segment ${segment.table_name} holds ${rows} rows, its manifest ${manifest.rows}: nothing was restored`,
+          );
+        // A validated CHECK of the range: ATTACH then scans nothing.
+        await run({
+          text: `ALTER TABLE ${segment.table_name} ADD CONSTRAINT ${segment.table_name}_range
+                 CHECK (index IS NOT NULL AND index >= ${first} AND index < ${end})`,
+          values: [],
+        });
+        await this.swap(run, [
+          `ALTER TABLE ${TABLES.messages} ATTACH PARTITION ${segment.table_name} FOR VALUES FROM (${first}) TO (${end})`,
+        ]);
+        await run({
+          text: `DELETE FROM ${TABLES.archivedStreamChunks} WHERE chunk_first >= $1 AND chunk_first < $2`,
+          values: [first, end],
+        });
+        await run({
+          text: `UPDATE ${TABLES.segments} SET tier = 'hot' WHERE first_index = $1`,
+          values: [first],
+        });
+        await run({ text: 'COMMIT', values: [] });
+      } catch (error) {
+        await run({ text: 'ROLLBACK', values: [] }).catch(() => undefined);
+        throw error;
+      }
+      this.archived.invalidate();
+      this.logger.log(
+        `Segment ${segment.table_name} restored: ${manifest.rows} rows, ${Date.now() - started} ms`,
+      );
+      return this.info(first);
+    });
+  }
+
+  /** Reads every file of an archived segment back and checks it against the manifest. */
+  async verify(firstIndex: number): Promise<SegmentVerification> {
+    const store = this.archived.requireStore();
+    return this.locked(async (_client, run) => {
+      const segment = await this.segmentAt(run, firstIndex);
+      if (segment.tier !== 'archived')
+        throw notArchivable(firstIndex, `it is ${segment.tier}: only archived segments have files`);
+      const manifest = parseManifest(segment.manifest, `log_segments (segment ${firstIndex})`);
+      const chunks: SegmentVerification['chunks'] = [];
+      const whole = createHash('sha256');
+      let rows = 0;
+      for (const chunk of manifest.chunks) {
+        try {
+          const text = await openChunk(manifest, chunk, await store.get(chunk.file));
+          const count = chunkRows(text).rows.length;
+          if (count !== chunk.rows)
+            throw new Error(`holds ${count} rows, its manifest ${chunk.rows}`);
+          whole.update(text);
+          rows += count;
+          chunks.push({ file: chunk.file, ok: true });
+        } catch (error) {
+          chunks.push({ file: chunk.file, ok: false, error: (error as Error).message });
+        }
+      }
+      const ok =
+        chunks.every((c) => c.ok) &&
+        rows === manifest.rows &&
+        whole.digest('hex') === manifest.sha256;
+      if (!ok) this.logger.error(`Archive of segment ${segment.table_name} failed its check`);
+      return { firstIndex: Number(segment.first_index), ok, rows, chunks };
+    });
+  }
+
+  /**
+   * Why the segment `[first, end)` cannot be archived yet, or null: it must lie below the safe
+   * head (in concurrent mode the watermark), no position in it may be watched for a late row,
+   * and its newest message must be older than `archive.afterMs`.
+   */
+  private async whyNotSealed(first: number, end: number): Promise<string | null> {
+    const head = await this.reader.safeHead();
+    if (end - 1 > head)
+      return `it is not sealed: it ends at ${end - 1}, above the log's safe head ${head}`;
+    if (await this.reader.lateRowPossibleAtOrBelow(end - 1))
+      return 'positions in it are still watched for late rows (concurrent mode, ORDINAL_LATE_WATCH_MS)';
+    const [{ newest }] = await this.dataSource.query<{ newest: Date | null }[]>(
+      `SELECT max(created_at) AS newest FROM ${TABLES.messages} WHERE index >= $1 AND index < $2`,
+      [first, end],
+    );
+    const afterMs = this.options.archive.afterMs;
+    if (newest && Date.now() - new Date(newest).getTime() < afterMs)
+      return `its newest message (${new Date(newest).toISOString()}) is younger than the archive age (${afterMs} ms, ORDINAL_ARCHIVE_AFTER_MS)`;
+    return null;
+  }
+
+  /**
+   * Exports the segment's rows in index order (one `COPY … TO`), cut into chunk files of
+   * `archive.chunkSpan` indices, each compressed and stored, then the manifest.
+   */
+  private async export(
+    client: pg.Client,
+    store: ArchiveStore,
+    table: string,
+    first: number,
+    end: number,
+  ): Promise<SegmentManifest> {
+    const span = this.options.archive.chunkSpan;
+    const columns = (
+      await client.query<{ name: string }>(
+        `SELECT attname AS name FROM pg_attribute
+         WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+        [TABLES.messages],
+      )
+    ).rows.map((row) => row.name);
+    const chunks: ArchiveChunk[] = [];
+    const whole = createHash('sha256');
+    let lines: Buffer[] = [];
+    let chunkFirst = -1;
+    let rows = 0;
+    const flush = async () => {
+      if (lines.length === 0) return;
+      const text = Buffer.concat(lines);
+      whole.update(text);
+      const file = `${table}/${String(chunkFirst).padStart(16, '0')}.tsv.gz`;
+      const compressed = await compressChunk(text);
+      await store.put(file, compressed);
+      chunks.push({
+        file,
+        first: chunkFirst,
+        end: Math.min(chunkFirst + span, end),
+        rows: lines.length,
+        sha256: sha256(text),
+        bytes: compressed.length,
+      });
+      rows += lines.length;
+      lines = [];
+    };
+    // Integers from log_segments, never input (COPY takes no parameters).
+    const stream = client.query(
+      copyTo(`COPY (SELECT index, m::text FROM ${TABLES.messages} m
+                    WHERE index >= ${first} AND index < ${end} ORDER BY index) TO STDOUT`),
+    );
+    let rest: Buffer = Buffer.alloc(0);
+    for await (const data of stream as AsyncIterable<Buffer>) {
+      const buffer: Buffer = rest.length > 0 ? Buffer.concat([rest, data]) : data;
+      let start = 0;
+      for (let newline = buffer.indexOf(10); newline >= 0; newline = buffer.indexOf(10, start)) {
+        const line = buffer.subarray(start, newline + 1);
+        const tab = line.indexOf(9);
+        const index = Number(line.subarray(0, tab).toString('latin1'));
+        const owner = first + Math.floor((index - first) / span) * span;
+        if (owner !== chunkFirst) {
+          await flush();
+          chunkFirst = owner;
+        }
+        lines.push(Buffer.from(line));
+        start = newline + 1;
+      }
+      rest = buffer.subarray(start);
+    }
+    await flush();
+    const manifest: SegmentManifest = {
+      format: ARCHIVE_FORMAT,
+      table,
+      firstIndex: first,
+      endIndex: end,
+      rows,
+      sha256: whole.digest('hex'),
+      bytes: chunks.reduce((sum, c) => sum + c.bytes, 0),
+      columns,
+      schemaVersion: LOG_MIGRATIONS[LOG_MIGRATIONS.length - 1].name,
+      chunkSpan: span,
+      chunks,
+      archivedAt: new Date().toISOString(),
+    };
+    await store.put(`${table}/manifest.json`, Buffer.from(JSON.stringify(manifest, null, 2)));
+    return manifest;
+  }
+
+  /** Reads every file back: each must match its checksum and row count, and the manifest what was written. */
+  private async check(store: ArchiveStore, manifest: SegmentManifest): Promise<void> {
+    const whole = createHash('sha256');
+    let rows = 0;
+    for (const chunk of manifest.chunks) {
+      const text = await openChunk(manifest, chunk, await store.get(chunk.file));
+      rows += chunkRows(text).rows.length;
+      whole.update(text);
+    }
+    const stored = parseManifest(
+      (await store.get(`${manifest.table}/manifest.json`)).toString('utf8'),
+      `${manifest.table}/manifest.json`,
+    );
+    if (
+      rows !== manifest.rows ||
+      whole.digest('hex') !== manifest.sha256 ||
+      stored.sha256 !== manifest.sha256
+    )
+      throw new OrdinalError(
+        'archive_corrupt',
+        `The archive of ${manifest.table} did not read back as written (${rows} rows of ${manifest.rows}): nothing was archived`,
+      );
+  }
+
+  /** Runs DDL that needs `messages` exclusively, a short wait at a time, under a savepoint. */
+  private async swap(
+    run: (query: SqlQuery) => Promise<unknown[]>,
+    statements: string[],
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await run({ text: 'SAVEPOINT swap', values: [] });
+      try {
+        for (const text of statements) await run({ text, values: [] });
+        await run({ text: 'RELEASE SAVEPOINT swap', values: [] });
+        return;
+      } catch (error) {
+        await run({ text: 'ROLLBACK TO SAVEPOINT swap', values: [] });
+        if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE || attempt === SWAP_TRIES)
+          throw error;
+      }
+    }
+  }
+
+  /**
+   * Runs `work` on a connection of its own holding the archive's session lock, and the
+   * scavenge's and the redaction's (neither may change a segment's rows meanwhile):
+   * `segment_busy` when another holds one. A crash of this process ends the connection: its
+   * transaction rolls back and the locks go.
+   */
+  private async locked<T>(
+    work: (client: pg.Client, run: (query: SqlQuery) => Promise<unknown[]>) => Promise<T>,
+  ): Promise<T> {
+    if (this.options.role === 'replica-reader')
+      throw new OrdinalError(
+        'read_only_replica',
+        'A replica reader does not archive or restore segments',
+      );
+    const client = new pg.Client({
+      ...listenerClientConfig(this.dataSource),
+      application_name: 'ordinal-archive',
+    });
+    client.on('error', () => undefined);
+    await client.connect().catch((error: unknown) => {
+      throw new DatabaseUnavailableError(
+        `The database is unavailable (${driverError(error).message}); retry later`,
+        false,
+        { cause: error },
+      );
+    });
+    const run = async (query: SqlQuery) => (await client.query(query.text, query.values)).rows;
+    try {
+      const [{ archive, scavenge, redact }] = (await run({
+        text: `SELECT pg_try_advisory_lock($1::bigint) AS archive, pg_try_advisory_lock($2::bigint) AS scavenge,
+                      pg_try_advisory_lock($3::bigint) AS redact`,
+        values: [LOCKS.archive, LOCKS.scavenge, LOCKS.redact],
+      })) as { archive: boolean; scavenge: boolean; redact: boolean }[];
+      if (!archive || !scavenge || !redact)
+        throw new OrdinalError(
+          'segment_busy',
+          `${!archive ? 'Another archive, restore or verify' : !scavenge ? 'A scavenge' : 'A redaction of personal data'} is running; retry once it ends`,
+        );
+      return await work(client, run);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  private async segmentAt(
+    run: (query: SqlQuery) => Promise<unknown[]>,
+    firstIndex: number,
+  ): Promise<SegmentState> {
+    const [segment] = (await run({
+      text: `SELECT first_index::text, end_index::text, table_name, tier, manifest
+             FROM ${TABLES.segments} WHERE first_index = $1`,
+      values: [firstIndex],
+    })) as SegmentState[];
+    if (!segment)
+      throw new OrdinalError(
+        'segment_not_found',
+        `No segment starts at index ${firstIndex} (GET /api/admin/segments lists them)`,
+      );
+    return segment;
+  }
+
+  private async info(first: number): Promise<SegmentInfo> {
+    const found = (await this.segments.list()).find((s) => s.firstIndex === first);
+    if (!found) throw new Error(`segment ${first} vanished`);
+    return found;
+  }
+}
+
+function notArchivable(firstIndex: number, why: string): OrdinalError {
+  return new OrdinalError(
+    'segment_not_archivable',
+    `The segment from ${firstIndex} cannot move: ${why}`,
+  );
+}
