@@ -181,7 +181,6 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
     app = await start(db, ordering, directory);
     await fill(app.get(LogWriter));
     const archiver = app.get(SegmentArchiver);
-    const reader = app.get(LogReader);
     await expect(archiver.archive(2001)).rejects.toMatchObject({ code: 'segment_not_archivable' });
     await expect(archiver.archive(4242)).rejects.toMatchObject({ code: 'segment_not_found' });
     await archiver.archive(1);

@@ -438,7 +438,8 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         { cause: error },
       );
     });
-    const run = async (query: SqlQuery) => (await client.query(query.text, query.values)).rows;
+    const run = async (query: SqlQuery): Promise<unknown[]> =>
+      (await client.query<Record<string, unknown>>(query.text, query.values)).rows;
     try {
       const [{ archive, scavenge, redact }] = (await run({
         text: `SELECT pg_try_advisory_lock($1::bigint) AS archive, pg_try_advisory_lock($2::bigint) AS scavenge,
