@@ -125,6 +125,17 @@ export interface ScavengeRunBody {
 /** `GET /api/admin/segments`. */
 export type SegmentsBody = SegmentsResponse;
 
+/** One segment, as archive and restore answer. */
+export type SegmentBody = SegmentsResponse['segments'][number];
+
+/** `POST /api/admin/segments/:firstIndex/verify`. */
+export interface SegmentVerificationBody {
+  firstIndex: number;
+  ok: boolean;
+  rows: number;
+  chunks: { file: string; ok: boolean; error?: string }[];
+}
+
 /** `GET /api/admin/scavenge`. */
 export interface ScavengeBody {
   running: ScavengeRunBody | null;

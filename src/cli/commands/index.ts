@@ -8,7 +8,12 @@ import {
   groupsStatusCommand,
 } from './groups.command.js';
 import { migrateCommand } from './migrate.command.js';
-import { segmentsListCommand } from './segments.command.js';
+import {
+  segmentsArchiveCommand,
+  segmentsListCommand,
+  segmentsRestoreCommand,
+  segmentsVerifyCommand,
+} from './segments.command.js';
 import { projectionsListCommand, projectionsRebuildCommand } from './projections.command.js';
 import {
   projectionsPromoteCommand,
@@ -50,6 +55,9 @@ export const COMMANDS: Command[] = [
   streamsScavengeCommand,
   scavengeCommand,
   segmentsListCommand,
+  segmentsArchiveCommand,
+  segmentsRestoreCommand,
+  segmentsVerifyCommand,
   groupsStatusCommand,
   groupsDefineCommand,
   groupsDeleteCommand,

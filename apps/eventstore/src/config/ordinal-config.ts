@@ -106,6 +106,12 @@ export interface OrdinalConfig {
   gapTimeoutMs?: number;
   /** Indices per segment of the log (ORDINAL_SEGMENT_SIZE; fixed once the log holds a message; the log's default 10000000). */
   segmentSize?: number;
+  /** The archive store's directory (ORDINAL_ARCHIVE_DIR; null: no archiving, docs/storage.md). */
+  archiveDir: string | null;
+  /** Age of a segment's newest message before it is archived (ms, ORDINAL_ARCHIVE_AFTER_MS; the log's default 30 days). */
+  archiveAfterMs?: number;
+  /** How often due segments are archived (ms, ORDINAL_ARCHIVE_CHECK_MS; 0: only on request; the log's default 1 hour). */
+  archiveCheckMs?: number;
   /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE; the log's default true). */
   exactRelease?: boolean;
   /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS; the log's default 2000). */
@@ -307,6 +313,9 @@ export function loadConfig(variables: Env = process.env): OrdinalConfig {
     livePollMs: optionalInt(env, 'ORDINAL_LIVE_POLL_MS'),
     gapTimeoutMs: optionalInt(env, 'ORDINAL_GAP_TIMEOUT_MS'),
     segmentSize: optionalInt(env, 'ORDINAL_SEGMENT_SIZE'),
+    archiveDir: env.ORDINAL_ARCHIVE_DIR || null,
+    archiveAfterMs: optionalInt(env, 'ORDINAL_ARCHIVE_AFTER_MS'),
+    archiveCheckMs: optionalInt(env, 'ORDINAL_ARCHIVE_CHECK_MS'),
     exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),
     lateRescanMs: optionalInt(env, 'ORDINAL_LATE_RESCAN_MS'),
     lateWatchMs: optionalInt(env, 'ORDINAL_LATE_WATCH_MS'),

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { OrdinalModuleOptions } from '@ordinal/nestjs';
 import type { OrdinalConfig } from './ordinal-config.js';
-import { StaticKeyProvider } from '@ordinal/log';
+import { FilesystemArchiveStore, StaticKeyProvider } from '@ordinal/log';
 
 /** The server's OrdinalModule options from its configuration: the same module a service uses, with the server's settings. */
 export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions {
@@ -41,6 +41,12 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
       livePollMs: config.livePollMs,
       gapTimeoutMs: config.gapTimeoutMs,
       segmentSize: config.segmentSize,
+      // Sealed segments go to files in ORDINAL_ARCHIVE_DIR (docs/storage.md).
+      archive: {
+        store: config.archiveDir ? new FilesystemArchiveStore(config.archiveDir) : null,
+        afterMs: config.archiveAfterMs,
+        checkMs: config.archiveCheckMs,
+      },
       exactRelease: config.exactRelease,
       lateRescanMs: config.lateRescanMs,
       lateWatchMs: config.lateWatchMs,

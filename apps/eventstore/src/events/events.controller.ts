@@ -25,6 +25,7 @@ import {
   intParam,
   startParam,
   tombstonesParam,
+  tiersParam,
   typesParam,
 } from './query-params.js';
 import { shardParams } from '../sse/sse-params.js';
@@ -104,8 +105,15 @@ export class EventsController {
       '`skip`: leave out the positions whose message is hidden or erased (docs/lifecycle.md); by default each comes as a tombstone',
     schema: { type: 'string', enum: ['include', 'skip'], default: 'include' },
   })
+  @ApiQuery({
+    name: 'tiers',
+    required: false,
+    description:
+      '`hot`: answer 409 `index_archived` where the page reaches an archived segment, instead of reading it from the archive store (docs/storage.md)',
+    schema: { type: 'string', enum: ['all', 'hot'], default: 'all' },
+  })
   @ApiOkResponse({ type: PageResponseDto })
-  @ApiErrors(400, 503)
+  @ApiErrors(400, 409, 503)
   async page(
     @CurrentPrincipal() principal: Principal,
     @Req() request: AuditedRequest,
@@ -116,6 +124,7 @@ export class EventsController {
     @Query('shardIndex') shardIndexRaw?: string,
     @Query('correlationId') correlationRaw?: string,
     @Query('tombstones') tombstonesRaw?: string,
+    @Query('tiers') tiersRaw?: string,
     @PersonalScope() personal = false,
   ): Promise<PageResponseDto> {
     const fromIndex = startParam('fromIndex', fromRaw, 1, 1);
@@ -123,7 +132,11 @@ export class EventsController {
     const types = typesParam(typesRaw);
     const shard = shardParams(shardCountRaw, shardIndexRaw);
     const correlationId = correlationParam(correlationRaw);
-    const filter = { types, tombstones: tombstonesParam(tombstonesRaw) };
+    const filter = {
+      types,
+      tombstones: tombstonesParam(tombstonesRaw),
+      tiers: tiersParam(tiersRaw),
+    };
     const head = await this.reader.safeHead();
     const read =
       correlationId === undefined

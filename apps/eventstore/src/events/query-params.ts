@@ -92,3 +92,14 @@ export function tombstonesParam(value: unknown): 'include' | 'skip' {
     `tombstones must be include or skip, got '${raw.slice(0, 40)}'`,
   );
 }
+
+/**
+ * `tiers`: `all` (the default) reads archived segments from the archive store; `hot` answers
+ * 409 `index_archived` where a read reaches one instead (docs/storage.md).
+ */
+export function tiersParam(value: unknown): 'all' | 'hot' {
+  const raw = singleParam('tiers', value);
+  if (raw === undefined || raw === '' || raw === 'all') return 'all';
+  if (raw === 'hot') return 'hot';
+  throw parameterError('tiers', `tiers must be all or hot, got '${raw.slice(0, 40)}'`);
+}

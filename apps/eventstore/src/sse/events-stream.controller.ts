@@ -27,7 +27,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SSE_EVENT_NAMES } from '@ordinal/contract';
-import { LiveRouter, PersonalData } from '@ordinal/log';
+import { ArchivedSegments, LiveRouter, PersonalData } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { TicketAuth } from '../auth/ticket-auth.decorator.js';
 import { StreamTickets } from '../auth/stream-tickets.service.js';
@@ -65,6 +65,7 @@ export class EventsStreamController {
     private readonly access: AccessPolicy,
     private readonly audit: AuditTrail,
     private readonly personalData: PersonalData,
+    private readonly archived: ArchivedSegments,
   ) {}
 
   @Post('stream-ticket')
@@ -129,6 +130,13 @@ export class EventsStreamController {
       '`skip`: leave out the positions whose message is hidden or erased (docs/lifecycle.md); by default each comes as a tombstone',
     schema: { type: 'string', enum: ['include', 'skip'], default: 'include' },
   })
+  @ApiQuery({
+    name: 'tiers',
+    required: false,
+    description:
+      '`hot`: answer 409 `index_archived` when the stream would start in an archived segment, instead of reading it from the archive store (docs/storage.md)',
+    schema: { type: 'string', enum: ['all', 'hot'], default: 'all' },
+  })
   @ApiHeader({
     name: 'Last-Event-ID',
     required: false,
@@ -148,7 +156,7 @@ export class EventsStreamController {
     description:
       'A resumed request (Last-Event-ID) at or past endIndex: nothing left, a standard EventSource stops',
   })
-  @ApiErrors(400, 503)
+  @ApiErrors(400, 409, 503)
   @ApiExtension('x-sse-events', SSE_EVENTS_EXTENSION)
   async stream(
     @CurrentPrincipal() principal: Principal,
@@ -161,6 +169,7 @@ export class EventsStreamController {
     @Query('shardCount') shardCount?: string,
     @Query('shardIndex') shardIndex?: string,
     @Query('tombstones') tombstones?: string,
+    @Query('tiers') tiers?: string,
   ): Promise<void> {
     const lastEventId = request.headers['last-event-id'];
     const params = parseStreamParams({
@@ -171,6 +180,7 @@ export class EventsStreamController {
       shardIndex,
       lastEventId,
       tombstones,
+      tiers,
     });
     // A standard EventSource reconnects after every end of stream; a 204 is what makes it stop.
     if (params.finished) {
@@ -179,6 +189,7 @@ export class EventsStreamController {
     }
     if (this.registry.isClosing)
       throw new ServiceUnavailableException('The server is shutting down; reconnect shortly');
+    if (params.tiers === 'hot') await this.archived.assertHot(params.startIndex);
     // The writer exists only once the feed has its head; a drop before that just ends the feed.
     const opened: { writer?: SseWriter } = {};
     const personal = (request as FastifyRequest & AuthorisedRequest).principal?.scopes.has(

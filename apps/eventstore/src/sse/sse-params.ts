@@ -4,6 +4,7 @@ import {
   singleParam,
   startParam,
   tombstonesParam,
+  tiersParam,
   typesParam,
 } from '../events/query-params.js';
 
@@ -16,6 +17,7 @@ export interface StreamQuery {
   shardIndex?: unknown;
   lastEventId?: unknown;
   tombstones?: unknown;
+  tiers?: unknown;
 }
 
 /** A validated stream request. */
@@ -27,6 +29,8 @@ export interface StreamParams {
   shard?: { count: number; index: number };
   /** `skip`: hidden and erased positions are not sent as `tombstone` events. */
   tombstones: 'include' | 'skip';
+  /** `hot`: 409 `index_archived` when the stream would start in an archived segment. */
+  tiers: 'all' | 'hot';
   /** True when a resumed request (Last-Event-ID) is already at or past `endIndex`: nothing is left to send. */
   finished: boolean;
 }
@@ -85,6 +89,7 @@ export function parseStreamParams(query: StreamQuery): StreamParams {
     types: typesParam(query.types),
     shard: shardParams(query.shardCount, query.shardIndex),
     tombstones: tombstonesParam(query.tombstones),
+    tiers: tiersParam(query.tiers),
     finished,
   };
 }

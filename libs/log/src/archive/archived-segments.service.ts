@@ -104,6 +104,15 @@ export class ArchivedSegments {
     return { tier: 'hot', to };
   }
 
+  /**
+   * `index_archived` when `from` is in an archived segment (a request with `tiers=hot` that
+   * starts there: an event stream checks before it opens).
+   */
+  async assertHot(from: number): Promise<void> {
+    const stretch = await this.stretch(from, from);
+    if (stretch.tier === 'archived') throw indexArchived(from, stretch.segment);
+  }
+
   /** The rows of a chunk (checked against its manifest): an `archive_corrupt` error otherwise. */
   async rows(segment: ArchivedSegment, chunk: ArchiveChunk): Promise<ChunkRows> {
     if (chunk.rows === 0) return { indices: [], rows: [], chars: 0 };
@@ -214,4 +223,12 @@ export class ArchivedSegments {
       this.cachedChars -= size;
     }
   }
+}
+
+/** The refusal of a `tiers=hot` read that reached an archived segment. */
+export function indexArchived(from: number, segment: ArchivedSegment): OrdinalError {
+  return new OrdinalError(
+    'index_archived',
+    `Index ${from} is in the segment ${segment.first}..${segment.end - 1}, which is archived: read without tiers=hot to read it from the archive store (more slowly), or restore the segment (ordinal segments restore ${segment.first})`,
+  );
 }

@@ -13,8 +13,12 @@ import {
   readCommittedHead,
   type ReadFilter,
 } from '../sql/index.js';
-import { execute, OrdinalError, type SqlQuery } from '@ordinal/pg';
-import { ArchivedSegments, GUARDED_ATTEMPTS } from '../archive/archived-segments.service.js';
+import { execute, type SqlQuery } from '@ordinal/pg';
+import {
+  ArchivedSegments,
+  GUARDED_ATTEMPTS,
+  indexArchived,
+} from '../archive/archived-segments.service.js';
 import { archivedSource, hotSource, isArchivedRange, readFrom } from '../archive/read-source.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { watermarkStatus, type WatermarkStatus } from '../watermark/watermark-status.js';
@@ -271,11 +275,7 @@ export class LogReader {
           return { rows: await execute<R>(this.dataSource.manager, query), to: stretch.to };
         }
         const { segment } = stretch;
-        if (filter.tiers === 'hot')
-          throw new OrdinalError(
-            'index_archived',
-            `Index ${from} is in the segment ${segment.first}..${segment.end - 1}, which is archived: read without tiers=hot to read it from the archive store (more slowly), or restore the segment (ordinal segments restore ${segment.first})`,
-          );
+        if (filter.tiers === 'hot') throw indexArchived(from, segment);
         const chunk = await this.archived.rows(segment, stretch.chunk);
         const picked: string[] = [];
         let reach = stretch.to;
