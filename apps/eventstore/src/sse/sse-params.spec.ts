@@ -20,6 +20,7 @@ describe('parseStreamParams (R1)', () => {
       types: [],
       shard: undefined,
       tombstones: 'include',
+      tiers: 'all',
       finished: false,
     });
   });
@@ -54,6 +55,7 @@ describe('parseStreamParams (R1)', () => {
       types: ['A', 'B.c'],
       shard: { count: 3, index: 2 },
       tombstones: 'include',
+      tiers: 'all',
       finished: false,
     });
   });
@@ -80,6 +82,15 @@ describe('parseStreamParams (R1)', () => {
   ])('refuses %j with invalid_parameter naming %s', (query, parameter) => {
     const refusal = refusalOf(() => parseStreamParams(query));
     expect(refusal.getResponse()).toMatchObject({ code: 'invalid_parameter', parameter });
+  });
+});
+
+describe('parseStreamParams: tiers (docs/storage.md)', () => {
+  it('reads all (the default) or hot, and refuses anything else with the parameter named', () => {
+    expect(parseStreamParams({ tiers: 'hot' }).tiers).toBe('hot');
+    expect(parseStreamParams({ tiers: 'all' }).tiers).toBe('all');
+    expect(parseStreamParams({}).tiers).toBe('all');
+    expect(() => parseStreamParams({ tiers: 'cold' })).toThrow(BadRequestException);
   });
 });
 
