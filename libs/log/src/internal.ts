@@ -31,3 +31,12 @@ export { LOG_MIGRATIONS } from './migrations/index.js';
 export { parseImportLine, MESSAGE_FIELD_RULES } from './import/import-line.js';
 export { addSegment } from './segments/segments.sql.js';
 export { segmentTable } from './segments/segment-range.js';
+export {
+  readFrom,
+  hotSource,
+  archivedSource,
+  streamSource,
+  isArchivedRange,
+  ARCHIVED_RANGE,
+  type ReadSource,
+} from './archive/read-source.js';

@@ -42,7 +42,11 @@ export interface SegmentManifest {
   /** One past the segment's last index. */
   endIndex: number;
   rows: number;
-  /** SHA-256 (hex) of every chunk's text in index order: the rows of the segment, in order. */
+  /**
+   * The segment's checksum: SHA-256 (hex) of its chunks' SHA-256 values in index order, one per
+   * line (`segmentChecksum`), so of its rows in index order, and a rewritten chunk (a scavenge)
+   * needs only the chunks' checksums to make it again.
+   */
   sha256: string;
   /** The chunk files' total size. */
   bytes: number;
@@ -83,6 +87,26 @@ export function unescapeCopyText(field: string): string {
 /** The chunk's file: its text (lines as above) compressed. */
 export function compressChunk(text: Buffer): Promise<Buffer> {
   return gzip(text, { level: GZIP_LEVEL });
+}
+
+/** The segment's checksum of its chunks' checksums, in order. */
+export function segmentChecksum(chunkChecksums: string[]): string {
+  return createHash('sha256').update(chunkChecksums.join('\n')).digest('hex');
+}
+
+const ESCAPE: Record<string, string> = {
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+};
+
+/** A row's text as a `COPY … TO` text field (what `unescapeCopyText` reads back). */
+export function escapeCopyText(text: string): string {
+  return text.replace(/[\b\f\n\r\t\v\\]/g, (c) => ESCAPE[c]);
 }
 
 /** SHA-256 of bytes, hex. */

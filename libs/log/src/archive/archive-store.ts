@@ -1,5 +1,5 @@
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -17,8 +17,10 @@ export interface ArchiveStore {
   put(name: string, bytes: Buffer): Promise<void>;
   /** The object's bytes; rejects with an error whose `code` is `ENOENT` when there is none. */
   get(name: string): Promise<Buffer>;
-  /** Deletes every object whose name starts with `prefix/` (nothing if there is none). */
-  deletePrefix(prefix: string): Promise<void>;
+  /** The names of the objects under `prefix/` (none if there is none). */
+  list(prefix: string): Promise<string[]>;
+  /** Deletes the object (nothing if there is none). */
+  delete(name: string): Promise<void>;
   /** Where the store keeps its objects, for operators (a directory, a bucket URL). */
   readonly location: string;
 }
@@ -74,8 +76,23 @@ export class FilesystemArchiveStore implements ArchiveStore {
     return readFile(this.pathOf(name));
   }
 
-  async deletePrefix(prefix: string): Promise<void> {
-    await rm(this.pathOf(prefix), { recursive: true, force: true });
+  async list(prefix: string): Promise<string[]> {
+    try {
+      const names = await readdir(this.pathOf(prefix), { recursive: true, withFileTypes: true });
+      return names
+        .filter((entry) => entry.isFile() && !entry.name.endsWith('.tmp'))
+        .map((entry) =>
+          relative(this.location, join(entry.parentPath, entry.name)).split(sep).join('/'),
+        )
+        .sort();
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
+  async delete(name: string): Promise<void> {
+    await rm(this.pathOf(name), { force: true });
   }
 
   private pathOf(name: string): string {

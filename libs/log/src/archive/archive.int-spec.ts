@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { mkdtemp, readdir, rm, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { INestApplicationContext } from '@nestjs/common';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startLogContext } from '@ordinal/test-support/log-context';
@@ -12,6 +13,7 @@ import type { Ordering } from '../log-options.js';
 import { renderedJson } from '../row-mapper.js';
 import { FilesystemArchiveStore } from './archive-store.js';
 import { SegmentArchiver } from './segment-archiver.service.js';
+import { LogScavenger } from '../scavenge/log-scavenger.service.js';
 
 const SIZE = 1000;
 const SPAN = 100;
@@ -96,7 +98,7 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
         })),
       });
       await writer.append({
-        messages: [{ messageType: 'OrderStep', body: { batch } }],
+        messages: [{ messageType: 'OrderStep', body: { batch, secret: `order-secret-${batch}` } }],
         stream: { streamId: 'order-1', expectedVersion: batch === 0 ? 'no_stream' : batch },
       });
     }
@@ -175,6 +177,52 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
     expect(await readAll(stale, true)).toEqual(before);
     await app.get(SegmentArchiver).restore(1);
     expect(await readAll(stale, true)).toEqual(before);
+  });
+
+  it('lets a scavenge erase what a delete hides in archived segments: the files are written again, the old ones go', async () => {
+    app = await start(db, ordering, directory);
+    await fill(app.get(LogWriter));
+    const reader = app.get(LogReader);
+    const archiver = app.get(SegmentArchiver);
+    await archiver.archive(1);
+    const secretsInArchive = async () => {
+      const files = await readdir(join(directory, 'messages_0000000000000001'));
+      let found = 0;
+      for (const name of files.filter((f) => f.endsWith('.gz'))) {
+        const text = gunzipSync(await readFile(join(directory, 'messages_0000000000000001', name)));
+        found += text.toString().split('order-secret-').length - 1;
+      }
+      return { found, files: files.length };
+    };
+    // 10 of the stream's 25 events are in segment 1 (one per batch of 100).
+    expect((await secretsInArchive()).found).toBe(10);
+    // The stream deleted through version 20: its hidden events read as tombstones at once...
+    await db.query(
+      `INSERT INTO stream_states (stream_id, state, deleted_through) VALUES ('order-1', 'deleted', 20)`,
+    );
+    const hidden = (await reader.pageCategory('order', 1, 100)).filter(
+      (m) => m.streamVersion !== null && m.streamVersion <= 10,
+    );
+    expect(hidden).toHaveLength(10);
+    const head = await reader.safeHead();
+    const stepsBefore = (await readAll(reader, true, ['OrderStep'])).slice(0, 10);
+    expect(stepsBefore.every((json) => json.includes('"reason":"deleted"'))).toBe(true);
+    // ...and the scavenge erases them in the archive too.
+    const run = await app.get(LogScavenger).run({ vacuum: false });
+    expect(run.rowsErased).toBe(20);
+    const after = await secretsInArchive();
+    expect(after.found).toBe(0);
+    expect(after.files).toBe((await app.get(SegmentArchiver).verify(1)).chunks.length + 1);
+    expect(await archiver.verify(1)).toMatchObject({ ok: true, rows: 1000 });
+    const steps = (await readAll(reader, true, ['OrderStep'])).slice(0, 10);
+    expect(steps.every((json) => json.includes('"reason":"scavenged"'))).toBe(true);
+    expect(head).toBe(await reader.safeHead());
+    // Restored, the rows are the erased ones.
+    await archiver.restore(1);
+    const [{ n }] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM messages WHERE stream_id = 'order-1' AND erased IS NOT NULL AND index <= 1000`,
+    );
+    expect(n).toBe(10);
   });
 
   it('refuses to archive what is not sealed, and reports a corrupted file instead of reading it', async () => {

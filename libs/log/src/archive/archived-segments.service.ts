@@ -5,7 +5,7 @@ import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { TABLES } from '../log.constants.js';
 import type { ArchiveStore } from './archive-store.js';
-import { isArchivedRange, readFrom, streamSource } from './read-source.js';
+import { ARCHIVED_RANGE, isArchivedRange, readFrom, streamSource } from './read-source.js';
 import {
   archiveCorrupt,
   chunkRows,
@@ -205,12 +205,27 @@ export class ArchivedSegments {
       file = await this.requireStore().get(chunk.file);
     } catch (error) {
       if (error instanceof OrdinalError) throw error;
+      // A file a scavenge replaced (and deleted) since this process read the manifest: the
+      // read starts again from the current one.
+      if (await this.manifestChanged(manifest))
+        throw Object.assign(new Error(`The archive of ${manifest.table} changed`), {
+          code: ARCHIVED_RANGE,
+        });
       throw archiveCorrupt(manifest, chunk, `cannot be read (${(error as Error).message})`);
     }
     const rows = chunkRows(await openChunk(manifest, chunk, file));
     if (rows.rows.length !== chunk.rows)
       throw archiveCorrupt(manifest, chunk, `holds ${rows.rows.length} rows, not ${chunk.rows}`);
     return rows;
+  }
+
+  private async manifestChanged(manifest: SegmentManifest): Promise<boolean> {
+    const [row] = await execute<{ checksum: string | null }>(this.dataSource.manager, {
+      text: `SELECT manifest->>'sha256' AS checksum FROM ${TABLES.segments}
+             WHERE first_index = $1 AND tier = 'archived'`,
+      values: [manifest.firstIndex],
+    });
+    return row?.checksum !== manifest.sha256;
   }
 
   private evict(): void {

@@ -51,13 +51,13 @@ export function hotSource(from: number, to: number): ReadSource {
 
 /**
  * Rows of a chunk of the archived segment from `segment` (their text, `m::text`) as the
- * messages table, or SQLSTATE OA001 if the segment was restored since the reader looked (the
- * table then holds the rows, as a scavenge or an erasure may have left them).
+ * messages table, or SQLSTATE OA001 if the segment was restored, or its manifest (`checksum`)
+ * changed by a scavenge, since the reader looked.
  */
-export function archivedSource(segment: number, rows: string[]): ReadSource {
+export function archivedSource(segment: number, checksum: string, rows: string[]): ReadSource {
   return {
-    sql: `SELECT * FROM unnest($?2::${TABLES.messages}[]) WHERE ordinal_require_archived($?1::bigint)`,
-    values: [segment, rows],
+    sql: `SELECT * FROM unnest($?3::${TABLES.messages}[]) WHERE ordinal_require_archived($?1::bigint, $?2::text)`,
+    values: [segment, checksum, rows],
   };
 }
 

@@ -5,7 +5,6 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { DataSource } from 'typeorm';
@@ -19,13 +18,16 @@ import { listenerClientConfig } from '../router/listener-config.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { SegmentKeeper } from '../segments/segment-keeper.service.js';
 import { addSegment } from '../segments/segments.sql.js';
+import { hiddenReason } from '../sql/hidden-reason.sql.js';
 import type { ArchiveStore } from './archive-store.js';
 import {
   ARCHIVE_FORMAT,
   chunkRows,
   compressChunk,
+  escapeCopyText,
   openChunk,
   parseManifest,
+  segmentChecksum,
   sha256,
   type ArchiveChunk,
   type SegmentManifest,
@@ -240,7 +242,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         throw notArchivable(firstIndex, `it is ${segment.tier}: only archived segments have files`);
       const manifest = parseManifest(segment.manifest, `log_segments (segment ${firstIndex})`);
       const chunks: SegmentVerification['chunks'] = [];
-      const whole = createHash('sha256');
+      const checksums: string[] = [];
       let rows = 0;
       for (const chunk of manifest.chunks) {
         try {
@@ -248,7 +250,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
           const count = chunkRows(text).rows.length;
           if (count !== chunk.rows)
             throw new Error(`holds ${count} rows, its manifest ${chunk.rows}`);
-          whole.update(text);
+          checksums.push(sha256(text));
           rows += count;
           chunks.push({ file: chunk.file, ok: true });
         } catch (error) {
@@ -258,9 +260,139 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       const ok =
         chunks.every((c) => c.ok) &&
         rows === manifest.rows &&
-        whole.digest('hex') === manifest.sha256;
+        segmentChecksum(checksums) === manifest.sha256;
       if (!ok) this.logger.error(`Archive of segment ${segment.table_name} failed its check`);
       return { firstIndex: Number(segment.first_index), ok, rows, chunks };
+    });
+  }
+
+  /**
+   * A scavenge's pass over the archive (docs/storage.md, "Lifecycle and personal data"), run by
+   * the scavenge while it holds its lock (no archive or restore runs meanwhile): every chunk of
+   * an archived segment holding rows of a stream with a lifecycle (its own state, or its
+   * category's rules) is read, and when rows in it are hidden and not erased yet, it is written
+   * again with them erased as the scavenge erases rows in the table (body `null`, no metadata,
+   * `erased` = why), under a new name. The manifest moves in `log_segments` (readers holding the
+   * old one find out by their guard), then the old files go, and any file of an archived
+   * segment that its manifest does not name (left by a crash) with them: no erased body stays
+   * in the archive store.
+   */
+  async scavengeArchived(): Promise<{ rows: number; bytes: number }> {
+    this.archived.invalidate();
+    const segments = await this.archived.list();
+    if (segments.length === 0) return { rows: 0, bytes: 0 };
+    const store = this.archived.requireStore();
+    const candidates = (
+      await this.dataSource.query<{ chunk_first: string }[]>(
+        `SELECT DISTINCT a.chunk_first::text AS chunk_first FROM ${TABLES.archivedStreamChunks} a
+         WHERE EXISTS (SELECT 1 FROM ${TABLES.streamStates} st WHERE st.stream_id = a.stream_id)
+            OR EXISTS (SELECT 1 FROM ${TABLES.categoryRules} cr
+                       WHERE cr.category = CASE WHEN strpos(a.stream_id, '-') = 0 THEN a.stream_id
+                                                ELSE split_part(a.stream_id, '-', 1) END)
+         ORDER BY 1`,
+      )
+    ).map((row) => Number(row.chunk_first));
+    const erase = await this.eraseQuery();
+    let rows = 0;
+    let bytes = 0;
+    for (const segment of segments) {
+      const manifest = segment.manifest;
+      const chunks = [...manifest.chunks];
+      const replaced: string[] = [];
+      for (const [i, chunk] of chunks.entries()) {
+        if (!candidates.includes(chunk.first)) continue;
+        const held = await this.archived.rows(segment, chunk);
+        const changed = await this.dataSource.query<
+          { index: string; text: string; freed: string }[]
+        >(erase, [held.rows]);
+        if (changed.length === 0) continue;
+        const byIndex = new Map(changed.map((row) => [Number(row.index), row.text]));
+        const text = Buffer.from(
+          held.rows
+            .map(
+              (row, k) =>
+                `${held.indices[k]}\t${escapeCopyText(byIndex.get(held.indices[k]) ?? row)}\n`,
+            )
+            .join(''),
+        );
+        const checksum = sha256(text);
+        const compressed = await compressChunk(text);
+        const file = `${manifest.table}/${String(chunk.first).padStart(16, '0')}.${checksum.slice(0, 16)}.tsv.gz`;
+        await store.put(file, compressed);
+        await openChunk(manifest, { ...chunk, file, sha256: checksum }, await store.get(file));
+        chunks[i] = { ...chunk, file, sha256: checksum, bytes: compressed.length };
+        replaced.push(chunk.file);
+        rows += changed.length;
+        bytes += changed.reduce((sum, row) => sum + Number(row.freed), 0);
+      }
+      let current = manifest;
+      if (replaced.length > 0) {
+        current = {
+          ...manifest,
+          chunks,
+          sha256: segmentChecksum(chunks.map((c) => c.sha256)),
+          bytes: chunks.reduce((sum, c) => sum + c.bytes, 0),
+        };
+        const updated = await this.dataSource.query<unknown[]>(
+          `UPDATE ${TABLES.segments} SET manifest = $2
+           WHERE first_index = $1 AND tier = 'archived' AND manifest->>'sha256' = $3 RETURNING 1`,
+          [segment.first, JSON.stringify(current), manifest.sha256],
+        );
+        if (updated.length === 0)
+          throw new Error(
+            `The archive of ${manifest.table} changed during the scavenge; run it again`,
+          );
+        await store.put(
+          `${manifest.table}/manifest.json`,
+          Buffer.from(JSON.stringify(current, null, 2)),
+        );
+        this.logger.log(
+          `Archived segment ${manifest.table}: ${replaced.length} files rewritten by the scavenge`,
+        );
+      }
+      // The files no manifest names: the ones just replaced, and any a crash left.
+      const named = new Set([
+        ...current.chunks.map((c) => c.file),
+        `${manifest.table}/manifest.json`,
+      ]);
+      for (const name of await store.list(manifest.table))
+        if (!named.has(name)) await store.delete(name);
+    }
+    this.archived.invalidate();
+    return { rows, bytes };
+  }
+
+  /**
+   * The rows of a chunk (`$1`, their text) that a scavenge erases, erased: the same hidden
+   * reason as every reader's and the same erasure as the table's (scavenge.sql.ts).
+   */
+  private async eraseQuery(): Promise<string> {
+    const columns = await this.columns();
+    const value = (column: string) =>
+      column === 'body'
+        ? `'null'::jsonb`
+        : column === 'metadata'
+          ? 'NULL::jsonb'
+          : column === 'erased'
+            ? 'r.reason'
+            : `x.${column}`;
+    return `SELECT x.index::text AS index, ROW(${columns.map(value).join(', ')})::${TABLES.messages}::text AS text,
+                   greatest(pg_column_size(x.body) + coalesce(pg_column_size(x.metadata), 0)
+                            - pg_column_size('null'::jsonb), 0)::text AS freed
+            FROM unnest($1::${TABLES.messages}[]) x, LATERAL (SELECT ${hiddenReason('x')} AS reason) r
+            WHERE x.erased IS NULL AND r.reason IS NOT NULL`;
+  }
+
+  /** The messages table's columns, in order (names from the catalog, checked before they go into SQL). */
+  private async columns(): Promise<string[]> {
+    const rows = await this.dataSource.query<{ name: string }[]>(
+      `SELECT attname AS name FROM pg_attribute
+       WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      [TABLES.messages],
+    );
+    return rows.map(({ name }) => {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`Unexpected column name ${name}`);
+      return name;
     });
   }
 
@@ -297,22 +429,14 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     end: number,
   ): Promise<SegmentManifest> {
     const span = this.options.archive.chunkSpan;
-    const columns = (
-      await client.query<{ name: string }>(
-        `SELECT attname AS name FROM pg_attribute
-         WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
-        [TABLES.messages],
-      )
-    ).rows.map((row) => row.name);
+    const columns = await this.columns();
     const chunks: ArchiveChunk[] = [];
-    const whole = createHash('sha256');
     let lines: Buffer[] = [];
     let chunkFirst = -1;
     let rows = 0;
     const flush = async () => {
       if (lines.length === 0) return;
       const text = Buffer.concat(lines);
-      whole.update(text);
       const file = `${table}/${String(chunkFirst).padStart(16, '0')}.tsv.gz`;
       const compressed = await compressChunk(text);
       await store.put(file, compressed);
@@ -357,7 +481,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       firstIndex: first,
       endIndex: end,
       rows,
-      sha256: whole.digest('hex'),
+      sha256: segmentChecksum(chunks.map((c) => c.sha256)),
       bytes: chunks.reduce((sum, c) => sum + c.bytes, 0),
       columns,
       schemaVersion: LOG_MIGRATIONS[LOG_MIGRATIONS.length - 1].name,
@@ -371,12 +495,12 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
 
   /** Reads every file back: each must match its checksum and row count, and the manifest what was written. */
   private async check(store: ArchiveStore, manifest: SegmentManifest): Promise<void> {
-    const whole = createHash('sha256');
+    const checksums: string[] = [];
     let rows = 0;
     for (const chunk of manifest.chunks) {
       const text = await openChunk(manifest, chunk, await store.get(chunk.file));
       rows += chunkRows(text).rows.length;
-      whole.update(text);
+      checksums.push(sha256(text));
     }
     const stored = parseManifest(
       (await store.get(`${manifest.table}/manifest.json`)).toString('utf8'),
@@ -384,7 +508,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     );
     if (
       rows !== manifest.rows ||
-      whole.digest('hex') !== manifest.sha256 ||
+      segmentChecksum(checksums) !== manifest.sha256 ||
       stored.sha256 !== manifest.sha256
     )
       throw new OrdinalError(

@@ -72,21 +72,22 @@ export class Archive1766200000000 implements MigrationInterface {
       'Guard of a read of messages it believes hot: true, or SQLSTATE OA001 when a segment in [p_from, p_to] is archived (the reader then reads it from the archive store).',
     );
     await queryRunner.query(`
-      CREATE FUNCTION ordinal_require_archived(p_first bigint) RETURNS boolean
+      CREATE FUNCTION ordinal_require_archived(p_first bigint, p_checksum text) RETURNS boolean
       LANGUAGE plpgsql STABLE AS $fn$
       BEGIN
-        IF NOT EXISTS (SELECT 1 FROM log_segments WHERE first_index = p_first AND tier = 'archived') THEN
+        IF NOT EXISTS (SELECT 1 FROM log_segments WHERE first_index = p_first AND tier = 'archived'
+                         AND manifest->>'sha256' = p_checksum) THEN
           RAISE EXCEPTION USING
             ERRCODE = 'OA001',
-            MESSAGE = format('the segment from %s is no longer archived', p_first);
+            MESSAGE = format('the segment from %s is no longer archived as %s', p_first, p_checksum);
         END IF;
         RETURN true;
       END
       $fn$`);
     await pinFunction(
       queryRunner,
-      'ordinal_require_archived(bigint)',
-      "Guard of a read of an archived segment's rows from the archive store: true while it is archived, else SQLSTATE OA001 (restored since: the reader reads the table).",
+      'ordinal_require_archived(bigint, text)',
+      "Guard of a read of an archived segment's rows from the archive store: true while it is archived with the manifest checksum p_checksum, else SQLSTATE OA001 (restored, or a chunk rewritten by a scavenge, since the reader looked).",
     );
     await queryRunner.query(`
       CREATE FUNCTION ordinal_require_stream_chunks(p_stream text, p_chunks bigint[]) RETURNS boolean
@@ -121,7 +122,7 @@ export class Archive1766200000000 implements MigrationInterface {
         `Archive1766200000000 cannot be reverted while ${archived} segments are archived: restore them first`,
       );
     await queryRunner.query(`DROP FUNCTION ordinal_require_stream_chunks(text, bigint[])`);
-    await queryRunner.query(`DROP FUNCTION ordinal_require_archived(bigint)`);
+    await queryRunner.query(`DROP FUNCTION ordinal_require_archived(bigint, text)`);
     await queryRunner.query(`DROP FUNCTION ordinal_require_hot(bigint, bigint)`);
     await queryRunner.query(`DROP TABLE archived_stream_chunks`);
     await queryRunner.query(

@@ -290,7 +290,10 @@ export class LogReader {
           chars += chunk.rows[i].length;
         }
         if (picked.length === 0) return { rows: [], to: reach };
-        const query = readFrom(build(from, reach), archivedSource(segment.first, picked));
+        const query = readFrom(
+          build(from, reach),
+          archivedSource(segment.first, segment.manifest.sha256, picked),
+        );
         return { rows: await execute<R>(this.dataSource.manager, query), to: reach };
       } catch (error) {
         if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;

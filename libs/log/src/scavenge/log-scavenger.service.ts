@@ -9,7 +9,8 @@ import {
   startScavengeRun,
   type ScavengeRunRow,
 } from '../sql/index.js';
-import { LOCKS } from '../log.constants.js';
+import { LOCKS, TABLES } from '../log.constants.js';
+import { SegmentArchiver } from '../archive/segment-archiver.service.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { whileSessionLocked } from '../sql/session-lock.js';
 import { LiveRouter } from '../router/live-router.service.js';
@@ -95,6 +96,7 @@ export class LogScavenger {
     private readonly dataSource: DataSource,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly router: LiveRouter,
+    private readonly archiver: SegmentArchiver,
   ) {}
 
   /** The run in progress in this process, or null. */
@@ -197,6 +199,16 @@ export class LogScavenger {
         const rest = throttleRestMs(performance.now() - batchStarted, throttle);
         if (rest > 0 && run.position < run.through)
           await new Promise((resolve) => setTimeout(resolve, rest));
+      }
+      // Archived segments: their files are written again without what the scavenge erases.
+      const archived = await this.archiver.scavengeArchived();
+      if (archived.rows > 0) {
+        this.router.forgetKeptReads();
+        await execute(session, {
+          text: `UPDATE ${TABLES.scavengeRuns} SET rows_erased = rows_erased + $2, bytes_freed = bytes_freed + $3,
+                   updated_at = now() WHERE id = $1::bigint`,
+          values: [String(run.id), archived.rows, archived.bytes],
+        });
       }
       // VACUUM cannot run in a transaction; on its own connection's autocommit it can.
       if (vacuum) await session.query('VACUUM messages');

@@ -8,8 +8,12 @@ import {
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { LogReader, LogWatermark, LogWriter } from '@ordinal/log';
-import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
-import { execute, toPosition } from '@ordinal/pg';
+import {
+  isArchivedRange,
+  LOG_MODULE_OPTIONS,
+  type ResolvedLogOptions,
+} from '@ordinal/log/internal';
+import { execute, OrdinalError, toPosition } from '@ordinal/pg';
 import { DataSource } from 'typeorm';
 import { InvalidConsumerGroupError, MemberLeaseLostError } from '../errors/index.js';
 import { ConsumerGroupConflictError, ConsumerGroupNotFoundError } from '../errors/index.js';
@@ -304,6 +308,24 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
    * as soon as there is one), and the next fetch reads on.
    */
   private async claim(
+    name: string,
+    memberId: string,
+    max: number,
+    waitMs: number,
+  ): Promise<GroupFetchResult> {
+    try {
+      return await this.claimHot(name, memberId, max, waitMs);
+    } catch (error) {
+      if (!isArchivedRange(error)) throw error;
+      throw new OrdinalError(
+        'index_archived',
+        `Consumer group '${name}' reads on into an archived segment: consumer groups read hot segments only (docs/storage.md); restore the segment (ordinal segments restore) or define the group from an index above it`,
+        { cause: error },
+      );
+    }
+  }
+
+  private async claimHot(
     name: string,
     memberId: string,
     max: number,

@@ -98,7 +98,8 @@ export function claimForMember(request: ClaimRequest): SqlQuery {
 export function renderClaimed(indices: number[]): SqlQuery {
   return {
     text: `SELECT index::text AS index, ${RENDERED_ROW_JSON} AS json, personal
-           FROM ${MESSAGES} WHERE index = ANY($1::bigint[])`,
-    values: [indices],
+           FROM (SELECT * FROM ${MESSAGES} WHERE ordinal_require_hot($2::bigint, $3::bigint)) AS ${MESSAGES}
+           WHERE index = ANY($1::bigint[])`,
+    values: [indices, Math.min(...indices), Math.max(...indices)],
   };
 }

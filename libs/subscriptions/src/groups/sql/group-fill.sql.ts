@@ -41,7 +41,8 @@ export interface FillQuery {
    * `$6`: the keyPath's parts after its root. The rows go in with `below_read_to` false (the
    * claim looks for those above the checkpoint only) and without ON CONFLICT: nothing adds a
    * delivery above `read_to` but this read (late arrivals and replays are at or below it), and
-   * the check cost as much as the insert.
+   * the check cost as much as the insert. A group reads hot segments only: a read reaching an
+   * archived one fails (SQLSTATE OA001, `ordinal_require_hot`) instead of passing it.
    */
   text: string;
   source: string[] | null;
@@ -60,7 +61,8 @@ export function fillQuery(definition: ConsumerGroupDefinition): FillQuery {
   const key = keySql(definition);
   return {
     text: `WITH read AS (
-             SELECT m.index, ${key.sql} AS key FROM ${M} m
+             SELECT m.index, ${key.sql} AS key
+             FROM (SELECT * FROM ${M} WHERE ordinal_require_hot($2::bigint + 1, $3::bigint)) m
              WHERE m.index > $2::bigint AND m.index <= $3::bigint ${filter} AND (${HIDDEN}) IS NULL
              ORDER BY m.index LIMIT $4::int
            ), added AS (
