@@ -14,6 +14,8 @@ import { renderedJson } from '../row-mapper.js';
 import { FilesystemArchiveStore } from './archive-store.js';
 import { SegmentArchiver } from './segment-archiver.service.js';
 import { LogScavenger } from '../scavenge/log-scavenger.service.js';
+import { PersonalData } from '../personal/personal-data.service.js';
+import { PersonalDataRedactor } from '../personal/personal-data-redactor.service.js';
 
 const SIZE = 1000;
 const SPAN = 100;
@@ -223,6 +225,41 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
       `SELECT count(*)::int AS n FROM messages WHERE stream_id = 'order-1' AND erased IS NOT NULL AND index <= 1000`,
     );
     expect(n).toBe(10);
+  });
+
+  it('lets a redaction seal personal data stored in clear in archived segments: no clear value stays in the files', async () => {
+    app = await start(db, ordering, directory);
+    const writer = app.get(LogWriter);
+    await writer.append({
+      messages: Array.from({ length: 30 }, (_, n) => ({
+        messageType: 'CustomerRegistered',
+        body: { customerId: `c-${n}`, email: `person-${n}@legacy.example` },
+      })),
+    });
+    await fill(writer);
+    const archiver = app.get(SegmentArchiver);
+    await archiver.archive(1);
+    const inClear = async () => {
+      let found = 0;
+      const folder = join(directory, 'messages_0000000000000001');
+      for (const name of (await readdir(folder)).filter((f) => f.endsWith('.gz')))
+        found +=
+          gunzipSync(await readFile(join(folder, name)))
+            .toString()
+            .split('@legacy.example').length - 1;
+      return found;
+    };
+    expect(await inClear()).toBe(30);
+    await app
+      .get(PersonalData)
+      .defineRule('CustomerRegistered', { subject: '/customerId', fields: ['/email'] }, 'api');
+    const result = await app.get(PersonalDataRedactor).run();
+    expect(result).toMatchObject({ rewritten: 30, verification: { clearRows: 0, verified: true } });
+    expect(await inClear()).toBe(0);
+    expect(await archiver.verify(1)).toMatchObject({ ok: true });
+    // Read back through the archive: the rule's replacement, and the sealed field named.
+    const first = await app.get(LogReader).get(1);
+    expect(first?.body).toEqual({ customerId: 'c-0', email: null });
   });
 
   it('refuses to archive what is not sealed, and reports a corrupted file instead of reading it', async () => {

@@ -30,9 +30,10 @@ import {
   segmentChecksum,
   sha256,
   type ArchiveChunk,
+  type ChunkRows,
   type SegmentManifest,
 } from './archive-format.js';
-import { ArchivedSegments } from './archived-segments.service.js';
+import { ArchivedSegments, type ArchivedSegment } from './archived-segments.service.js';
 
 /** SQLSTATE of a lock wait past `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -278,40 +279,66 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
    * in the archive store.
    */
   async scavengeArchived(): Promise<{ rows: number; bytes: number }> {
-    this.archived.invalidate();
-    const segments = await this.archived.list();
-    if (segments.length === 0) return { rows: 0, bytes: 0 };
-    const store = this.archived.requireStore();
-    const candidates = (
-      await this.dataSource.query<{ chunk_first: string }[]>(
-        `SELECT DISTINCT a.chunk_first::text AS chunk_first FROM ${TABLES.archivedStreamChunks} a
-         WHERE EXISTS (SELECT 1 FROM ${TABLES.streamStates} st WHERE st.stream_id = a.stream_id)
-            OR EXISTS (SELECT 1 FROM ${TABLES.categoryRules} cr
-                       WHERE cr.category = CASE WHEN strpos(a.stream_id, '-') = 0 THEN a.stream_id
-                                                ELSE split_part(a.stream_id, '-', 1) END)
-         ORDER BY 1`,
-      )
-    ).map((row) => Number(row.chunk_first));
+    const candidates = new Set(
+      (
+        await this.dataSource.query<{ chunk_first: string }[]>(
+          `SELECT DISTINCT a.chunk_first::text AS chunk_first FROM ${TABLES.archivedStreamChunks} a
+           WHERE EXISTS (SELECT 1 FROM ${TABLES.streamStates} st WHERE st.stream_id = a.stream_id)
+              OR EXISTS (SELECT 1 FROM ${TABLES.categoryRules} cr
+                         WHERE cr.category = CASE WHEN strpos(a.stream_id, '-') = 0 THEN a.stream_id
+                                                  ELSE split_part(a.stream_id, '-', 1) END)`,
+        )
+      ).map((row) => Number(row.chunk_first)),
+    );
     const erase = await this.eraseQuery();
-    let rows = 0;
     let bytes = 0;
-    for (const segment of segments) {
-      const manifest = segment.manifest;
-      const chunks = [...manifest.chunks];
-      const replaced: string[] = [];
-      for (const [i, chunk] of chunks.entries()) {
-        if (!candidates.includes(chunk.first)) continue;
-        const held = await this.archived.rows(segment, chunk);
+    const rows = await this.rewriteArchived(
+      (chunk) => candidates.has(chunk.first),
+      async (held) => {
         const changed = await this.dataSource.query<
           { index: string; text: string; freed: string }[]
         >(erase, [held.rows]);
-        if (changed.length === 0) continue;
-        const byIndex = new Map(changed.map((row) => [Number(row.index), row.text]));
+        bytes += changed.reduce((sum, row) => sum + Number(row.freed), 0);
+        return new Map(changed.map((row) => [Number(row.index), row.text]));
+      },
+      'the scavenge',
+    );
+    return { rows, bytes };
+  }
+
+  /**
+   * Writes archived chunks again (a scavenge, a redaction of personal data): every chunk
+   * `pick` chooses is read (checked), `rewrite` gives the new text of the rows it changes (by
+   * index), and a chunk with changes is written under a new name and read back. Each segment's
+   * manifest then moves in `log_segments` (only from the one read: a concurrent rewrite makes
+   * this one fail, to be run again), the store's copy follows, and every file of the segment
+   * that its manifest does not name goes (the ones replaced, and any a crash left), so no
+   * rewritten value stays in the archive store. Returns the rows changed.
+   */
+  async rewriteArchived(
+    pick: (chunk: ArchiveChunk, segment: ArchivedSegment) => boolean,
+    rewrite: (rows: ChunkRows, segment: ArchivedSegment) => Promise<Map<number, string>>,
+    by: string,
+  ): Promise<number> {
+    this.archived.invalidate();
+    const segments = await this.archived.list();
+    if (segments.length === 0) return 0;
+    const store = this.archived.requireStore();
+    let rows = 0;
+    for (const segment of segments) {
+      const manifest = segment.manifest;
+      const chunks = [...manifest.chunks];
+      let replaced = 0;
+      for (const [i, chunk] of chunks.entries()) {
+        if (chunk.rows === 0 || !pick(chunk, segment)) continue;
+        const held = await this.archived.rows(segment, chunk);
+        const changed = await rewrite(held, segment);
+        if (changed.size === 0) continue;
         const text = Buffer.from(
           held.rows
             .map(
               (row, k) =>
-                `${held.indices[k]}\t${escapeCopyText(byIndex.get(held.indices[k]) ?? row)}\n`,
+                `${held.indices[k]}\t${escapeCopyText(changed.get(held.indices[k]) ?? row)}\n`,
             )
             .join(''),
         );
@@ -319,14 +346,18 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         const compressed = await compressChunk(text);
         const file = `${manifest.table}/${String(chunk.first).padStart(16, '0')}.${checksum.slice(0, 16)}.tsv.gz`;
         await store.put(file, compressed);
-        await openChunk(manifest, { ...chunk, file, sha256: checksum }, await store.get(file));
-        chunks[i] = { ...chunk, file, sha256: checksum, bytes: compressed.length };
-        replaced.push(chunk.file);
-        rows += changed.length;
-        bytes += changed.reduce((sum, row) => sum + Number(row.freed), 0);
+        const written = { ...chunk, file, sha256: checksum, bytes: compressed.length };
+        if (
+          chunkRows(await openChunk(manifest, written, await store.get(file))).rows.length !==
+          chunk.rows
+        )
+          throw new Error(`The rewritten archive file ${file} did not read back`);
+        chunks[i] = written;
+        replaced++;
+        rows += changed.size;
       }
       let current = manifest;
-      if (replaced.length > 0) {
+      if (replaced > 0) {
         current = {
           ...manifest,
           chunks,
@@ -339,18 +370,15 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
           [segment.first, JSON.stringify(current), manifest.sha256],
         );
         if (updated.length === 0)
-          throw new Error(
-            `The archive of ${manifest.table} changed during the scavenge; run it again`,
-          );
+          throw new Error(`The archive of ${manifest.table} changed during ${by}; run it again`);
         await store.put(
           `${manifest.table}/manifest.json`,
           Buffer.from(JSON.stringify(current, null, 2)),
         );
         this.logger.log(
-          `Archived segment ${manifest.table}: ${replaced.length} files rewritten by the scavenge`,
+          `Archived segment ${manifest.table}: ${replaced} files written again by ${by}`,
         );
       }
-      // The files no manifest names: the ones just replaced, and any a crash left.
       const named = new Set([
         ...current.chunks.map((c) => c.file),
         `${manifest.table}/manifest.json`,
@@ -359,7 +387,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         if (!named.has(name)) await store.delete(name);
     }
     this.archived.invalidate();
-    return { rows, bytes };
+    return rows;
   }
 
   /**
@@ -367,20 +395,26 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
    * reason as every reader's and the same erasure as the table's (scavenge.sql.ts).
    */
   private async eraseQuery(): Promise<string> {
-    const columns = await this.columns();
-    const value = (column: string) =>
-      column === 'body'
-        ? `'null'::jsonb`
-        : column === 'metadata'
-          ? 'NULL::jsonb'
-          : column === 'erased'
-            ? 'r.reason'
-            : `x.${column}`;
-    return `SELECT x.index::text AS index, ROW(${columns.map(value).join(', ')})::${TABLES.messages}::text AS text,
+    const row = await this.rowText({
+      body: `'null'::jsonb`,
+      metadata: 'NULL::jsonb',
+      erased: 'r.reason',
+    });
+    return `SELECT x.index::text AS index, ${row} AS text,
                    greatest(pg_column_size(x.body) + coalesce(pg_column_size(x.metadata), 0)
                             - pg_column_size('null'::jsonb), 0)::text AS freed
             FROM unnest($1::${TABLES.messages}[]) x, LATERAL (SELECT ${hiddenReason('x')} AS reason) r
             WHERE x.erased IS NULL AND r.reason IS NOT NULL`;
+  }
+
+  /**
+   * SQL for the text of the messages row `x` with some columns replaced (`replace`: column to
+   * SQL expression), every other column as it is: what a rewrite of archived rows writes.
+   */
+  async rowText(replace: Record<string, string>): Promise<string> {
+    const columns = await this.columns();
+    const values = columns.map((column) => replace[column] ?? `x.${column}`);
+    return `ROW(${values.join(', ')})::${TABLES.messages}::text`;
   }
 
   /** The messages table's columns, in order (names from the catalog, checked before they go into SQL). */

@@ -2,7 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { execute, ReadOnlyReplicaError, toPosition } from '@ordinal/pg';
 import { NoPersonalDataRuleError, RedactionRunningError } from '../errors/index.js';
-import { LOCKS } from '../log.constants.js';
+import { LOCKS, TABLES } from '../log.constants.js';
+import { SegmentArchiver } from '../archive/segment-archiver.service.js';
+import { ArchivedSegments } from '../archive/archived-segments.service.js';
+import { archivedSource, readFrom } from '../archive/read-source.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { whileSessionLocked } from '../sql/session-lock.js';
 import type { ResolvedLogOptions } from '../log-options.js';
@@ -72,6 +75,8 @@ export class PersonalDataRedactor {
     private readonly personal: PersonalData,
     private readonly erasure: SubjectErasure,
     private readonly router: LiveRouter,
+    private readonly archiver: SegmentArchiver,
+    private readonly archived: ArchivedSegments,
   ) {}
 
   /**
@@ -129,28 +134,87 @@ export class PersonalDataRedactor {
         // the streams of rows that named no subject then. It can now.
         if (erased.length > 0) await this.erasure.purgeDerived(erased);
       }
+    if (types.length > 0) await this.redactArchived(types, result);
     const rules = this.personal.allRules();
-    const clear =
-      types.length === 0
-        ? []
-        : await execute<{ index: string; total: string }>(
-            this.dataSource.manager,
-            findClearRows(
-              types.map((messageType) => ({ messageType, fields: rules.get(messageType)!.fields })),
-              through,
-              LISTED,
+    const scan = findClearRows(
+      types.map((messageType) => ({ messageType, fields: rules.get(messageType)!.fields })),
+      through,
+      LISTED,
+    );
+    // The archived segments' rows first (they are the oldest), then the table's.
+    const clear: { index: string; total: string }[][] = [];
+    if (types.length > 0) {
+      for (const segment of await this.archived.list())
+        for (const chunk of segment.manifest.chunks) {
+          if (chunk.rows === 0) continue;
+          const held = await this.archived.rows(segment, chunk);
+          clear.push(
+            await execute(
+              this.dataSource.manager,
+              readFrom(scan, archivedSource(segment.first, segment.manifest.sha256, held.rows)),
             ),
           );
-    const clearRows = clear.length === 0 ? 0 : toPosition(clear[0].total);
+        }
+      clear.push(await execute(this.dataSource.manager, scan));
+    }
+    const clearRows = clear.reduce(
+      (sum, rows) => sum + (rows.length === 0 ? 0 : toPosition(rows[0].total)),
+      0,
+    );
     result.verification = {
       clearRows,
-      clearIndices: clear.map((r) => toPosition(r.index)),
+      clearIndices: clear
+        .flat()
+        .slice(0, LISTED)
+        .map((r) => toPosition(r.index)),
       verified: clearRows === 0,
     };
     this.logger.log(
       `Redaction of ${types.join(', ') || 'no type'} up to index ${through}: ${result.scanned} rows scanned, ${result.rewritten} rewritten (${result.rewrittenErased} of erased subjects), ${result.alreadySealed} already sealed, ${result.unredactable} unredactable; ${clearRows} rows still in clear`,
     );
     return result;
+  }
+
+  /**
+   * The archived segments' rows (docs/storage.md): each chunk is read, its rows of the types
+   * sealed as a batch seals the table's, and written again (`SegmentArchiver.rewriteArchived`),
+   * so no value in clear stays in the archive store.
+   */
+  private async redactArchived(types: string[], result: RedactResult): Promise<void> {
+    const row = await this.archiver.rowText({
+      body: 'r.body::jsonb',
+      personal: 'r.personal::jsonb',
+      content_hash: 'r.content_hash',
+    });
+    const erased = new Set<string>();
+    const rewritten = await this.archiver.rewriteArchived(
+      () => true,
+      async (held, segment) => {
+        const source = archivedSource(segment.first, segment.manifest.sha256, held.rows);
+        const first = held.indices[0];
+        const span = held.indices[held.indices.length - 1] - first + 1;
+        const rows = await execute<RedactRow>(
+          this.dataSource.manager,
+          readFrom(readRedactBatch(first - 1, span, types, false), source),
+        );
+        const { rewrites, subjects } = await this.seal(rows, types, result);
+        subjects.forEach((subject) => erased.add(subject));
+        if (rewrites.length === 0) return new Map();
+        const update = rewriteRows(rewrites);
+        const texts = await execute<{ index: string; text: string }>(this.dataSource.manager, {
+          text: `SELECT x.index::text AS index, ${row} AS text
+                 FROM unnest($5::${TABLES.messages}[]) x
+                 JOIN unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS r(index, body, personal, content_hash)
+                   ON r.index = x.index`,
+          values: [...update.values, held.rows],
+        });
+        return new Map(texts.map((t) => [toPosition(t.index), t.text]));
+      },
+      'the redaction',
+    );
+    result.rewritten += rewritten;
+    if (rewritten > 0) this.router.forgetKeptReads();
+    if (erased.size > 0) await this.erasure.purgeDerived([...erased]);
   }
 
   /**
@@ -165,7 +229,20 @@ export class PersonalDataRedactor {
     result: RedactResult,
   ): Promise<string[]> {
     const rows = await execute<RedactRow>(manager, readRedactBatch(position, size, types));
-    if (rows.length === 0) return [];
+    const { rewrites, subjects } = await this.seal(rows, types, result);
+    if (rewrites.length === 0) return [];
+    const written = await execute<{ index: string }>(manager, rewriteRows(rewrites));
+    result.rewritten += written.length;
+    return subjects;
+  }
+
+  /** Seals rows of the types as a rule would have on append, counting the outcomes in `result`. */
+  private async seal(
+    rows: RedactRow[],
+    types: string[],
+    result: RedactResult,
+  ): Promise<{ rewrites: Parameters<typeof rewriteRows>[0]; subjects: string[] }> {
+    if (rows.length === 0) return { rewrites: [], subjects: [] };
     result.scanned += rows.length;
     const rewrites: Parameters<typeof rewriteRows>[0] = [];
     const erased = new Set<string>();
@@ -191,9 +268,6 @@ export class PersonalDataRedactor {
         }
       });
     }
-    if (rewrites.length === 0) return [];
-    const written = await execute<{ index: string }>(manager, rewriteRows(rewrites));
-    result.rewritten += written.length;
-    return [...erased];
+    return { rewrites, subjects: [...erased] };
   }
 }

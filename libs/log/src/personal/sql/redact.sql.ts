@@ -21,15 +21,20 @@ export function readMaxIndex(): SqlQuery {
 
 /**
  * The rows of the types in `(position, position + size]`, locked for the batch's transaction
- * (a scavenge erasing one of them waits for it, and then finds the rewritten row). Rows a
- * scavenge erased hold no body to redact.
+ * (a scavenge erasing one of them waits for it, and then finds the rewritten row); not locked
+ * for an archived chunk's rows (`lock` false). Rows a scavenge erased hold no body to redact.
  */
-export function readRedactBatch(position: number, size: number, types: string[]): SqlQuery {
+export function readRedactBatch(
+  position: number,
+  size: number,
+  types: string[],
+  lock = true,
+): SqlQuery {
   return {
     text: `SELECT index::text, message_type, body, personal FROM ${TABLES.messages}
            WHERE index > $1::bigint AND index <= $1::bigint + $2::bigint
              AND message_type = ANY($3::text[]) AND erased IS NULL
-           ORDER BY index FOR UPDATE`,
+           ORDER BY index${lock ? ' FOR UPDATE' : ''}`,
     values: [position, size, types],
   };
 }
