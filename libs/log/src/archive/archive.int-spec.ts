@@ -159,6 +159,19 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
     // The log goes on at the next index.
     const next = await writer.append({ messages: [{ messageType: 'After', body: {} }] });
     expect(next.entries[0].status === 'created' && next.entries[0].message.id).toBe(2501);
+    // A resend of an archived message's key is still a repeat of it.
+    const resent = await writer.append({
+      messages: [
+        {
+          messageType: 'Shipped',
+          body: { batch: 0, n: 0, text: 'line\nbreak "quoted" \\ tab\t é' },
+          idempotencyKey: 'key-0-0',
+          correlationId: 'c-0',
+        },
+      ],
+    });
+    expect(resent.entries[0].status).toBe('repeat');
+    expect(resent.entries[0].status === 'repeat' && resent.entries[0].message.id).toBe(1);
 
     // Restored: the same rows, in the table again.
     const restored = await archiver.restore(1);

@@ -5,7 +5,15 @@ import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { TABLES } from '../log.constants.js';
 import type { ArchiveStore } from './archive-store.js';
-import { ARCHIVED_RANGE, isArchivedRange, readFrom, streamSource } from './read-source.js';
+import {
+  ARCHIVED_RANGE,
+  archivedSource,
+  isArchivedRange,
+  readFrom,
+  streamSource,
+} from './read-source.js';
+import { readMessage } from '../sql/read-message.sql.js';
+import type { MessageRow } from '../row-mapper.js';
 import {
   archiveCorrupt,
   chunkRows,
@@ -186,6 +194,32 @@ export class ArchivedSegments {
       } catch (error) {
         if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;
         archived = await this.streamRows(streamId);
+      }
+    }
+  }
+
+  /** The row of the message at `index` in an archived segment (null when none is archived there or the index holds no row). */
+  async message(index: number): Promise<MessageRow | null> {
+    for (let attempt = 1; ; attempt++) {
+      const stretch = await this.stretch(index, index);
+      if (stretch.tier === 'hot') return null;
+      const chunk = await this.rows(stretch.segment, stretch.chunk);
+      const at = chunk.indices.indexOf(index);
+      if (at < 0) return null;
+      try {
+        const [row] = await execute<MessageRow>(
+          this.dataSource.manager,
+          readFrom(
+            readMessage(index),
+            archivedSource(stretch.segment.first, stretch.segment.manifest.sha256, [
+              chunk.rows[at],
+            ]),
+          ),
+        );
+        return row ?? null;
+      } catch (error) {
+        if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;
+        this.invalidate();
       }
     }
   }

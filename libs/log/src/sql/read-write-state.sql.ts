@@ -4,7 +4,8 @@ import type { SqlQuery } from '@ordinal/pg';
 
 /**
  * Everything a flush must check under the log lock, in one round trip: the messages
- * already stored under the batch's idempotency keys (found through `message_keys`), and the streams' versions and states
+ * already stored under the batch's idempotency keys (found through `message_keys`; the
+ * indices of those in archived segments, whose rows the table no longer holds), and the streams' versions and states
  * (`[version, state, deletedThrough, truncateBefore, maxCount]` by stream id, the last two the
  * stream's own retention, else its category's, else null: what can hide a message as it is
  * appended). Runs as its own statement after the lock so its snapshot sees every earlier commit.
@@ -16,6 +17,9 @@ export function readWriteState(idempotencyKeys: string[], streamIds: string[]): 
          SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}
          WHERE cardinality($1::text[]) > 0 AND index = ANY(ARRAY(
            SELECT k.index FROM ${TABLES.messageKeys} k WHERE k.idempotency_key = ANY($1::text[])))) m) AS repeats,
+      (SELECT coalesce(json_agg(k.index::text), '[]'::json) FROM ${TABLES.messageKeys} k
+         WHERE k.idempotency_key = ANY($1::text[])
+           AND NOT EXISTS (SELECT 1 FROM ${TABLES.messages} m WHERE m.index = k.index)) AS archived_repeats,
       (SELECT coalesce(json_object_agg(s.stream_id, json_build_array(coalesce(h.version, 0)::text,
                 coalesce(st.state, 'live'), coalesce(st.deleted_through, 0)::text,
                 coalesce(st.truncate_before, cr.truncate_before)::text, coalesce(st.max_count, cr.max_count)::text)), '{}'::json)

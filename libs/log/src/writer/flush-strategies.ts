@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { Ordering } from '../log-options.js';
+import type { ArchivedSegments } from '../archive/archived-segments.service.js';
 import {
   appendBatch,
   appendConcurrent,
@@ -88,6 +89,7 @@ export class FlushStrategies {
     private readonly dataSource: DataSource,
     private readonly ordering: Ordering,
     private readonly window: DuplicateWindow,
+    private readonly archived: ArchivedSegments,
   ) {}
 
   /**
@@ -392,12 +394,20 @@ export class FlushStrategies {
     }
     const [row] = await executeOn<{
       repeats: MessageRow[];
+      archived_repeats: string[];
       streams: Record<string, [string, StreamState, string, string | null, string | null]>;
     }>(connection, readWriteState([...keys], [...streams]));
+    // A key of a message in an archived segment: its row comes from the archive (rare: a
+    // resend after the archive age).
+    const repeats = [...row.repeats];
+    for (const index of row.archived_repeats) {
+      const message = await this.archived.message(Number(index));
+      if (message) repeats.push(message);
+    }
     return {
       head,
       now: now.toISOString(),
-      repeats: new Map(row.repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
+      repeats: new Map(repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
       streams: new Map(
         Object.entries(row.streams).map(
           ([id, [version, state, deletedThrough, truncateBefore, maxCount]]) => [

@@ -21,6 +21,7 @@ import {
 import { DatabaseUnavailableError, OrdinalError, ReadOnlyReplicaError } from '@ordinal/pg';
 import { DuplicateWindow } from './duplicate-window.js';
 import { PersonalData } from '../personal/personal-data.service.js';
+import { ArchivedSegments } from '../archive/archived-segments.service.js';
 import { SegmentKeeper } from '../segments/segment-keeper.service.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
@@ -130,9 +131,10 @@ export class LogWriter implements OnApplicationShutdown {
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly personal: PersonalData,
     private readonly segments: SegmentKeeper,
+    archived: ArchivedSegments,
   ) {
     this.window = new DuplicateWindow(this.options.duplicateWindow);
-    this.strategies = new FlushStrategies(dataSource, this.options.ordering, this.window);
+    this.strategies = new FlushStrategies(dataSource, this.options.ordering, this.window, archived);
   }
 
   /**
