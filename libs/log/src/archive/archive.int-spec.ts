@@ -14,6 +14,8 @@ import { renderedJson } from '../row-mapper.js';
 import { FilesystemArchiveStore } from './archive-store.js';
 import { SegmentArchiver } from './segment-archiver.service.js';
 import { LogScavenger } from '../scavenge/log-scavenger.service.js';
+import { LogImporter } from '../import/log-importer.service.js';
+import { Readable } from 'node:stream';
 import { PersonalData } from '../personal/personal-data.service.js';
 import { PersonalDataRedactor } from '../personal/personal-data-redactor.service.js';
 
@@ -172,6 +174,17 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
     });
     expect(resent.entries[0].status).toBe('repeat');
     expect(resent.entries[0].status === 'repeat' && resent.entries[0].message.id).toBe(1);
+    // So is an imported line with it.
+    const line = {
+      messageType: 'Shipped',
+      content: { batch: 0, n: 0, text: 'line\nbreak "quoted" \\ tab\t é' },
+      idempotencyKey: 'key-0-0',
+      correlationId: 'c-0',
+    };
+    const imported = await app
+      .get(LogImporter)
+      .import(Readable.from([JSON.stringify(line) + '\n']));
+    expect(imported).toMatchObject({ imported: 0, repeats: 1 });
 
     // Restored: the same rows, in the table again.
     const restored = await archiver.restore(1);

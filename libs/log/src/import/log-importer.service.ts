@@ -1,4 +1,6 @@
 import { SegmentKeeper, type SqlRun } from '../segments/segment-keeper.service.js';
+import { ArchivedSegments } from '../archive/archived-segments.service.js';
+import { TABLES } from '../log.constants.js';
 import { lockSegments } from '../segments/segments.sql.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import pg from 'pg';
@@ -101,6 +103,7 @@ export class LogImporter {
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly personal: PersonalData,
     private readonly segments: SegmentKeeper,
+    private readonly archived: ArchivedSegments,
   ) {}
 
   /** Imports every line of `source`; resolves once committed, rejects with nothing stored. */
@@ -309,6 +312,19 @@ export class LogImporter {
         this.dataSource.manager,
         readByIdempotencyKeys([...new Set(fresh)]),
       );
+      // Keys of messages in archived segments: their rows come from the archive.
+      const found = new Set(rows.map((row) => row.idempotency_key));
+      const missing = [...new Set(fresh)].filter((key) => !found.has(key));
+      if (missing.length > 0 && (await this.archived.list()).length > 0) {
+        const keys = await execute<{ index: string }>(this.dataSource.manager, {
+          text: `SELECT index::text FROM ${TABLES.messageKeys} WHERE idempotency_key = ANY($1::text[])`,
+          values: [missing],
+        });
+        for (const { index } of keys) {
+          const row = await this.archived.message(Number(index));
+          if (row) rows.push(row);
+        }
+      }
       for (const row of rows) {
         const m = toStoredMessage(row);
         stored.set(m.idempotencyKey!, {
