@@ -42,6 +42,8 @@ export class SegmentDto implements SegmentInfo {
   createdAt!: string;
 
   @ApiProperty({
+    // (the type named: `string | null` reflects as Object, which the document would say)
+    type: String,
     format: 'date-time',
     nullable: true,
     required: false,
