@@ -14,6 +14,8 @@ export interface SseEvent {
  */
 export class SseConnection {
   readonly events: SseEvent[] = [];
+  /** Each event's block as it came on the wire (its lines, without the blank line ending it), beside `events`. */
+  readonly blocks: string[] = [];
   /** When each event arrived (kept beside the events, which suites compare whole). */
   private readonly arrivals = new WeakMap<SseEvent, number>();
   ended = false;
@@ -129,6 +131,7 @@ export class SseConnection {
       }
       event.data = data.length > 0 ? (JSON.parse(data.join('\n')) as unknown) : undefined;
       this.events.push(event);
+      this.blocks.push(block);
     }
     this.notify();
   }
