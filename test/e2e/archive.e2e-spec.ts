@@ -388,6 +388,25 @@ describe('archived segments through the server: SSE, pages, streams, projections
     }
   });
 
+  it('a consumer group from the start answers 409 index_archived instead of passing the archived segments', async () => {
+    const defined = await http(server.baseUrl, 'PUT', '/api/consumer-groups/archived-g1', {
+      source: { types: ['F', 'S'] },
+      from: 'start',
+    });
+    expect(defined.status).toBeLessThan(300);
+    const fetched = await http(server.baseUrl, 'POST', '/api/consumer-groups/archived-g1/fetch', {
+      memberId: 'm-1',
+      max: 10,
+      waitMs: 0,
+    });
+    expect(fetched.status).toBe(409);
+    expect(fetched.body).toMatchObject({ code: 'index_archived' });
+    expect(fetched.body.message).toMatch(/archived segment/);
+    expect(
+      (await http(server.baseUrl, 'DELETE', '/api/consumer-groups/archived-g1')).status,
+    ).toBeLessThan(300);
+  });
+
   it('a projection rebuilt from 1 after archiving builds the same read model', async () => {
     const head = (await get('/api/events/head')).body.head as number;
     await projectionsAt(head);

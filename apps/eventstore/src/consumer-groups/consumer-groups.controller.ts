@@ -144,7 +144,7 @@ export class ConsumerGroupsController {
   @ApiParam(GROUP_PARAM)
   @ApiBody({ type: GroupFetchDto, required: false })
   @ApiOkResponse({ type: GroupFetchResponseDto })
-  @ApiErrors(400, 404, 503)
+  @ApiErrors(400, 404, 409, 503)
   async fetch(
     @CurrentPrincipal() principal: Principal,
     @Param('group') group: string,
