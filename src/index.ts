@@ -166,6 +166,18 @@ export {
   type SubjectErasedBody,
 } from '@ordinal/log';
 
+// Segments and the archive (docs/storage.md)
+export {
+  SegmentKeeper,
+  SegmentArchiver,
+  FilesystemArchiveStore,
+  type ArchiveStore,
+  type ArchiveOptions,
+  type SegmentInfo,
+  type SegmentManifest,
+  type SegmentVerification,
+} from '@ordinal/log';
+
 // Correlation, causation and traces (docs/observability.md)
 export {
   runWithCorrelation,
