@@ -134,20 +134,18 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       const why = await this.whyNotSealed(first, end);
       if (why) throw notArchivable(firstIndex, why);
       const started = Date.now();
-      let manifest: SegmentManifest;
-      await run({ text: 'BEGIN', values: [] });
-      try {
+      const manifest = await inTransaction(run, async () => {
         await run({ text: `SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT_MS}ms'`, values: [] });
         // No change to its rows (a scavenge, a redaction) until the segment is gone.
         await run({ text: `LOCK TABLE ${segment.table_name} IN SHARE MODE`, values: [] });
-        manifest = await this.export(client, store, segment.table_name, first, end);
-        await this.check(store, manifest);
+        const exported = await this.export(client, store, segment.table_name, first, end);
+        await this.check(store, exported);
         await run({
           text: `INSERT INTO ${TABLES.archivedStreamChunks} (stream_id, chunk_first)
                  SELECT DISTINCT stream_id, $1::bigint + ((index - $1::bigint) / $3::bigint) * $3::bigint
                  FROM ${TABLES.messages} WHERE index >= $1 AND index < $2 AND stream_id IS NOT NULL
                  ON CONFLICT DO NOTHING`,
-          values: [first, end, manifest.chunkSpan],
+          values: [first, end, exported.chunkSpan],
         });
         await this.swap(run, [
           `ALTER TABLE ${TABLES.messages} DETACH PARTITION ${segment.table_name}`,
@@ -156,13 +154,10 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         await run({
           text: `UPDATE ${TABLES.segments} SET tier = 'archived', manifest = $2, archived_at = now()
                  WHERE first_index = $1`,
-          values: [first, JSON.stringify(manifest)],
+          values: [first, JSON.stringify(exported)],
         });
-        await run({ text: 'COMMIT', values: [] });
-      } catch (error) {
-        await run({ text: 'ROLLBACK', values: [] }).catch(() => undefined);
-        throw error;
-      }
+        return exported;
+      });
       this.archived.invalidate();
       this.logger.log(
         `Segment ${segment.table_name} archived: ${manifest.rows} rows in ${manifest.chunks.length} files, ${manifest.bytes} bytes, ${Date.now() - started} ms`,
@@ -182,8 +177,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       const first = Number(segment.first_index);
       const end = Number(segment.end_index);
       const started = Date.now();
-      await run({ text: 'BEGIN', values: [] });
-      try {
+      await inTransaction(run, async () => {
         const [create, comment] = addSegment(segment.table_name, first, end);
         await run(create);
         await run(comment);
@@ -221,11 +215,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
           text: `UPDATE ${TABLES.segments} SET tier = 'hot' WHERE first_index = $1`,
           values: [first],
         });
-        await run({ text: 'COMMIT', values: [] });
-      } catch (error) {
-        await run({ text: 'ROLLBACK', values: [] }).catch(() => undefined);
-        throw error;
-      }
+      });
       this.archived.invalidate();
       this.logger.log(
         `Segment ${segment.table_name} restored: ${manifest.rows} rows, ${Date.now() - started} ms`,
@@ -636,6 +626,22 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     const found = (await this.segments.list()).find((s) => s.firstIndex === first);
     if (!found) throw new Error(`segment ${first} vanished`);
     return found;
+  }
+}
+
+/** Runs `work` in one transaction on the archiver's connection: committed, or rolled back and rethrown. */
+async function inTransaction<T>(
+  run: (query: SqlQuery) => Promise<unknown[]>,
+  work: () => Promise<T>,
+): Promise<T> {
+  await run({ text: 'BEGIN', values: [] });
+  try {
+    const result = await work();
+    await run({ text: 'COMMIT', values: [] });
+    return result;
+  } catch (error) {
+    await run({ text: 'ROLLBACK', values: [] }).catch(() => undefined);
+    throw error;
   }
 }
 
