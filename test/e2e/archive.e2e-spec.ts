@@ -484,6 +484,10 @@ describe('archived segments through the server: SSE, pages, streams, projections
         } finally {
           broken.close();
         }
+        // Reported in /metrics: archived segments, and the failed reads of the file
+        const metrics = await (await fetch(`${fresh.baseUrl}/metrics`)).text();
+        expect(metrics).toMatch(/^ordinal_log_segments\{tier="archived"\} 2$/m);
+        expect(metrics).toMatch(/^ordinal_archive_corrupt_total [1-9]\d*$/m);
         // The other archived segment and the hot one read as before
         expect(await pages(1000, '', fresh.baseUrl, 1001)).toEqual(before.pages.slice(1));
         const other = await SseConnection.open(

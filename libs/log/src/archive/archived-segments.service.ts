@@ -56,6 +56,8 @@ export class ArchivedSegments {
   private readonly sizes = new Map<string, number>();
   private cachedChars = 0;
   private readonly store: ArchiveStore | null;
+  /** Since start: chunk files read from the store (cache misses), and the ones that failed their check. */
+  readonly counters = { chunkReads: 0, corruptChunks: 0 };
 
   constructor(
     private readonly dataSource: DataSource,
@@ -245,12 +247,19 @@ export class ArchivedSegments {
         throw Object.assign(new Error(`The archive of ${manifest.table} changed`), {
           code: ARCHIVED_RANGE,
         });
+      this.counters.corruptChunks++;
       throw archiveCorrupt(manifest, chunk, `cannot be read (${(error as Error).message})`);
     }
-    const rows = chunkRows(await openChunk(manifest, chunk, file));
-    if (rows.rows.length !== chunk.rows)
-      throw archiveCorrupt(manifest, chunk, `holds ${rows.rows.length} rows, not ${chunk.rows}`);
-    return rows;
+    this.counters.chunkReads++;
+    try {
+      const rows = chunkRows(await openChunk(manifest, chunk, file));
+      if (rows.rows.length !== chunk.rows)
+        throw archiveCorrupt(manifest, chunk, `holds ${rows.rows.length} rows, not ${chunk.rows}`);
+      return rows;
+    } catch (error) {
+      this.counters.corruptChunks++;
+      throw error;
+    }
   }
 
   private async manifestChanged(manifest: SegmentManifest): Promise<boolean> {
