@@ -24,14 +24,15 @@ interface ArchiveSession {
 /**
  * The rows of [1, 1000] exactly as the archive's export writes them (`COPY (SELECT index, m::text …)
  * TO STDOUT`, text format: backslash, tab, newline and carriage return escaped), hashed the way the
- * manifest's `sha256` is: what the segment's rows are, hot or archived.
+ * manifest's `sha256` is: what the segment's rows are, hot or archived. The segment is one file
+ * (10,000 indices a file), so its checksum is the SHA-256 of that file's SHA-256 (hex).
  */
 const FINGERPRINT = `
   SELECT count(*)::int AS rows,
-         encode(sha256(convert_to(string_agg(
+         encode(sha256(convert_to(encode(sha256(convert_to(string_agg(
            index::text || E'\\t' ||
            replace(replace(replace(replace(m::text, '\\', '\\\\'), E'\\t', '\\t'), E'\\n', '\\n'), E'\\r', '\\r')
-           || E'\\n', '' ORDER BY index), 'UTF8')), 'hex') AS sha256
+           || E'\\n', '' ORDER BY index), 'UTF8')), 'hex'), 'UTF8')), 'hex') AS sha256
   FROM messages m WHERE index >= 1 AND index <= 1000`;
 
 /*
