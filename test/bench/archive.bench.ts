@@ -39,7 +39,7 @@ import { freePort } from './support/free-port.js';
 import { countStream } from './support/sse-count.js';
 import { runWrk } from './support/wrk-load.js';
 import type { LoadResult } from './support/http-load.js';
-import { cpuMeter, type CpuSpent } from './support/proc-cpu.js';
+import { cpuUs } from './support/proc-cpu.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `BENCH_SERVER_MAIN`: another build's server (e.g. main's, for a before/after figure). */
@@ -103,13 +103,51 @@ async function archive(baseUrl: string, first: number): Promise<number> {
   return performance.now() - started;
 }
 
-/** The backends of the database (they come and go: read at the start and the end of a measure). */
-const backends = (admin: pg.Client, database: string) => async () =>
-  (
-    await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
-      database,
-    ])
-  ).rows.map((r) => r.pid);
+/**
+ * The CPU (ms) the server's process and the database's PostgreSQL backends spend from now to
+ * `stop()`. Backends come and go (the archive has a connection of its own, closed when it
+ * ends), so they are sampled every 100 ms: one seen after the start counts from 0, one gone
+ * counts up to its last sample.
+ */
+function cpuMeter(admin: pg.Client, database: string, serverPid: number) {
+  const server0 = cpuUs(serverPid);
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  let started = false;
+  const sample = async () => {
+    const { rows } = await admin.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [database],
+    );
+    for (const { pid } of rows) {
+      const us = cpuUs(pid);
+      if (us === 0) continue;
+      if (!first.has(pid)) first.set(pid, started ? 0 : us);
+      last.set(pid, us);
+    }
+  };
+  // One sample at a time, every 100 ms, until stopped.
+  let sampling: Promise<void> = sample().then(() => {
+    started = true;
+  });
+  const timer = setInterval(() => {
+    sampling = sampling.then(sample);
+  }, 100);
+  return {
+    ready: () => sampling,
+    async stop(): Promise<{ server: number; postgres: number }> {
+      clearInterval(timer);
+      await sampling;
+      await sample();
+      let postgres = 0;
+      for (const [pid, us] of last) postgres += us - (first.get(pid) ?? 0);
+      return {
+        server: Math.round((cpuUs(serverPid) - server0) / 1000),
+        postgres: Math.round(postgres / 1000),
+      };
+    },
+  };
+}
 
 interface SseRead {
   messages: number;
@@ -142,7 +180,11 @@ async function main(): Promise<void> {
     );
     const { baseUrl } = server;
     const serverPid = server.child.pid!;
-    const pgPids = backends(admin, db.name);
+    const meter = async () => {
+      const m = cpuMeter(admin, db.name, serverPid);
+      await m.ready();
+      return m;
+    };
     await fetch(`${baseUrl}/api/events/head`, { headers: AUTH });
 
     // Two segments of the same shape, the head at their end (the StartMarker is index 1).
@@ -170,7 +212,7 @@ async function main(): Promise<void> {
     await copyToNull(db.url, copyArchive);
     const copyQuery = await copyToNull(db.url, copyArchive);
     const archiveLoad = load();
-    const archiveCpu = await cpuMeter({ server: () => [serverPid], postgres: pgPids });
+    const archiveCpu = await meter();
     const archiveMs = await archive(baseUrl, first);
     const archiveSpent = await archiveCpu.stop();
     const sizeAfter = await messagesBytes(admin);
@@ -183,9 +225,9 @@ async function main(): Promise<void> {
     const sse = async (from: number, to: number): Promise<SseRead> => {
       const agent = new http.Agent({ keepAlive: false });
       const sseLoad = load();
-      const meter = await cpuMeter({ server: () => [serverPid], postgres: pgPids });
+      const cpu = await meter();
       const read = await countStream(baseUrl, AUTH, from, to, agent);
-      const spent = await meter.stop();
+      const spent = await cpu.stop();
       agent.destroy();
       if (read.messages !== to - from + 1)
         throw new Error(`SSE ${from}..${to} read ${read.messages} messages`);
@@ -193,7 +235,7 @@ async function main(): Promise<void> {
         messages: read.messages,
         perSec: rate(read.messages, read.ms),
         ms: Math.round(read.ms),
-        cpuMs: cpuMs(spent),
+        cpuMs: spent,
         load: sseLoad,
       };
     };
@@ -264,7 +306,7 @@ async function main(): Promise<void> {
         copyBytes: copy.bytes,
         ratio: round2(copy.ms / archiveMs),
         archiveQueryCopyRowsPerSec: rate(ROWS, copyQuery.ms),
-        cpuMs: cpuMs(archiveSpent),
+        cpuMs: archiveSpent,
         load: archiveLoad,
       },
       sse: {
@@ -302,13 +344,6 @@ async function main(): Promise<void> {
     await db.drop();
     await rm(archiveDir, { recursive: true, force: true });
   }
-}
-
-function cpuMs(spent: CpuSpent): { server: number; postgres: number } {
-  return {
-    server: Math.round(spent.us.server / 1000),
-    postgres: Math.round(spent.us.postgres / 1000),
-  };
 }
 
 main().catch((error: unknown) => {
