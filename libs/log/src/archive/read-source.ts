@@ -1,5 +1,6 @@
 import type { SqlQuery } from '@ordinal/pg';
 import { TABLES } from '../log.constants.js';
+import { arrayLiteral } from './archive-format.js';
 
 /**
  * `FROM messages` in a read's SQL, with its alias if it has one (`FROM messages m`): the one
@@ -50,29 +51,34 @@ export function hotSource(from: number, to: number): ReadSource {
 }
 
 /**
- * Rows of a chunk of the archived segment from `segment` (their text, `m::text`) as the
- * messages table, or SQLSTATE OA001 if the segment was restored since the reader looked (the
- * table then holds the rows, as a scavenge or an erasure may have left them).
+ * Rows of a chunk of the archived segment from `segment` (their text, `m::text`, as elements
+ * of an array literal: `chunkElements`) as the messages table, or SQLSTATE OA001 if the
+ * segment was restored since the reader looked (the table then holds the rows, as a scavenge
+ * or an erasure may have left them).
  */
-export function archivedSource(segment: number, rows: string[]): ReadSource {
+export function archivedSource(segment: number, elements: string[]): ReadSource {
   return {
     sql: `SELECT * FROM unnest($?2::${TABLES.messages}[]) WHERE ordinal_require_archived($?1::bigint)`,
-    values: [segment, rows],
+    values: [segment, arrayLiteral(elements)],
   };
 }
 
 /**
  * A stream's rows: the hot table, guarded (SQLSTATE OA001 unless the archived chunks holding
- * the stream's rows are exactly `chunks`), and the rows of those chunks (`rows`: all of their
- * rows; the read's own conditions pick the stream's).
+ * the stream's rows are exactly `chunks`), and the rows of those chunks (`elements`: all of
+ * their rows as `chunkElements` gives them; the read's own conditions pick the stream's).
  */
-export function streamSource(streamParam: string, chunks: number[], rows: string[]): ReadSource {
+export function streamSource(
+  streamParam: string,
+  chunks: number[],
+  elements: string[],
+): ReadSource {
   if (!/^\$\d+$/.test(streamParam)) throw new TypeError(`Bad parameter ${streamParam}`);
   const hot = `SELECT * FROM ${TABLES.messages} WHERE ordinal_require_stream_chunks(${streamParam}, $?1::bigint[])`;
-  if (rows.length === 0) return { sql: hot, values: [chunks] };
+  if (elements.length === 0) return { sql: hot, values: [chunks] };
   return {
     sql: `${hot} UNION ALL SELECT * FROM unnest($?2::${TABLES.messages}[])`,
-    values: [chunks, rows],
+    values: [chunks, arrayLiteral(elements)],
   };
 }
 
