@@ -122,6 +122,13 @@ export async function openChunk(
   return text;
 }
 
+/** How many rows a chunk text holds (its lines), without reading them. */
+export function countRows(text: Buffer): number {
+  let count = 0;
+  for (let at = text.indexOf(10); at >= 0; at = text.indexOf(10, at + 1)) count++;
+  return count;
+}
+
 /** The rows of a checked chunk text. */
 export function chunkRows(text: Buffer): ChunkRows {
   const indices: number[] = [];

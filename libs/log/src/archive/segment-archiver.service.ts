@@ -24,6 +24,7 @@ import {
   ARCHIVE_FORMAT,
   chunkRows,
   compressChunk,
+  countRows,
   openChunk,
   parseManifest,
   sha256,
@@ -245,7 +246,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       for (const chunk of manifest.chunks) {
         try {
           const text = await openChunk(manifest, chunk, await store.get(chunk.file));
-          const count = chunkRows(text).rows.length;
+          const count = countRows(text);
           if (count !== chunk.rows)
             throw new Error(`holds ${count} rows, its manifest ${chunk.rows}`);
           whole.update(text);
@@ -306,26 +307,37 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     ).rows.map((row) => row.name);
     const chunks: ArchiveChunk[] = [];
     const whole = createHash('sha256');
-    let lines: Buffer[] = [];
+    // The current chunk: parts of the COPY's buffers (whole lines), and its lines.
+    let parts: Buffer[] = [];
+    let lines = 0;
     let chunkFirst = -1;
     let rows = 0;
+    // One chunk is compressed and stored while the next is read (at most one at a time).
+    let storing: Promise<void> = Promise.resolve();
     const flush = async () => {
-      if (lines.length === 0) return;
-      const text = Buffer.concat(lines);
+      if (lines === 0) return;
+      const text = Buffer.concat(parts);
+      const [at, count] = [chunkFirst, lines];
+      parts = [];
+      lines = 0;
       whole.update(text);
-      const file = `${table}/${String(chunkFirst).padStart(16, '0')}.tsv.gz`;
-      const compressed = await compressChunk(text);
-      await store.put(file, compressed);
-      chunks.push({
-        file,
-        first: chunkFirst,
-        end: Math.min(chunkFirst + span, end),
-        rows: lines.length,
-        sha256: sha256(text),
-        bytes: compressed.length,
-      });
-      rows += lines.length;
-      lines = [];
+      rows += count;
+      await storing;
+      storing = (async () => {
+        const file = `${table}/${String(at).padStart(16, '0')}.tsv.gz`;
+        const compressed = await compressChunk(text);
+        await store.put(file, compressed);
+        chunks.push({
+          file,
+          first: at,
+          end: Math.min(at + span, end),
+          rows: count,
+          sha256: sha256(text),
+          bytes: compressed.length,
+        });
+      })();
+      // A failure surfaces at the next flush or at the end; meanwhile it is not unhandled.
+      storing.catch(() => undefined);
     };
     // Integers from log_segments, never input (COPY takes no parameters).
     const stream = client.query(
@@ -333,24 +345,31 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
                     WHERE index >= ${first} AND index < ${end} ORDER BY index) TO STDOUT`),
     );
     let rest: Buffer = Buffer.alloc(0);
+    // The first index of the next chunk: a line at or past it starts a chunk.
+    let next = -Infinity;
     for await (const data of stream as AsyncIterable<Buffer>) {
       const buffer: Buffer = rest.length > 0 ? Buffer.concat([rest, data]) : data;
+      // Lines from `from` on belong to the current chunk (kept as one part of this buffer).
+      let from = 0;
       let start = 0;
       for (let newline = buffer.indexOf(10); newline >= 0; newline = buffer.indexOf(10, start)) {
-        const line = buffer.subarray(start, newline + 1);
-        const tab = line.indexOf(9);
-        const index = Number(line.subarray(0, tab).toString('latin1'));
-        const owner = first + Math.floor((index - first) / span) * span;
-        if (owner !== chunkFirst) {
+        let index = 0;
+        for (let i = start; buffer[i] !== 9; i++) index = index * 10 + buffer[i] - 48;
+        if (index >= next) {
+          if (start > from) parts.push(buffer.subarray(from, start));
+          from = start;
           await flush();
-          chunkFirst = owner;
+          chunkFirst = first + Math.floor((index - first) / span) * span;
+          next = chunkFirst + span;
         }
-        lines.push(Buffer.from(line));
+        lines++;
         start = newline + 1;
       }
+      if (start > from) parts.push(buffer.subarray(from, start));
       rest = buffer.subarray(start);
     }
     await flush();
+    await storing;
     const manifest: SegmentManifest = {
       format: ARCHIVE_FORMAT,
       table,
@@ -375,7 +394,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     let rows = 0;
     for (const chunk of manifest.chunks) {
       const text = await openChunk(manifest, chunk, await store.get(chunk.file));
-      rows += chunkRows(text).rows.length;
+      rows += countRows(text);
       whole.update(text);
     }
     const stored = parseManifest(
