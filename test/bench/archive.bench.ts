@@ -2,26 +2,27 @@
  * `npm run bench:archive` (issue 29, docs/storage.md "Archive"): the server in its own process
  * with its defaults, segments of BENCH_ROWS indices (default 1,000,000; ORDINAL_SEGMENT_SIZE)
  * and an archive directory (ORDINAL_ARCHIVE_DIR, ORDINAL_ARCHIVE_AFTER_MS=0, no schedule).
- * Two segments are filled straight with SQL (support/fill-log.ts: every 10th message in one
+ * Three segments are filled straight with SQL (support/fill-log.ts: every 10th message in one
  * of 10,000 aggregate streams), all rows of the same shape. In one run:
  *
- * 1. archive: `POST /api/admin/segments/1/archive` timed (rows/s), beside a bare
- *    `COPY (SELECT * FROM <segment>) TO STDOUT` of the same segment read through
- *    pg-copy-streams to /dev/null in this process (the baseline), and beside the archive's own
- *    `COPY (SELECT index, m::text … ORDER BY index)` read the same way (what its query costs);
+ * 1. archive: `POST /api/admin/segments/1/archive?throttlePercent=100` (full speed) timed
+ *    (rows/s), beside a bare `COPY (SELECT * FROM <segment>) TO STDOUT` of the same segment
+ *    read through pg-copy-streams to /dev/null in this process (the baseline), and beside the
+ *    archive's own `COPY (SELECT index, m::text … ORDER BY index)` read the same way (what its
+ *    query costs), with the CPU the server and PostgreSQL spent;
  * 2. sse: catch-up of segment 1 (archived) and of segment 2 (hot, the same size and shape),
  *    each from a fresh connection, alternating, each twice (first read, then a second with
  *    warm caches), with the CPU the server and its PostgreSQL backends spent on each;
  * 3. publish: single messages (`PUT /api/events/message`) from 32 wrk clients for a fixed
- *    window, without an archive (before and after) and while segment 2 is archived (after the
- *    SSE reads): wrk starts
- *    once the archive's COPY runs, and the segment is checked to be still hot (its archive
- *    uncommitted) when the window ends;
+ *    window without an archive (before and after), while segment 2 is archived with the
+ *    server's default throttle (ORDINAL_ARCHIVE_THROTTLE_PERCENT), and while segment 3 is
+ *    archived at full speed: wrk starts once the archive's first COPY ran, and the segment is
+ *    checked to be still hot (its archive uncommitted) when the window ends;
  * 4. size: `pg_total_relation_size` of every partition of messages before and after segment 1
  *    is archived, and the size of its archive files.
  *
  * BENCH_SECONDS (the publish window, default 6) is shortened to half the time segment 1's
- * archive took, so the window fits inside an archive of the same size. Prints one JSON object.
+ * archive took at full speed, so the window fits inside an archive. Prints one JSON object.
  */
 import http from 'node:http';
 import { createWriteStream } from 'node:fs';
@@ -94,10 +95,10 @@ async function post(baseUrl: string, path: string): Promise<{ status: number; bo
   return { status: res.status, body: await res.text() };
 }
 
-/** Archives the segment from `first`; throws unless the server answers 200. */
-async function archive(baseUrl: string, first: number): Promise<number> {
+/** Archives the segment from `first` (`query`: e.g. `?throttlePercent=100`); throws unless the server answers 200. */
+async function archive(baseUrl: string, first: number, query = ''): Promise<number> {
   const started = performance.now();
-  const res = await post(baseUrl, `/api/admin/segments/${first}/archive`);
+  const res = await post(baseUrl, `/api/admin/segments/${first}/archive${query}`);
   if (res.status !== 200)
     throw new Error(`archive of ${first} answered ${res.status}: ${res.body}`);
   return performance.now() - started;
@@ -187,17 +188,17 @@ async function main(): Promise<void> {
     };
     await fetch(`${baseUrl}/api/events/head`, { headers: AUTH });
 
-    // Two segments of the same shape, the head at their end (the StartMarker is index 1).
+    // Three segments of the same shape, the head at their end (the StartMarker is index 1).
     const { rows: heads } = await admin.query<{ head: string }>(
       'SELECT position::text AS head FROM log_head WHERE id = 1',
     );
     const filled = performance.now();
-    const head = await fillLog(db.url, 2 * ROWS - Number(heads[0].head), {
+    const head = await fillLog(db.url, 3 * ROWS - Number(heads[0].head), {
       streamEvery: 10,
       streams: 10_000,
     });
     const fillSeconds = round2((performance.now() - filled) / 1000);
-    if (head !== 2 * ROWS) throw new Error(`head ${head}, not ${2 * ROWS}`);
+    if (head !== 3 * ROWS) throw new Error(`head ${head}, not ${3 * ROWS}`);
     await admin.query('CHECKPOINT');
     const [first, second, third] = [1, ROWS + 1, 2 * ROWS + 1];
 
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
     const copyQuery = await copyToNull(db.url, copyArchive);
     const archiveLoad = load();
     const archiveCpu = await meter();
-    const archiveMs = await archive(baseUrl, first);
+    const archiveMs = await archive(baseUrl, first, '?throttlePercent=100');
     const archiveSpent = await archiveCpu.stop();
     const sizeAfter = await messagesBytes(admin);
     const archiveBytes = await directoryBytes(join(archiveDir, segmentTable(first)));
@@ -246,7 +247,8 @@ async function main(): Promise<void> {
       hotReads.push(await sse(second, third - 1));
     }
 
-    // 3. Publishing at 32 clients: before, during the archive of segment 2, after.
+    // 3. Publishing at 32 clients: before, during the archive of segment 2 (default throttle),
+    //    during the archive of segment 3 (full speed), after.
     const window = Math.max(2, Math.min(SECONDS, Math.floor(archiveMs / 2000)));
     const publish = (tag: string): LoadResult & { load: number } => {
       const publishLoad = load();
@@ -261,6 +263,34 @@ async function main(): Promise<void> {
         load: publishLoad,
       };
     };
+    const publishDuring = async (segment: number, query: string) => {
+      const archiving = archive(baseUrl, segment, query).then(
+        (ms) => ({ ms }),
+        (error: unknown) => ({ error }),
+      );
+      // wrk starts once the archive's first COPY ran (wrk blocks this process's loop while it runs).
+      for (let waited = 0; ; waited += 20) {
+        const { rows } = await admin.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'ordinal-archive' AND query LIKE 'COPY%'`,
+          [db.name],
+        );
+        if (rows.length > 0) break;
+        if (waited > 30_000) throw new Error(`the archive of ${segment} did not start its COPY`);
+        await sleep(20);
+      }
+      const during = publish(`during-${segment}`);
+      const { rows: tiers } = await admin.query<{ tier: string }>(
+        'SELECT tier FROM log_segments WHERE first_index = $1',
+        [segment],
+      );
+      const archived = await archiving;
+      if ('error' in archived) throw archived.error;
+      return {
+        during,
+        archiveRunningAtEnd: tiers[0].tier === 'hot',
+        archiveSeconds: round2(archived.ms / 1000),
+      };
+    };
     runWrk({
       url: `${baseUrl}/api/events/message`,
       clients: CLIENTS,
@@ -269,28 +299,8 @@ async function main(): Promise<void> {
       bodyPrefix: 'warm',
     });
     const before = publish('before');
-    const archiving = archive(baseUrl, second).then(
-      (ms) => ({ ms, finished: performance.now() }),
-      (error: unknown) => ({ error }),
-    );
-    // wrk starts once the archive's COPY runs (wrk blocks this process's loop while it runs).
-    for (let waited = 0; ; waited += 20) {
-      const { rows } = await admin.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'ordinal-archive' AND query LIKE 'COPY%' AND state = 'active'`,
-        [db.name],
-      );
-      if (rows.length > 0) break;
-      if (waited > 30_000) throw new Error('the archive of segment 2 did not start its COPY');
-      await sleep(20);
-    }
-    const during = publish('during');
-    const { rows: tiers } = await admin.query<{ tier: string }>(
-      'SELECT tier FROM log_segments WHERE first_index = $1',
-      [second],
-    );
-    const archiveRunningAtEnd = tiers[0].tier === 'hot';
-    const archived = await archiving;
-    if ('error' in archived) throw archived.error;
+    const throttled = await publishDuring(second, '');
+    const fullSpeed = await publishDuring(third, '?throttlePercent=100');
     const after = publish('after');
     const baselinePerSec = Math.round((before.msgPerSec + after.msgPerSec) / 2);
 
@@ -323,11 +333,18 @@ async function main(): Promise<void> {
         clients: CLIENTS,
         windowSeconds: window,
         baselinePerSec,
-        duringArchivePerSec: during.msgPerSec,
-        ratio: round2(during.msgPerSec / baselinePerSec),
-        archiveRunningAtEnd,
-        archiveSecondsUnderLoad: round2(archived.ms / 1000),
-        runs: { before, during, after },
+        duringArchivePerSec: throttled.during.msgPerSec,
+        ratio: round2(throttled.during.msgPerSec / baselinePerSec),
+        throttlePercent: 'server default (ORDINAL_ARCHIVE_THROTTLE_PERCENT)',
+        archiveRunningAtEnd: throttled.archiveRunningAtEnd,
+        archiveSecondsUnderLoad: throttled.archiveSeconds,
+        fullSpeed: {
+          duringArchivePerSec: fullSpeed.during.msgPerSec,
+          ratio: round2(fullSpeed.during.msgPerSec / baselinePerSec),
+          archiveRunningAtEnd: fullSpeed.archiveRunningAtEnd,
+          archiveSecondsUnderLoad: fullSpeed.archiveSeconds,
+        },
+        runs: { before, during: throttled.during, duringFullSpeed: fullSpeed.during, after },
       },
       size: {
         before: sizeBefore,
