@@ -14,10 +14,11 @@
  *    each from a fresh connection, alternating, each twice (first read, then a second with
  *    warm caches), with the CPU the server and its PostgreSQL backends spent on each;
  * 3. publish: single messages (`PUT /api/events/message`) from 32 wrk clients for a fixed
- *    window without an archive (before and after), while segment 2 is archived with the
- *    server's default throttle (ORDINAL_ARCHIVE_THROTTLE_PERCENT), and while segment 3 is
- *    archived at full speed: wrk starts once the archive's first COPY ran, and the segment is
- *    checked to be still hot (its archive uncommitted) when the window ends;
+ *    window while segment 2 is archived with the server's default throttle
+ *    (ORDINAL_ARCHIVE_THROTTLE_PERCENT), then while segment 3 is archived at full speed, each
+ *    beside the mean of the windows without an archive just before and just after it: wrk
+ *    starts once the archive's first COPY ran, and the segment is checked to be still hot
+ *    (its archive uncommitted) when the window ends;
  * 4. size: `pg_total_relation_size` of every partition of messages before and after segment 1
  *    is archived, and the size of its archive files.
  *
@@ -294,15 +295,18 @@ async function main(): Promise<void> {
     runWrk({
       url: `${baseUrl}/api/events/message`,
       clients: CLIENTS,
-      seconds: 2,
+      seconds: 5,
       headers: AUTH,
       bodyPrefix: 'warm',
     });
+    // Each window during an archive is compared with the baselines just before and after it.
     const before = publish('before');
     const throttled = await publishDuring(second, '');
+    const between = publish('between');
     const fullSpeed = await publishDuring(third, '?throttlePercent=100');
     const after = publish('after');
-    const baselinePerSec = Math.round((before.msgPerSec + after.msgPerSec) / 2);
+    const baselinePerSec = Math.round((before.msgPerSec + between.msgPerSec) / 2);
+    const fullSpeedBaselinePerSec = Math.round((between.msgPerSec + after.msgPerSec) / 2);
 
     const report = {
       bench: 'archive',
@@ -339,12 +343,19 @@ async function main(): Promise<void> {
         archiveRunningAtEnd: throttled.archiveRunningAtEnd,
         archiveSecondsUnderLoad: throttled.archiveSeconds,
         fullSpeed: {
+          baselinePerSec: fullSpeedBaselinePerSec,
           duringArchivePerSec: fullSpeed.during.msgPerSec,
-          ratio: round2(fullSpeed.during.msgPerSec / baselinePerSec),
+          ratio: round2(fullSpeed.during.msgPerSec / fullSpeedBaselinePerSec),
           archiveRunningAtEnd: fullSpeed.archiveRunningAtEnd,
           archiveSecondsUnderLoad: fullSpeed.archiveSeconds,
         },
-        runs: { before, during: throttled.during, duringFullSpeed: fullSpeed.during, after },
+        runs: {
+          before,
+          during: throttled.during,
+          between,
+          duringFullSpeed: fullSpeed.during,
+          after,
+        },
       },
       size: {
         before: sizeBefore,
