@@ -31,9 +31,9 @@ export interface ArchiveChunk {
  *
  * Each chunk file is gzip of lines `<index>\t<row>\n`, one per row in index order, where
  * `<row>` is PostgreSQL's text form of the messages row (`m::text`, escaped as `COPY` writes
- * text: `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, `\v`). Read back through `unnest($1::messages[])`,
- * the text gives PostgreSQL the very values it stored, so every reader's SQL runs over them
- * and renders the same bytes.
+ * text: `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, `\v`). Read back (`r::messages` for each `r` of a
+ * text[]), the text gives PostgreSQL the very values it stored, so every reader's SQL runs
+ * over them and renders the same bytes.
  */
 export interface SegmentManifest {
   format: typeof ARCHIVE_FORMAT;
@@ -201,7 +201,7 @@ export function chunkElements(text: Buffer): ChunkElements {
   return { indices, elements, chars };
 }
 
-/** Elements of `chunkElements` as one array literal (`{"…","…"}`), a `$n::messages[]` value. */
+/** Elements of `chunkElements` as one array literal (`{"…","…"}`): a `text[]` (`archivedSource`). */
 export function arrayLiteral(elements: string[]): string {
   return elements.length === 0 ? '{}' : `{"${elements.join('","')}"}`;
 }

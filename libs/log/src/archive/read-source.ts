@@ -51,6 +51,16 @@ export function hotSource(from: number, to: number): ReadSource {
 }
 
 /**
+ * Archived rows as the messages table: `param` is a `text[]` of rows' text (`m::text`), each
+ * cast to a messages row once (the subquery is kept apart by OFFSET 0, so `(x).*` takes the
+ * columns of that one value). PostgreSQL parses a text[] and then each row about a third
+ * faster than the same literal as `messages[]` (bench:archive).
+ */
+function archivedRows(param: string, where = ''): string {
+  return `SELECT (x).* FROM (SELECT r::${TABLES.messages} AS x FROM unnest(${param}::text[]) AS r${where} OFFSET 0) AS archived_rows`;
+}
+
+/**
  * Rows of a chunk of the archived segment from `segment` (their text, `m::text`, as elements
  * of an array literal: `chunkElements`) as the messages table, or SQLSTATE OA001 if the
  * segment was restored since the reader looked (the table then holds the rows, as a scavenge
@@ -58,7 +68,7 @@ export function hotSource(from: number, to: number): ReadSource {
  */
 export function archivedSource(segment: number, elements: string[]): ReadSource {
   return {
-    sql: `SELECT * FROM unnest($?2::${TABLES.messages}[]) WHERE ordinal_require_archived($?1::bigint)`,
+    sql: archivedRows('$?2', ' WHERE ordinal_require_archived($?1::bigint)'),
     values: [segment, arrayLiteral(elements)],
   };
 }
@@ -77,7 +87,7 @@ export function streamSource(
   const hot = `SELECT * FROM ${TABLES.messages} WHERE ordinal_require_stream_chunks(${streamParam}, $?1::bigint[])`;
   if (elements.length === 0) return { sql: hot, values: [chunks] };
   return {
-    sql: `${hot} UNION ALL SELECT * FROM unnest($?2::${TABLES.messages}[])`,
+    sql: `${hot} UNION ALL ${archivedRows('$?2')}`,
     values: [chunks, arrayLiteral(elements)],
   };
 }
