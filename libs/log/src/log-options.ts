@@ -158,6 +158,13 @@ export interface ArchiveOptions {
   chunkSpan?: number;
   /** Characters of archived rows kept in memory for readers (the most recently read chunks). @default 64 Mi */
   cacheChars?: number;
+  /**
+   * The share of its time an archive works, in percent (1-100): after a chunk that took t ms to
+   * export (or to check) it rests t × (100 − p) / p ms, so publishes and reads keep most of the
+   * machine while it runs; 100 is full speed. The server: ORDINAL_ARCHIVE_THROTTLE_PERCENT.
+   * @default 25
+   */
+  throttlePercent?: number;
 }
 
 /** `ArchiveOptions` with every default applied. */
@@ -167,6 +174,7 @@ export interface ResolvedArchiveOptions {
   checkMs: number;
   chunkSpan: number;
   cacheChars: number;
+  throttlePercent: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -198,6 +206,10 @@ export function resolveArchiveOptions(options: ArchiveOptions = {}): ResolvedArc
       option: 'log.archive.cacheChars',
       fallback: 64 * 1024 * 1024,
       min: 0,
+    }),
+    throttlePercent: throttlePercent(options.throttlePercent, {
+      option: 'log.archive.throttlePercent',
+      env: 'ORDINAL_ARCHIVE_THROTTLE_PERCENT',
     }),
   };
 }
@@ -332,7 +344,7 @@ export function resolveLogOptions(options: LogModuleOptions = {}): ResolvedLogOp
   };
 }
 
-/** A scavenge's throttle: a whole percent from 1 to 100 (25 when left out). */
+/** A scavenge's or an archive's throttle: a whole percent from 1 to 100 (25 when left out). */
 export function throttlePercent(
   value: number | undefined,
   rule: { option: string; env?: string },

@@ -112,6 +112,8 @@ export interface OrdinalConfig {
   archiveAfterMs?: number;
   /** How often due segments are archived (ms, ORDINAL_ARCHIVE_CHECK_MS; 0: only on request; the log's default 1 hour). */
   archiveCheckMs?: number;
+  /** The share of its time an archive works, in percent (ORDINAL_ARCHIVE_THROTTLE_PERCENT, 1-100; the log's default 25). */
+  archiveThrottlePercent?: number;
   /** Concurrent mode: release a hole as soon as every writer that could fill it has ended (ORDINAL_EXACT_RELEASE; the log's default true). */
   exactRelease?: boolean;
   /** Concurrent mode: how often readers' passed abandoned positions are looked up for late arrivals (ms, ORDINAL_LATE_RESCAN_MS; the log's default 2000). */
@@ -316,6 +318,7 @@ export function loadConfig(variables: Env = process.env): OrdinalConfig {
     archiveDir: env.ORDINAL_ARCHIVE_DIR || null,
     archiveAfterMs: optionalInt(env, 'ORDINAL_ARCHIVE_AFTER_MS'),
     archiveCheckMs: optionalInt(env, 'ORDINAL_ARCHIVE_CHECK_MS'),
+    archiveThrottlePercent: optionalInt(env, 'ORDINAL_ARCHIVE_THROTTLE_PERCENT'),
     exactRelease: optionalBool(env, 'ORDINAL_EXACT_RELEASE'),
     lateRescanMs: optionalInt(env, 'ORDINAL_LATE_RESCAN_MS'),
     lateWatchMs: optionalInt(env, 'ORDINAL_LATE_WATCH_MS'),

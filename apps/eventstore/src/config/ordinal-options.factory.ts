@@ -46,6 +46,7 @@ export function ordinalOptionsFrom(config: OrdinalConfig): OrdinalModuleOptions 
         store: config.archiveDir ? new FilesystemArchiveStore(config.archiveDir) : null,
         afterMs: config.archiveAfterMs,
         checkMs: config.archiveCheckMs,
+        throttlePercent: config.archiveThrottlePercent,
       },
       exactRelease: config.exactRelease,
       lateRescanMs: config.lateRescanMs,

@@ -1,5 +1,5 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { SegmentArchiver, SegmentKeeper } from '@ordinal/log';
 import { Scoped } from '../auth/scoped.decorator.js';
 import { ApiErrors } from '../errors/api-errors.decorator.js';
@@ -64,10 +64,22 @@ export class SegmentsController {
     description:
       "Exports the segment's rows to the archive store (ORDINAL_ARCHIVE_DIR) as compressed files with a manifest, reads them back, then detaches and drops its table, in one transaction: a crash leaves it hot or archived, never half. The segment must be sealed (below the head and the watermark, nothing watched for late rows, older than ORDINAL_ARCHIVE_AFTER_MS). Readers go on reading it, from the files. Needs the `admin` scope.",
   })
+  @ApiQuery({
+    name: 'throttlePercent',
+    required: false,
+    description:
+      "The share of its time the archive works: after a chunk that took t ms it rests t × (100 − p) / p ms. Default: the server's ORDINAL_ARCHIVE_THROTTLE_PERCENT (25); 100 is full speed.",
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
+  })
   @ApiOkResponse({ type: SegmentDto })
   @ApiErrors(400, 404, 409, 503)
-  archive(@Param('firstIndex') firstIndex: string): Promise<SegmentDto> {
-    return this.archiver.archive(intParam('firstIndex', firstIndex, 0, 1));
+  archive(
+    @Param('firstIndex') firstIndex: string,
+    @Query('throttlePercent') throttleRaw?: string,
+  ): Promise<SegmentDto> {
+    const throttlePercent =
+      throttleRaw === undefined ? undefined : intParam('throttlePercent', throttleRaw, 25, 1, 100);
+    return this.archiver.archive(intParam('firstIndex', firstIndex, 0, 1), { throttlePercent });
   }
 
   @Post(':firstIndex/restore')

@@ -31,9 +31,9 @@ export interface ArchiveChunk {
  *
  * Each chunk file is gzip of lines `<index>\t<row>\n`, one per row in index order, where
  * `<row>` is PostgreSQL's text form of the messages row (`m::text`, escaped as `COPY` writes
- * text: `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, `\v`). Read back through `unnest($1::messages[])`,
- * the text gives PostgreSQL the very values it stored, so every reader's SQL runs over them
- * and renders the same bytes.
+ * text: `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, `\v`). Read back (`r::messages` for each `r` of a
+ * text[]), the text gives PostgreSQL the very values it stored, so every reader's SQL runs
+ * over them and renders the same bytes.
  */
 export interface SegmentManifest {
   format: typeof ARCHIVE_FORMAT;
@@ -146,6 +146,13 @@ export async function openChunk(
   return text;
 }
 
+/** How many rows a chunk text holds (its lines), without reading them. */
+export function countRows(text: Buffer): number {
+  let count = 0;
+  for (let at = text.indexOf(10); at >= 0; at = text.indexOf(10, at + 1)) count++;
+  return count;
+}
+
 /** The rows of a checked chunk text. */
 export function chunkRows(text: Buffer): ChunkRows {
   const indices: number[] = [];
@@ -161,6 +168,71 @@ export function chunkRows(text: Buffer): ChunkRows {
     chars += row.length;
   }
   return { indices, rows, chars };
+}
+
+/**
+ * The rows of a chunk as a reader sends them to PostgreSQL: each row's text escaped as an
+ * element of an array literal (`"` and `\\` preceded by `\\`, without the enclosing quotes),
+ * so a page of them is one string (`arrayLiteral`) that PostgreSQL parses into the very rows
+ * `chunkRows` gives, and no driver escapes them row by row again.
+ */
+export interface ChunkElements {
+  indices: number[];
+  elements: string[];
+  /** The elements' length, summed (what the chunk costs held in memory, roughly). */
+  chars: number;
+}
+
+/** What `\\<byte>` of COPY's text format stands for (any other byte stands for itself). */
+const COPY_ESCAPES: Record<number, number> = { 98: 8, 102: 12, 110: 10, 114: 13, 116: 9, 118: 11 };
+
+/**
+ * The rows of a checked chunk text as array literal elements (see `ChunkElements`), in one
+ * pass over its bytes: COPY's escapes undone, then `"` and `\\` escaped for the literal.
+ */
+export function chunkElements(text: Buffer): ChunkElements {
+  let quotes = 0;
+  for (let i = 0; i < text.length; i++) if (text[i] === 34) quotes++;
+  // Undoing COPY's escapes never lengthens a row; each quote gains a backslash.
+  const out = Buffer.allocUnsafe(text.length + quotes);
+  const indices: number[] = [];
+  const elements: string[] = [];
+  let chars = 0;
+  let w = 0;
+  for (let r = 0; r < text.length;) {
+    // A line: <index>\t<row>\n.
+    let index = 0;
+    while (text[r] !== 9) index = index * 10 + (text[r++] - 48);
+    r++;
+    const start = w;
+    for (let c = text[r]; c !== 10 && r < text.length; c = text[++r]) {
+      if (c === 92) {
+        const escaped = text[++r];
+        const d = COPY_ESCAPES[escaped] ?? escaped;
+        if (d === 92 || d === 34) out[w++] = 92;
+        out[w++] = d;
+      } else {
+        if (c === 34) out[w++] = 92;
+        out[w++] = c;
+      }
+    }
+    r++;
+    const element = out.toString('utf8', start, w);
+    indices.push(index);
+    elements.push(element);
+    chars += element.length;
+  }
+  return { indices, elements, chars };
+}
+
+/** Rows' own text (`chunkRows`) as array literal elements (what `chunkElements` gives). */
+export function rowElements(rows: string[]): string[] {
+  return rows.map((row) => row.replace(/["\\]/g, '\\$&'));
+}
+
+/** Elements of `chunkElements` as one array literal (`{"…","…"}`): a `text[]` (`archivedSource`). */
+export function arrayLiteral(elements: string[]): string {
+  return elements.length === 0 ? '{}' : `{"${elements.join('","')}"}`;
 }
 
 /** A manifest read from `log_segments.manifest` or the store, checked for a format this version reads. */

@@ -16,11 +16,11 @@ import { readMessage } from '../sql/read-message.sql.js';
 import type { MessageRow } from '../row-mapper.js';
 import {
   archiveCorrupt,
-  chunkRows,
+  chunkElements,
   openChunk,
   parseManifest,
   type ArchiveChunk,
-  type ChunkRows,
+  type ChunkElements,
   type SegmentManifest,
 } from './archive-format.js';
 
@@ -52,7 +52,7 @@ export class ArchivedSegments {
   private segments: ArchivedSegment[] | null = null;
   private loading: Promise<ArchivedSegment[]> | null = null;
   /** Chunks read, least recently used first (a Map keeps insertion order). */
-  private readonly cache = new Map<string, Promise<ChunkRows>>();
+  private readonly cache = new Map<string, Promise<ChunkElements>>();
   private readonly sizes = new Map<string, number>();
   private cachedChars = 0;
   private readonly store: ArchiveStore | null;
@@ -123,9 +123,12 @@ export class ArchivedSegments {
     if (stretch.tier === 'archived') throw indexArchived(from, stretch.segment);
   }
 
-  /** The rows of a chunk (checked against its manifest): an `archive_corrupt` error otherwise. */
-  async rows(segment: ArchivedSegment, chunk: ArchiveChunk): Promise<ChunkRows> {
-    if (chunk.rows === 0) return { indices: [], rows: [], chars: 0 };
+  /**
+   * The rows of a chunk (checked against its manifest) as array literal elements, ready to be
+   * sent (`archivedSource`): an `archive_corrupt` error otherwise.
+   */
+  async rows(segment: ArchivedSegment, chunk: ArchiveChunk): Promise<ChunkElements> {
+    if (chunk.rows === 0) return { indices: [], elements: [], chars: 0 };
     const key = chunk.file;
     const held = this.cache.get(key);
     if (held) {
@@ -149,17 +152,18 @@ export class ArchivedSegments {
 
   /**
    * The archived chunks holding rows of `streamId` and their rows (every row of those chunks
-   * whose text may be the stream's: the read's own conditions pick them).
+   * whose text may be the stream's, as array literal elements: the read's own conditions pick
+   * them).
    */
-  async streamRows(streamId: string): Promise<{ chunks: number[]; rows: string[] }> {
+  async streamRows(streamId: string): Promise<{ chunks: number[]; elements: string[] }> {
     const found = await execute<{ chunk_first: string }>(this.dataSource.manager, {
       text: `SELECT chunk_first::text FROM ${TABLES.archivedStreamChunks}
              WHERE stream_id = $1 ORDER BY chunk_first`,
       values: [streamId],
     });
     const chunks = found.map((row) => Number(row.chunk_first));
-    const rows: string[] = [];
-    // An id that the row text writes as it is: a row without it is not the stream's.
+    const elements: string[] = [];
+    // An id that the row text (and its element) writes as it is: a row without it is not the stream's.
     const plain = /^[A-Za-z0-9_:.@+-]+$/.test(streamId);
     const segments = await this.list();
     for (const first of chunks) {
@@ -170,10 +174,10 @@ export class ArchivedSegments {
         this.invalidate();
         continue;
       }
-      for (const row of (await this.rows(segment, chunk)).rows)
-        if (!plain || row.includes(streamId)) rows.push(row);
+      for (const element of (await this.rows(segment, chunk)).elements)
+        if (!plain || element.includes(streamId)) elements.push(element);
     }
-    return { chunks, rows };
+    return { chunks, elements };
   }
 
   /**
@@ -186,12 +190,12 @@ export class ArchivedSegments {
     query: SqlQuery,
     streamParam = '$1',
   ): Promise<R[]> {
-    let archived: { chunks: number[]; rows: string[] } = { chunks: [], rows: [] };
+    let archived: { chunks: number[]; elements: string[] } = { chunks: [], elements: [] };
     for (let attempt = 1; ; attempt++) {
       try {
         return await execute<R>(
           runner,
-          readFrom(query, streamSource(streamParam, archived.chunks, archived.rows)),
+          readFrom(query, streamSource(streamParam, archived.chunks, archived.elements)),
         );
       } catch (error) {
         if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;
@@ -214,7 +218,7 @@ export class ArchivedSegments {
           readFrom(
             readMessage(index),
             archivedSource(stretch.segment.first, stretch.segment.manifest.sha256, [
-              chunk.rows[at],
+              chunk.elements[at],
             ]),
           ),
         );
@@ -235,7 +239,7 @@ export class ArchivedSegments {
     );
   }
 
-  private async load(manifest: SegmentManifest, chunk: ArchiveChunk): Promise<ChunkRows> {
+  private async load(manifest: SegmentManifest, chunk: ArchiveChunk): Promise<ChunkElements> {
     let file: Buffer;
     try {
       file = await this.requireStore().get(chunk.file);
@@ -252,9 +256,13 @@ export class ArchivedSegments {
     }
     this.counters.chunkReads++;
     try {
-      const rows = chunkRows(await openChunk(manifest, chunk, file));
-      if (rows.rows.length !== chunk.rows)
-        throw archiveCorrupt(manifest, chunk, `holds ${rows.rows.length} rows, not ${chunk.rows}`);
+      const rows = chunkElements(await openChunk(manifest, chunk, file));
+      if (rows.elements.length !== chunk.rows)
+        throw archiveCorrupt(
+          manifest,
+          chunk,
+          `holds ${rows.elements.length} rows, not ${chunk.rows}`,
+        );
       return rows;
     } catch (error) {
       this.counters.corruptChunks++;

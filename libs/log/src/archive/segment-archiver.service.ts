@@ -11,8 +11,9 @@ import { DataSource } from 'typeorm';
 import type { SegmentInfo } from '@ordinal/contract';
 import { DatabaseUnavailableError, driverError, OrdinalError, type SqlQuery } from '@ordinal/pg';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
-import type { ResolvedLogOptions } from '../log-options.js';
 import { LOCKS, TABLES } from '../log.constants.js';
+import { throttlePercent, type ResolvedLogOptions } from '../log-options.js';
+import { throttleRestMs } from '../scavenge/throttle.js';
 import { LOG_MIGRATIONS } from '../migrations/index.js';
 import { listenerClientConfig } from '../router/listener-config.js';
 import { LogReader } from '../reader/log-reader.service.js';
@@ -24,6 +25,7 @@ import {
   ARCHIVE_FORMAT,
   chunkRows,
   compressChunk,
+  countRows,
   escapeCopyText,
   openChunk,
   parseManifest,
@@ -123,9 +125,19 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     return done;
   }
 
-  /** Archives the segment starting at `firstIndex` (it must be hot and sealed). */
-  async archive(firstIndex: number): Promise<SegmentInfo> {
+  /**
+   * Archives the segment starting at `firstIndex` (it must be hot and sealed), working
+   * `throttlePercent` of its time (default `archive.throttlePercent`; 100: full speed).
+   */
+  async archive(
+    firstIndex: number,
+    options: { throttlePercent?: number } = {},
+  ): Promise<SegmentInfo> {
     const store = this.archived.requireStore();
+    const throttle = throttlePercent(
+      options.throttlePercent ?? this.options.archive.throttlePercent,
+      { option: 'throttlePercent' },
+    );
     return this.locked(async (client, run) => {
       const segment = await this.segmentAt(run, firstIndex);
       if (segment.tier !== 'hot') throw notArchivable(firstIndex, `it is already ${segment.tier}`);
@@ -138,8 +150,8 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         await run({ text: `SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT_MS}ms'`, values: [] });
         // No change to its rows (a scavenge, a redaction) until the segment is gone.
         await run({ text: `LOCK TABLE ${segment.table_name} IN SHARE MODE`, values: [] });
-        const exported = await this.export(client, store, segment.table_name, first, end);
-        await this.check(store, exported);
+        const exported = await this.export(client, store, segment.table_name, first, end, throttle);
+        await this.check(store, exported, throttle);
         await run({
           text: `INSERT INTO ${TABLES.archivedStreamChunks} (stream_id, chunk_first)
                  SELECT DISTINCT stream_id, $1::bigint + ((index - $1::bigint) / $3::bigint) * $3::bigint
@@ -238,7 +250,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       for (const chunk of manifest.chunks) {
         try {
           const text = await openChunk(manifest, chunk, await store.get(chunk.file));
-          const count = chunkRows(text).rows.length;
+          const count = countRows(text);
           if (count !== chunk.rows)
             throw new Error(`holds ${count} rows, its manifest ${chunk.rows}`);
           checksums.push(sha256(text));
@@ -321,7 +333,8 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
       let replaced = 0;
       for (const [i, chunk] of chunks.entries()) {
         if (chunk.rows === 0 || !pick(chunk, segment)) continue;
-        const held = await this.archived.rows(segment, chunk);
+        // The rows' own text (a rewrite keeps the rows it does not change byte for byte).
+        const held = chunkRows(await openChunk(manifest, chunk, await store.get(chunk.file)));
         const changed = await rewrite(held, segment);
         if (changed.size === 0) continue;
         const text = Buffer.from(
@@ -442,8 +455,10 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /**
-   * Exports the segment's rows in index order (one `COPY … TO`), cut into chunk files of
-   * `archive.chunkSpan` indices, each compressed and stored, then the manifest.
+   * Exports the segment's rows in index order, one `COPY … TO` per chunk file of
+   * `archive.chunkSpan` indices, each compressed and stored, then the manifest. Each COPY is
+   * a statement of its own (read committed: its snapshot ends with it), so the rests of the
+   * throttle between them hold back no vacuum; the SHARE lock keeps the rows as they are.
    */
   private async export(
     client: pg.Client,
@@ -451,54 +466,50 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     table: string,
     first: number,
     end: number,
+    throttle: number,
   ): Promise<SegmentManifest> {
     const span = this.options.archive.chunkSpan;
     const columns = await this.columns();
     const chunks: ArchiveChunk[] = [];
-    let lines: Buffer[] = [];
-    let chunkFirst = -1;
     let rows = 0;
-    const flush = async () => {
-      if (lines.length === 0) return;
-      const text = Buffer.concat(lines);
-      const file = `${table}/${String(chunkFirst).padStart(16, '0')}.tsv.gz`;
-      const compressed = await compressChunk(text);
-      await store.put(file, compressed);
-      chunks.push({
-        file,
-        first: chunkFirst,
-        end: Math.min(chunkFirst + span, end),
-        rows: lines.length,
-        sha256: sha256(text),
-        bytes: compressed.length,
-      });
-      rows += lines.length;
-      lines = [];
-    };
-    // Integers from log_segments, never input (COPY takes no parameters).
-    const stream = client.query(
-      copyTo(`COPY (SELECT index, m::text FROM ${TABLES.messages} m
-                    WHERE index >= ${first} AND index < ${end} ORDER BY index) TO STDOUT`),
-    );
-    let rest: Buffer = Buffer.alloc(0);
-    for await (const data of stream as AsyncIterable<Buffer>) {
-      const buffer: Buffer = rest.length > 0 ? Buffer.concat([rest, data]) : data;
-      let start = 0;
-      for (let newline = buffer.indexOf(10); newline >= 0; newline = buffer.indexOf(10, start)) {
-        const line = buffer.subarray(start, newline + 1);
-        const tab = line.indexOf(9);
-        const index = Number(line.subarray(0, tab).toString('latin1'));
-        const owner = first + Math.floor((index - first) / span) * span;
-        if (owner !== chunkFirst) {
-          await flush();
-          chunkFirst = owner;
-        }
-        lines.push(Buffer.from(line));
-        start = newline + 1;
+    // At full speed one chunk is compressed and stored while the next is read.
+    let storing: Promise<void> = Promise.resolve();
+    const pace = new Pace(throttle);
+    for (let at = first; at < end; at += span) {
+      // Integers from log_segments, never input (COPY takes no parameters).
+      const text = await copyOut(
+        client,
+        `COPY (SELECT index, m::text FROM ${TABLES.messages} m
+               WHERE index >= ${at} AND index < ${Math.min(at + span, end)} ORDER BY index) TO STDOUT`,
+      );
+      // A chunk without rows has no file.
+      if (text.length > 0) {
+        const count = countRows(text);
+        rows += count;
+        await storing;
+        storing = (async () => {
+          const file = `${table}/${String(at).padStart(16, '0')}.tsv.gz`;
+          const compressed = await compressChunk(text);
+          await store.put(file, compressed);
+          chunks.push({
+            file,
+            first: at,
+            end: Math.min(at + span, end),
+            rows: count,
+            sha256: sha256(text),
+            bytes: compressed.length,
+          });
+        })();
+        // A failure surfaces when it is awaited; meanwhile it is not unhandled.
+        storing.catch(() => undefined);
       }
-      rest = buffer.subarray(start);
+      if (pace.throttled) {
+        // A throttled chunk's work is done before it rests.
+        await storing;
+        await pace.rest();
+      }
     }
-    await flush();
+    await storing;
     const manifest: SegmentManifest = {
       format: ARCHIVE_FORMAT,
       table,
@@ -518,13 +529,19 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** Reads every file back: each must match its checksum and row count, and the manifest what was written. */
-  private async check(store: ArchiveStore, manifest: SegmentManifest): Promise<void> {
+  private async check(
+    store: ArchiveStore,
+    manifest: SegmentManifest,
+    throttle: number,
+  ): Promise<void> {
     const checksums: string[] = [];
     let rows = 0;
+    const pace = new Pace(throttle);
     for (const chunk of manifest.chunks) {
       const text = await openChunk(manifest, chunk, await store.get(chunk.file));
-      rows += chunkRows(text).rows.length;
+      rows += countRows(text);
       checksums.push(sha256(text));
+      await pace.rest();
     }
     const stored = parseManifest(
       (await store.get(`${manifest.table}/manifest.json`)).toString('utf8'),
@@ -642,6 +659,30 @@ async function inTransaction<T>(
   } catch (error) {
     await run({ text: 'ROLLBACK', values: [] }).catch(() => undefined);
     throw error;
+  }
+}
+
+/** The text `sql` (a `COPY … TO STDOUT`) writes, whole. */
+async function copyOut(client: pg.Client, sql: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const data of client.query(copyTo(sql)) as AsyncIterable<Buffer>) parts.push(data);
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+}
+
+/** A throttle (`archive.throttlePercent`): each `rest()` rests in proportion to the work since the last. */
+class Pace {
+  private since = performance.now();
+
+  constructor(private readonly percent: number) {}
+
+  get throttled(): boolean {
+    return this.percent < 100;
+  }
+
+  async rest(): Promise<void> {
+    const ms = throttleRestMs(performance.now() - this.since, this.percent);
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+    this.since = performance.now();
   }
 }
 

@@ -6,6 +6,7 @@ import { LOCKS, TABLES } from '../log.constants.js';
 import { SegmentArchiver } from '../archive/segment-archiver.service.js';
 import { ArchivedSegments } from '../archive/archived-segments.service.js';
 import { archivedSource, readFrom } from '../archive/read-source.js';
+import { rowElements } from '../archive/archive-format.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { whileSessionLocked } from '../sql/session-lock.js';
 import type { ResolvedLogOptions } from '../log-options.js';
@@ -151,7 +152,7 @@ export class PersonalDataRedactor {
           clear.push(
             await execute(
               this.dataSource.manager,
-              readFrom(scan, archivedSource(segment.first, segment.manifest.sha256, held.rows)),
+              readFrom(scan, archivedSource(segment.first, segment.manifest.sha256, held.elements)),
             ),
           );
         }
@@ -190,7 +191,11 @@ export class PersonalDataRedactor {
     const rewritten = await this.archiver.rewriteArchived(
       () => true,
       async (held, segment) => {
-        const source = archivedSource(segment.first, segment.manifest.sha256, held.rows);
+        const source = archivedSource(
+          segment.first,
+          segment.manifest.sha256,
+          rowElements(held.rows),
+        );
         const first = held.indices[0];
         const span = held.indices[held.indices.length - 1] - first + 1;
         const rows = await execute<RedactRow>(

@@ -286,8 +286,8 @@ export class LogReader {
             reach = chunk.indices[i] - 1;
             break;
           }
-          picked.push(chunk.rows[i]);
-          chars += chunk.rows[i].length;
+          picked.push(chunk.elements[i]);
+          chars += chunk.elements[i].length;
         }
         if (picked.length === 0) return { rows: [], to: reach };
         const query = readFrom(

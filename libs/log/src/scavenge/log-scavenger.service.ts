@@ -11,6 +11,9 @@ import {
 } from '../sql/index.js';
 import { LOCKS, TABLES } from '../log.constants.js';
 import { SegmentArchiver } from '../archive/segment-archiver.service.js';
+import { throttleRestMs } from './throttle.js';
+
+export { throttleRestMs } from './throttle.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import { whileSessionLocked } from '../sql/session-lock.js';
 import { LiveRouter } from '../router/live-router.service.js';
@@ -52,14 +55,6 @@ export interface ScavengeOptions {
 }
 
 const DEFAULT_BATCH = 1000;
-
-/**
- * The rest after a batch that took `batchMs`, so that a run working `percent` of its time
- * works `batchMs` out of every `batchMs × 100 / percent`: 0 at 100%, as long as the batch at 50%.
- */
-export function throttleRestMs(batchMs: number, percent: number): number {
-  return percent >= 100 ? 0 : (Math.max(0, batchMs) * (100 - percent)) / percent;
-}
 
 function toRun(row: ScavengeRunRow): ScavengeRun {
   const num = (v: string | null) => (v === null ? null : toPosition(v));

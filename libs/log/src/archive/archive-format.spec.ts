@@ -1,0 +1,36 @@
+import { createRequire } from 'node:module';
+import { arrayLiteral, chunkElements, chunkRows } from './archive-format.js';
+
+const require = createRequire(import.meta.url);
+/** node-postgres's own serialisation of a parameter (an array: its literal). */
+const { prepareValue } = require('pg/lib/utils.js') as { prepareValue: (v: unknown) => string };
+
+/** A chunk's text as `COPY … TO` writes it: `<index>\t<row, escaped>\n` per row. */
+const copyLine = (index: number, row: string) =>
+  `${index}\t${row.replace(/[\\\n\r\t\b\f\v]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v' })[c]!)}\n`;
+
+describe('chunkElements', () => {
+  const rows = [
+    '(1,OrderPlaced,customer-1,,,,"{""total"": 1.99, ""orderId"": ""o-1""}",1)',
+    '(2,"a\\\\b""c\nd\te\r\b\f\v",x)',
+    '(3,"{""x"": ""q\\\\""z\\\\n""}","é ü 😀 ""quoted""")',
+    '(4,,,)',
+    '(5,"\\\\")',
+  ];
+  const text = Buffer.from(rows.map((row, i) => copyLine(10 + i, row)).join(''));
+
+  it('reads the rows chunkRows reads, as node-postgres would send them', () => {
+    const plain = chunkRows(text);
+    const elements = chunkElements(text);
+    expect(plain.rows).toEqual(rows);
+    expect(elements.indices).toEqual([10, 11, 12, 13, 14]);
+    expect(arrayLiteral(elements.elements)).toBe(prepareValue(rows));
+    expect(arrayLiteral(elements.elements.slice(1, 3))).toBe(prepareValue(rows.slice(1, 3)));
+    expect(elements.chars).toBe(elements.elements.join('').length);
+  });
+
+  it('reads an empty chunk', () => {
+    expect(chunkElements(Buffer.alloc(0))).toEqual({ indices: [], elements: [], chars: 0 });
+    expect(arrayLiteral([])).toBe('{}');
+  });
+});
