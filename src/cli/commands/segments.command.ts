@@ -43,15 +43,16 @@ const segmentLine = (s: SegmentBody) =>
 
 export const segmentsArchiveCommand: Command = {
   name: 'segments archive',
-  usage: 'segments archive FIRST_INDEX [--json] | segments archive --due [--json]',
+  usage: 'segments archive FIRST_INDEX [--throttle P] [--json] | segments archive --due [--json]',
   summary:
     'Archives a sealed segment (docs/storage.md#archive): its rows go to the archive store (ORDINAL_ARCHIVE_DIR) as checked files and its table is dropped; readers go on reading it from the files. --due archives every segment the schedule would (sealed, older than ORDINAL_ARCHIVE_AFTER_MS). Needs an admin token.',
   details: [
     'Flags:',
-    '  --due   every segment that is due, oldest first, instead of one',
-    '  --json  the segment(s) as JSON',
+    '  --due          every segment that is due, oldest first, instead of one',
+    "  --throttle P   the share of its time the archive works, 1-100 (default: the server's ORDINAL_ARCHIVE_THROTTLE_PERCENT)",
+    '  --json         the segment(s) as JSON',
   ].join('\n'),
-  options: { due: { type: 'boolean' }, json: { type: 'boolean' } },
+  options: { due: { type: 'boolean' }, throttle: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, positionals, term, client }) {
     if (values.due) {
       const { body } = await client().request<{ archived: SegmentBody[] }>(
@@ -64,9 +65,13 @@ export const segmentsArchiveCommand: Command = {
       return;
     }
     const first = firstIndexOf('archive', positionals);
+    const throttle =
+      typeof values.throttle === 'string'
+        ? `?throttlePercent=${index('--throttle', values.throttle, 1)}`
+        : '';
     const { body } = await client().request<SegmentBody>(
       'POST',
-      `/api/admin/segments/${first}/archive`,
+      `/api/admin/segments/${first}/archive${throttle}`,
     );
     if (values.json) return void term.out(JSON.stringify(body) + '\n');
     term.out(`Archived ${segmentLine(body)}\n`);
