@@ -242,8 +242,9 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
   });
 });
 
-// Rewrites of archived files (a scavenge, a redaction) do not depend on the ordering mode.
-describe('archived segments written again', () => {
+// The schedule, and rewrites of archived files (a scavenge, a redaction): they do not depend
+// on the ordering mode.
+describe('archived segments: the schedule, and files written again', () => {
   const ordering: Ordering = 'gapless';
   let db: TestDatabase;
   let directory: string;
@@ -258,6 +259,33 @@ describe('archived segments written again', () => {
     app = null;
     await db.drop();
     await rm(directory, { recursive: true, force: true });
+  });
+
+  it('archives every sealed segment older than the archive age on its schedule, and no other', async () => {
+    app = await startLogContext(db.url, {
+      ordering,
+      segmentSize: SIZE,
+      maxBatchMessages: 300,
+      startMarker: false,
+      archive: {
+        store: new FilesystemArchiveStore(directory),
+        afterMs: 0,
+        checkMs: 100,
+        chunkSpan: SPAN,
+      },
+    });
+    await fill(app.get(LogWriter));
+    const keeper = app.get(SegmentKeeper);
+    const deadline = Date.now() + 30_000;
+    let tiers: string[] = [];
+    while (Date.now() < deadline) {
+      tiers = (await keeper.list()).slice(0, 3).map((s) => s.tier);
+      if (tiers[1] === 'archived') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Segments 1 and 2 are sealed; 3 holds the head.
+    expect(tiers).toEqual(['archived', 'archived', 'hot']);
+    expect(await app.get(LogReader).get(1500)).toMatchObject({ id: 1500 });
   });
 
   it('lets a scavenge erase what a delete hides in archived segments: the files are written again, the old ones go', async () => {
