@@ -229,63 +229,53 @@ describe('Archive killed with kill -9 (docs/storage.md, "Archive")', () => {
     expect(verified.body).toMatchObject({ firstIndex: 1, ok: true, rows: 1000 });
   }
 
-  it('between the export and the drop (DETACH waiting for messages): the segment stays hot and intact, and archives again', async () => {
-    // Given a log of 2,500 messages, segment 1 sealed
-    server = await start();
-    const before = await fill();
-    // And a reader's open transaction on messages (ACCESS SHARE, which DETACH's ACCESS EXCLUSIVE waits for)
-    holder = await HeldTransaction.begin(db.url);
-    await holder.query('SELECT 1 FROM messages WHERE index = 1500 LIMIT 1');
-    const holderPid = await holder.pid();
+  it.each([
+    {
+      when: 'between the export and the drop (DETACH waiting for messages)',
+      // A reader's open transaction on messages (ACCESS SHARE, which DETACH's ACCESS EXCLUSIVE waits for)
+      hold: 'SELECT 1 FROM messages WHERE index = 1500 LIMIT 1',
+      waiting: 'ALTER TABLE messages DETACH PARTITION',
+      label: 'the archive to wait to detach the segment',
+      locks: ['messages AccessExclusiveLock false', `${SEGMENT} ShareLock true`],
+    },
+    {
+      when: 'during the drop (DETACH and DROP done, the final UPDATE waiting)',
+      // Segment 1's row of log_segments, which the archive's last UPDATE waits for
+      hold: 'SELECT first_index FROM log_segments WHERE first_index = 1 FOR UPDATE',
+      waiting: 'UPDATE log_segments',
+      label: 'the archive to wait to mark the segment archived',
+      // DETACH and DROP ran in its transaction: it holds both tables exclusively
+      locks: ['messages AccessExclusiveLock true', `${SEGMENT} AccessExclusiveLock true`],
+    },
+  ])(
+    '$when: the segment stays hot and intact, and archives again',
+    async ({ hold, waiting, label, locks }) => {
+      // Given a log of 2,500 messages, segment 1 sealed, and a transaction holding what the archive will wait for
+      server = await start();
+      const before = await fill();
+      holder = await HeldTransaction.begin(db.url);
+      await holder.query(hold);
+      const holderPid = await holder.pid();
 
-    // When the archive of segment 1 has written and checked its files and waits to detach, and the server is killed
-    const seen = await killArchiveWhen(
-      archiveStuck(
-        (s) =>
-          s.wait_event_type === 'Lock' &&
-          s.query.startsWith('ALTER TABLE messages DETACH PARTITION') &&
-          s.blockers.includes(holderPid),
-      ),
-      'the archive to wait to detach the segment',
-    );
-    expect(seen.locks).toContain('messages AccessExclusiveLock false');
-    expect(seen.locks).toContain(`${SEGMENT} ShareLock true`);
-    // The files were all written before the wait: the manifest holds exactly the segment's rows
-    expect(await manifestFile()).toMatchObject({ rows: 1000, sha256: before.sha256 });
-    await holder.rollback();
+      // When the archive waits there, with its files written and checked, and the server is killed
+      const seen = await killArchiveWhen(
+        archiveStuck(
+          (s) =>
+            s.wait_event_type === 'Lock' &&
+            s.query.startsWith(waiting) &&
+            s.blockers.includes(holderPid),
+        ),
+        label,
+      );
+      for (const lock of locks) expect(seen.locks).toContain(lock);
+      // The files were all written before the wait: the manifest holds exactly the segment's rows
+      expect(await manifestFile()).toMatchObject({ rows: 1000, sha256: before.sha256 });
+      await holder.rollback();
 
-    // Then on restart the segment is hot and intact, and archiving it again succeeds
-    await expectHotThenArchiveAgain(before);
-  });
-
-  it('during the drop (DETACH and DROP done, the final UPDATE waiting): the segment stays hot and intact, and archives again', async () => {
-    // Given a log of 2,500 messages, segment 1 sealed
-    server = await start();
-    const before = await fill();
-    // And a transaction holding segment 1's row of log_segments, which the archive's last UPDATE waits for
-    holder = await HeldTransaction.begin(db.url);
-    await holder.query('SELECT first_index FROM log_segments WHERE first_index = 1 FOR UPDATE');
-    const holderPid = await holder.pid();
-
-    // When the archive has detached and dropped the segment's table, waits to record it, and the server is killed
-    const seen = await killArchiveWhen(
-      archiveStuck(
-        (s) =>
-          s.wait_event_type === 'Lock' &&
-          s.query.startsWith('UPDATE log_segments') &&
-          s.blockers.includes(holderPid),
-      ),
-      'the archive to wait to mark the segment archived',
-    );
-    // (DETACH and DROP ran in its transaction: it holds both tables exclusively)
-    expect(seen.locks).toContain('messages AccessExclusiveLock true');
-    expect(seen.locks).toContain(`${SEGMENT} AccessExclusiveLock true`);
-    expect(await manifestFile()).toMatchObject({ rows: 1000, sha256: before.sha256 });
-    await holder.rollback();
-
-    // Then on restart the segment is hot and intact, and archiving it again succeeds
-    await expectHotThenArchiveAgain(before);
-  });
+      // Then on restart the segment is hot and intact, and archiving it again succeeds
+      await expectHotThenArchiveAgain(before);
+    },
+  );
 
   it('after the commit, before the answer: the segment is archived, reads the same and verifies', async () => {
     // Given a log of 2,500 messages, segment 1 sealed
