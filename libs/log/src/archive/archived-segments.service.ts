@@ -129,7 +129,9 @@ export class ArchivedSegments {
    */
   async rows(segment: ArchivedSegment, chunk: ArchiveChunk): Promise<ChunkElements> {
     if (chunk.rows === 0) return { indices: [], elements: [], chars: 0 };
-    const key = chunk.file;
+    // By content too: a segment restored, scavenged and archived again has files of the same
+    // names and other rows.
+    const key = `${chunk.file}#${chunk.sha256}`;
     const held = this.cache.get(key);
     if (held) {
       this.cache.delete(key);
