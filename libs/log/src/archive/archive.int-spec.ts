@@ -334,6 +334,26 @@ describe('archived segments: the schedule, and files written again', () => {
     expect(n).toBe(10);
   });
 
+  it('reads a segment archived again after a restore and a scavenge as it is now, not as its files held it before', async () => {
+    app = await start(db, ordering, directory);
+    await fill(app.get(LogWriter));
+    const reader = app.get(LogReader);
+    const archiver = app.get(SegmentArchiver);
+    await archiver.archive(1);
+    // Read once: this process holds the segment's files in memory.
+    const steps = async () => (await readAll(reader, true, ['OrderStep'])).slice(0, 10);
+    expect((await steps()).every((json) => json.includes('order-secret-'))).toBe(true);
+    await archiver.restore(1);
+    await db.query(
+      `INSERT INTO stream_states (stream_id, state, deleted_through) VALUES ('order-1', 'deleted', 20)`,
+    );
+    await app.get(LogScavenger).run({ vacuum: false });
+    await archiver.archive(1);
+    // The same file names, other rows: erased ones, not the ones held before (which would read
+    // as deleted, their bodies still there).
+    expect((await steps()).every((json) => json.includes('"reason":"scavenged"'))).toBe(true);
+  });
+
   it('lets a redaction seal personal data stored in clear in archived segments: no clear value stays in the files', async () => {
     app = await start(db, ordering, directory);
     const writer = app.get(LogWriter);
