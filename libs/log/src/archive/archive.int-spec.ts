@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import type { INestApplicationContext } from '@nestjs/common';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startLogContext } from '@ordinal/test-support/log-context';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import { SegmentKeeper } from '../segments/segment-keeper.service.js';
@@ -276,13 +277,14 @@ describe('archived segments: the schedule, and files written again', () => {
     });
     await fill(app.get(LogWriter));
     const keeper = app.get(SegmentKeeper);
-    const deadline = Date.now() + 30_000;
-    let tiers: string[] = [];
-    while (Date.now() < deadline) {
-      tiers = (await keeper.list()).slice(0, 3).map((s) => s.tier);
-      if (tiers[1] === 'archived') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const tiers = await waitFor(
+      async () => {
+        const first = (await keeper.list()).slice(0, 3).map((s) => s.tier);
+        return first[1] === 'archived' && first;
+      },
+      30_000,
+      'the schedule to archive segment 2',
+    );
     // Segments 1 and 2 are sealed; 3 holds the head.
     expect(tiers).toEqual(['archived', 'archived', 'hot']);
     expect(await app.get(LogReader).get(1500)).toMatchObject({ id: 1500 });
