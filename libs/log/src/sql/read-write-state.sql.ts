@@ -12,14 +12,17 @@ import type { SqlQuery } from '@ordinal/pg';
  */
 export function readWriteState(idempotencyKeys: string[], streamIds: string[]): SqlQuery {
   return {
-    text: `SELECT
+    // The batch's keys are looked up once: a new key (the common case) costs one probe.
+    text: `WITH keyed AS (
+      SELECT k.index FROM ${TABLES.messageKeys} k
+      WHERE cardinality($1::text[]) > 0 AND k.idempotency_key = ANY($1::text[])
+    )
+    SELECT
       (SELECT coalesce(json_agg(row_to_json(m)), '[]'::json) FROM (
          SELECT ${MESSAGE_COLUMNS} FROM ${TABLES.messages}
-         WHERE cardinality($1::text[]) > 0 AND index = ANY(ARRAY(
-           SELECT k.index FROM ${TABLES.messageKeys} k WHERE k.idempotency_key = ANY($1::text[])))) m) AS repeats,
-      (SELECT coalesce(json_agg(k.index::text), '[]'::json) FROM ${TABLES.messageKeys} k
-         WHERE k.idempotency_key = ANY($1::text[])
-           AND NOT EXISTS (SELECT 1 FROM ${TABLES.messages} m WHERE m.index = k.index)) AS archived_repeats,
+         WHERE index = ANY(ARRAY(SELECT index FROM keyed))) m) AS repeats,
+      (SELECT coalesce(json_agg(keyed.index::text), '[]'::json) FROM keyed
+         WHERE NOT EXISTS (SELECT 1 FROM ${TABLES.messages} m WHERE m.index = keyed.index)) AS archived_repeats,
       (SELECT coalesce(json_object_agg(s.stream_id, json_build_array(coalesce(h.version, 0)::text,
                 coalesce(st.state, 'live'), coalesce(st.deleted_through, 0)::text,
                 coalesce(st.truncate_before, cr.truncate_before)::text, coalesce(st.max_count, cr.max_count)::text)), '{}'::json)
