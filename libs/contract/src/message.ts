@@ -16,6 +16,11 @@ export interface OrdinalMessage {
   streamId?: string;
   /** Its version in `streamId` (present exactly when `streamId` is). */
   streamVersion?: number;
+  /**
+   * The tenant it belongs to (docs/tenants.md); absent for a message of no tenant. `streamId` and
+   * `idempotencyKey` are then that tenant's names.
+   */
+  tenant?: string;
   /** Absent when 1. */
   schemaVersion?: number;
   idempotencyKey?: string;
@@ -73,6 +78,7 @@ export const MESSAGE_FIELDS = {
   createdAt: { optional: false, kept: true },
   streamId: { optional: true, kept: true },
   streamVersion: { optional: true, presentWith: 'streamId', kept: true },
+  tenant: { optional: true, kept: true },
   schemaVersion: { optional: true, default: 1 },
   idempotencyKey: { optional: true },
   correlationId: { optional: true, kept: true },

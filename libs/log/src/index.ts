@@ -26,6 +26,8 @@ export * from './writer/log-writer.service.js';
 export * from './import/log-importer.service.js';
 export * from './scavenge/log-scavenger.service.js';
 export * from './reader/log-reader.service.js';
+export * from './reader/tenant-sessions.js';
+export * from './tenant.js';
 export * from './watermark/log-watermark.service.js';
 export type { WatermarkStatus } from './watermark/watermark-status.js';
 export * from './router/log-feed.js';

@@ -15,6 +15,7 @@ import {
 } from './log-options.js';
 import { LogWriter } from './writer/log-writer.service.js';
 import { LogReader } from './reader/log-reader.service.js';
+import { TenantSessions } from './reader/tenant-sessions.js';
 import { LogLifecycle } from './log-lifecycle.service.js';
 import { LiveRouter } from './router/live-router.service.js';
 import { LogWatermark } from './watermark/log-watermark.service.js';
@@ -47,6 +48,7 @@ import {
     SegmentKeeper,
     ArchivedSegments,
     SegmentArchiver,
+    TenantSessions,
     LogReader,
     LogLifecycle,
     LiveRouter,
@@ -79,6 +81,7 @@ import {
     PersonalData,
     PersonalDataRedactor,
     SubjectErasure,
+    TenantSessions,
     LogReader,
     LogLifecycle,
     LiveRouter,

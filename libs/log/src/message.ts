@@ -98,6 +98,12 @@ export interface AppendRequest {
    * the order their flushes reach the log lock. @default false
    */
   inOrder?: boolean;
+  /**
+   * The tenant the messages belong to (docs/tenants.md): `stream.streamId` and the idempotency
+   * keys are that tenant's names (unique per tenant), and readers filtered by tenant see them.
+   * Absent: no tenant.
+   */
+  tenant?: string;
   /** System messages and stream appends skip the duplicate window. @default false */
   skipDuplicateWindow?: boolean;
   /**
@@ -121,7 +127,11 @@ export interface AppendResult {
   streamVersion?: number;
 }
 
-/** The category of a stream: the text before its first `-` (MessageDB's convention). */
+/**
+ * The category of a stream: the text before its first `-` (MessageDB's convention). A tenant's
+ * stored stream id (`acme/order-1`, docs/tenants.md) has a tenant's category (`acme/order`): a
+ * tenant id holds no `-`.
+ */
 export function categoryOf(streamId: string): string {
   const dash = streamId.indexOf('-');
   return dash < 0 ? streamId : streamId.slice(0, dash);

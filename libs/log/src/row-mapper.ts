@@ -4,6 +4,7 @@ import type { SealedFields, StoredMessage } from './message.js';
 import { storedValue } from './ordinal-message.js';
 import { MESSAGE_SQL } from './sql/message-json.sql.js';
 import { HIDDEN_REASON } from './sql/hidden-reason.sql.js';
+import { unqualified } from './tenant.js';
 
 /** A row of the messages table as the reader's SQL selects it. */
 export interface MessageRow {
@@ -16,6 +17,8 @@ export interface MessageRow {
   created_at: Date | string;
   stream_id: string | null;
   stream_version: string | number | null;
+  /** The tenant (docs/tenants.md): `stream_id` and `idempotency_key` are then qualified. */
+  tenant?: string | null;
   schema_version: number;
   idempotency_key: string | null;
   correlation_id: string | null;
@@ -39,10 +42,11 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
     metadata: hidden === null ? row.metadata : null,
     contentHash: row.content_hash,
     createdAt: new Date(row.created_at).toISOString(),
-    streamId: row.stream_id,
+    streamId: unqualified(row.tenant, row.stream_id),
     streamVersion: row.stream_version === null ? null : toPosition(row.stream_version),
+    tenant: row.tenant ?? null,
     schemaVersion: row.schema_version,
-    idempotencyKey: row.idempotency_key,
+    idempotencyKey: unqualified(row.tenant, row.idempotency_key),
     correlationId: row.correlation_id ?? null,
     causationId: row.causation_id ?? null,
     traceparent: row.trace_parent ?? null,
@@ -67,8 +71,10 @@ export interface RenderedRow {
   index: string | number;
   message_type: string;
   user_id: string | null;
-  /** The stream (null outside any): read with the row so access rules need not parse `json`. */
+  /** The stream (null outside any), plain: read with the row so access rules need not parse `json`. */
   stream_id?: string | null;
+  /** The tenant (docs/tenants.md), read with the row so a tenant's filter need not parse `json`. */
+  tenant?: string | null;
   json: string;
   /** Why the position is a tombstone (`json` is then the tombstone's), else null. */
   tombstone?: TombstoneReason | null;
@@ -96,6 +102,7 @@ export class RenderedMessage implements StoredMessage {
   readonly personal?: SealedFields;
   private fields: RenderedFields | null = null;
   private readonly streamColumn: string | null | undefined;
+  private readonly tenantColumn: string | null | undefined;
 
   constructor(
     row: RenderedRow,
@@ -105,6 +112,7 @@ export class RenderedMessage implements StoredMessage {
     this.messageType = row.message_type;
     this.userId = row.user_id;
     this.streamColumn = row.stream_id;
+    this.tenantColumn = row.tenant;
     if (row.tombstone) this.tombstone = row.tombstone;
     else if (row.personal) this.personal = row.personal;
   }
@@ -131,6 +139,10 @@ export class RenderedMessage implements StoredMessage {
   }
   get streamVersion(): number | null {
     return storedValue(this.parsed, 'streamVersion');
+  }
+  get tenant(): string | null {
+    if (this.tenantColumn !== undefined) return this.tenantColumn;
+    return storedValue(this.parsed, 'tenant');
   }
   get schemaVersion(): number {
     return storedValue(this.parsed, 'schemaVersion');

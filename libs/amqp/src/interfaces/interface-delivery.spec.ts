@@ -14,6 +14,7 @@ const message = (correlationId: string | null): FeedMessage => ({
   createdAt: '2026-12-01T00:00:00.000Z',
   streamId: null,
   streamVersion: null,
+  tenant: null,
   schemaVersion: 1,
   idempotencyKey: null,
   correlationId,

@@ -23,6 +23,45 @@ export interface ArchiveChunk {
   sha256: string;
   /** The file's size (compressed). */
   bytes: number;
+  /**
+   * How many columns its rows hold, when not `manifest.columns`' (a chunk written again by a
+   * scavenge or a redaction after the table gained a column: `LATER_COLUMNS`).
+   */
+  columns?: number;
+}
+
+/**
+ * Columns the messages table gained after the archive format began, in the order they were
+ * added: a chunk archived before one of them reads it as NULL (`openChunk` adds it to each
+ * row). A migration that adds a column to `messages` adds it here.
+ */
+export const LATER_COLUMNS: readonly string[] = ['tenant'];
+
+/** How many columns the messages table has now, for a segment archived with `manifest.columns`. */
+export function currentColumnCount(manifest: SegmentManifest): number {
+  return (
+    manifest.columns.length + LATER_COLUMNS.filter((c) => !manifest.columns.includes(c)).length
+  );
+}
+
+/** `text`'s rows (`<index>\t(<fields>)\n`) with `missing` NULL fields added at their end. */
+export function padRows(text: Buffer, missing: number): Buffer {
+  if (missing === 0 || text.length === 0) return text;
+  let lines = 0;
+  for (let at = text.indexOf(10); at >= 0; at = text.indexOf(10, at + 1)) lines++;
+  const out = Buffer.allocUnsafe(text.length + lines * missing);
+  let w = 0;
+  let start = 0;
+  for (let at = text.indexOf(10); at >= 0; at = text.indexOf(10, start)) {
+    // A row's text ends with its `)`: the new fields go before it.
+    w += text.copy(out, w, start, at - 1);
+    out.fill(44, w, w + missing);
+    w += missing;
+    out[w++] = 41;
+    out[w++] = 10;
+    start = at + 1;
+  }
+  return out.subarray(0, w);
 }
 
 /**
@@ -143,7 +182,7 @@ export async function openChunk(
   }
   if (sha256(text) !== chunk.sha256)
     throw archiveCorrupt(manifest, chunk, 'does not match its checksum');
-  return text;
+  return padRows(text, currentColumnCount(manifest) - (chunk.columns ?? manifest.columns.length));
 }
 
 /** How many rows a chunk text holds (its lines), without reading them. */

@@ -24,6 +24,7 @@ import type { ArchiveStore } from './archive-store.js';
 import {
   ARCHIVE_FORMAT,
   chunkRows,
+  currentColumnCount,
   compressChunk,
   countRows,
   escapeCopyText,
@@ -349,7 +350,14 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
         const compressed = await compressChunk(text);
         const file = `${manifest.table}/${String(chunk.first).padStart(16, '0')}.${checksum.slice(0, 16)}.tsv.gz`;
         await store.put(file, compressed);
-        const written = { ...chunk, file, sha256: checksum, bytes: compressed.length };
+        // Its rows have the table's columns now (`openChunk` added any the chunk lacked).
+        const written = {
+          ...chunk,
+          file,
+          sha256: checksum,
+          bytes: compressed.length,
+          columns: currentColumnCount(manifest),
+        };
         if (
           chunkRows(await openChunk(manifest, written, await store.get(file))).rows.length !==
           chunk.rows

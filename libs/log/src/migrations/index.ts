@@ -16,6 +16,7 @@ import { PersonalData1766000000000 } from './1766000000000-personal-data.js';
 import { ConcurrentAppendCheckAfterLock1766000000100 } from './1766000000100-concurrent-append-check-after-lock.js';
 import { Segments1766100000000 } from './1766100000000-segments.js';
 import { Archive1766200000000 } from './1766200000000-archive.js';
+import { Tenants1766300000000 } from './1766300000000-tenants.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -37,4 +38,5 @@ export const LOG_MIGRATIONS = [
   ConcurrentAppendCheckAfterLock1766000000100,
   Segments1766100000000,
   Archive1766200000000,
+  Tenants1766300000000,
 ];

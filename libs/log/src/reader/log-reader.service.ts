@@ -33,6 +33,7 @@ import {
 import { MAX_POSITION, toPosition } from '@ordinal/pg';
 import { DatabaseUnavailableError } from '@ordinal/pg';
 import { isConnectionError, isQueryTimeout, driverError } from '@ordinal/pg';
+import { TenantSessions } from './tenant-sessions.js';
 
 /**
  * One read of the log after a position: the rows, the position the read covers, and (in
@@ -59,6 +60,7 @@ export class LogReader {
     private readonly watermark: LogWatermark,
     @Inject(LOG_MODULE_OPTIONS) private readonly options: ResolvedLogOptions,
     private readonly archived: ArchivedSegments,
+    private readonly tenants: TenantSessions,
   ) {
     this.concurrent = options.ordering === 'concurrent';
   }
@@ -272,7 +274,7 @@ export class LogReader {
       try {
         if (stretch.tier === 'hot') {
           const query = readFrom(build(from, stretch.to), hotSource(from, stretch.to));
-          return { rows: await execute<R>(this.dataSource.manager, query), to: stretch.to };
+          return { rows: await this.tenants.read<R>(filter.tenant, query), to: stretch.to };
         }
         const { segment } = stretch;
         if (filter.tiers === 'hot') throw indexArchived(from, segment);
@@ -294,7 +296,7 @@ export class LogReader {
           build(from, reach),
           archivedSource(segment.first, segment.manifest.sha256, picked),
         );
-        return { rows: await execute<R>(this.dataSource.manager, query), to: reach };
+        return { rows: await this.tenants.read<R>(filter.tenant, query), to: reach };
       } catch (error) {
         if (!isArchivedRange(error) || attempt === GUARDED_ATTEMPTS) throw error;
         this.archived.invalidate();

@@ -2,9 +2,9 @@ import type { StoredMessage } from '../message.js';
 import { shardOf } from '@ordinal/contract';
 import type { FeedOptions } from './log-feed.js';
 
-/** A feed's filter as one predicate (types, shard, accept); `null` when it lets everything through. */
+/** A feed's filter as one predicate (types, tenant, shard, accept); `null` when it lets everything through. */
 export function compileFilter(
-  options: Pick<FeedOptions, 'types' | 'shard' | 'accept'>,
+  options: Pick<FeedOptions, 'types' | 'tenant' | 'shard' | 'accept'>,
 ): ((message: StoredMessage) => boolean) | null {
   const selected = compileSelection(options);
   const accept = options.accept;
@@ -13,7 +13,7 @@ export function compileFilter(
 }
 
 function compileSelection(
-  options: Pick<FeedOptions, 'types' | 'shard'>,
+  options: Pick<FeedOptions, 'types' | 'tenant' | 'shard'>,
 ): ((message: StoredMessage) => boolean) | null {
   const types = options.types && options.types.length > 0 ? new Set(options.types) : null;
   const shard = options.shard;
@@ -26,8 +26,10 @@ function compileSelection(
       );
     }
   }
-  if (!types && !shard) return null;
+  const tenant = options.tenant;
+  if (!types && !shard && tenant === undefined) return null;
   return (message) =>
+    (tenant === undefined || message.tenant === tenant) &&
     (types === null || types.has(message.messageType)) &&
     (!shard || shardOf(message.userId, shard.count) === shard.index);
 }

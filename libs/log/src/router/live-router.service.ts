@@ -189,10 +189,10 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       safeHead: () => this.reader.safeHead(),
       // A rendered page (an SSE stream's) is bounded in bytes too: three in hand make half a stream's bound.
       pageBytes: Math.floor(this.options.streamBufferBytes / 6),
-      read: (after, limit, types, upTo, rendered) => {
+      read: (after, limit, filter, upTo, rendered) => {
         const maxBytes = rendered ? this.source.pageBytes : Number.MAX_SAFE_INTEGER;
-        return this.sharedReads.read(after, limit, types, upTo, rendered, maxBytes, () =>
-          this.reader.readUpTo(after, limit, { types }, upTo, rendered, maxBytes),
+        return this.sharedReads.read(after, limit, filter, upTo, rendered, maxBytes, () =>
+          this.reader.readUpTo(after, limit, filter, upTo, rendered, maxBytes),
         );
       },
       hold: (feed, read) => {

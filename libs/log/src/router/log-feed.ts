@@ -8,6 +8,11 @@ export interface FeedOptions {
   toIndex?: number;
   /** Only these message types (absent or empty: every type). */
   types?: string[];
+  /**
+   * Only this tenant's messages (docs/tenants.md): its catch-up reads run under the tenant's
+   * row-level security. The feed's positions are the log's: other tenants' are passed over.
+   */
+  tenant?: string;
   /** Only messages whose user falls in this shard (L9). */
   shard?: { count: number; index: number };
   /**

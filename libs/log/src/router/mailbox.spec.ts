@@ -13,6 +13,7 @@ const message = (id: number, messageType = 'A'): StoredMessage => ({
   createdAt: '',
   streamId: null,
   streamVersion: null,
+  tenant: null,
   schemaVersion: 1,
   idempotencyKey: null,
   correlationId: null,

@@ -1,5 +1,6 @@
 import type { StoredMessage } from '../message.js';
 import type { CoveredRead } from '../reader/log-reader.service.js';
+import type { ReadFilter } from '../sql/index.js';
 import { compileFilter } from './feed-filter.js';
 import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
 import type { Mailbox } from './mailbox.js';
@@ -42,7 +43,7 @@ export interface FeedSource {
   read(
     after: number,
     limit: number,
-    types: string[] | undefined,
+    filter: Pick<ReadFilter, 'types' | 'tenant'>,
     upTo: number,
     rendered: boolean,
   ): Promise<CoveredRead>;
@@ -241,7 +242,9 @@ export class RouterFeed implements LogFeed, BudgetHolder {
    */
   private async *replay(upTo: number): AsyncGenerator<FeedMessage> {
     const rendered = this.options.rendered ?? false;
-    const ranged = !this.options.types || this.options.types.length === 0;
+    const ranged =
+      (!this.options.types || this.options.types.length === 0) && this.options.tenant === undefined;
+    const filter = { types: this.options.types, tenant: this.options.tenant };
     const depth = ranged ? REPLAY_DEPTH : 1;
     const queue: { rows: Promise<CoveredRead>; bound: number }[] = [];
     let after = this.pos;
@@ -249,7 +252,7 @@ export class RouterFeed implements LogFeed, BudgetHolder {
       while (queue.length < depth && after < upTo && !this.closed) {
         const batch = this.rowsPerPage;
         const bound = ranged ? Math.min(upTo, after + batch) : upTo;
-        const rows = this.source.read(after, batch, this.options.types, bound, rendered);
+        const rows = this.source.read(after, batch, filter, bound, rendered);
         rows.then(
           (read) => this.hold(read),
           () => undefined,

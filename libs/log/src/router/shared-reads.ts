@@ -1,4 +1,5 @@
 import type { CoveredRead } from '../reader/log-reader.service.js';
+import type { ReadFilter } from '../sql/index.js';
 
 /** One read of the database, shared by every feed that asks for the same page. */
 interface SharedRead {
@@ -35,14 +36,14 @@ export class SharedReads {
   read(
     after: number,
     limit: number,
-    types: string[] | undefined,
+    filter: Pick<ReadFilter, 'types' | 'tenant'>,
     upTo: number,
     rendered: boolean,
     maxBytes: number,
     read: () => Promise<CoveredRead>,
   ): Promise<CoveredRead> {
     this.expire();
-    const key = `${after}|${rendered ? 'r' : 'm'}|${(types ?? []).join(',')}`;
+    const key = `${after}|${rendered ? 'r' : 'm'}|${(filter.types ?? []).join(',')}|${filter.tenant ?? ''}`;
     for (const candidate of this.reads.get(key) ?? []) {
       if (candidate.limit !== limit || candidate.maxBytes !== maxBytes) continue;
       // A read with a lower bound serves only if it turns out a full page: wait for those that have finished.

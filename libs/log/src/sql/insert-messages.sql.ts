@@ -20,6 +20,8 @@ export interface InsertColumns {
   traceparent: (string | null)[];
   /** The sealed personal fields' JSON (`SealedFields`), else null (absent: none in the batch). */
   personal?: (string | null)[];
+  /** The tenant (docs/tenants.md), else null (absent: none in the batch). */
+  tenant?: (string | null)[];
 }
 
 /**
@@ -52,7 +54,7 @@ const STATES = `states AS (
         RETURNING 1
       )`;
 
-const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key, correlation_id, causation_id, trace_parent, personal`;
+const COLUMNS = `message_type, user_id, stream_id, stream_version, category, body, metadata, schema_version, content_hash, idempotency_key, correlation_id, causation_id, trace_parent, personal, tenant`;
 /**
  * The batch's rows as one `json` parameter, expanded by `json_to_recordset`. One JSON text
  * built by concatenation costs the writer far less than ten PostgreSQL array literals (pg
@@ -61,10 +63,10 @@ const COLUMNS = `message_type, user_id, stream_id, stream_version, category, bod
  */
 const ROWS = `ROWS FROM (json_to_recordset($1::json) AS (message_type text, user_id text, stream_id text, stream_version bigint,
   category text, body jsonb, metadata jsonb, schema_version int, content_hash text, idempotency_key text,
-  correlation_id text, causation_id text, trace_parent text, personal jsonb))`;
+  correlation_id text, causation_id text, trace_parent text, personal jsonb, tenant text))`;
 const SELECT_ROW = `r.message_type, r.user_id, r.stream_id, r.stream_version, r.category,
                coalesce(r.body, 'null'::jsonb), r.metadata, r.schema_version, r.content_hash, r.idempotency_key,
-               r.correlation_id, r.causation_id, r.trace_parent, r.personal`;
+               r.correlation_id, r.causation_id, r.trace_parent, r.personal, r.tenant`;
 
 /** JSON of a scalar column value; a missing one is null, never the bare word `undefined`. */
 const str = (value: string | number | null | undefined) => JSON.stringify(value ?? null);
@@ -78,7 +80,7 @@ export function rowsJson(rows: InsertColumns): string {
         `"stream_version":${str(rows.streamVersion[i])},"category":${str(rows.category[i])},"body":${rows.body[i] ?? 'null'},` +
         `"metadata":${rows.metadata[i] ?? 'null'},"schema_version":${str(rows.schemaVersion[i])},"content_hash":${str(rows.contentHash[i])},` +
         `"idempotency_key":${str(rows.idempotencyKey[i])},"correlation_id":${str(rows.correlationId[i])},` +
-        `"causation_id":${str(rows.causationId[i])},"trace_parent":${str(rows.traceparent[i])},"personal":${rows.personal?.[i] ?? 'null'}}`,
+        `"causation_id":${str(rows.causationId[i])},"trace_parent":${str(rows.traceparent[i])},"personal":${rows.personal?.[i] ?? 'null'},"tenant":${str(rows.tenant?.[i])}}`,
     );
   }
   return `[${parts.join(',')}]`;

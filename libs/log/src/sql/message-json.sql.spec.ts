@@ -29,7 +29,7 @@ describe('messageJsonSql', () => {
 
   it('is built once from the same list the plain reads select', () => {
     expect(MESSAGE_COLUMNS).toBe(
-      'index, message_type, user_id, body, metadata, content_hash, created_at, stream_id, stream_version, schema_version, idempotency_key, correlation_id, causation_id, trace_parent, personal',
+      'index, message_type, user_id, body, metadata, content_hash, created_at, stream_id, stream_version, tenant, schema_version, idempotency_key, correlation_id, causation_id, trace_parent, personal',
     );
     expect(messageJsonSql(MESSAGE_FIELDS, MESSAGE_SQL)).toBe(RENDERED_MESSAGE_JSON);
   });

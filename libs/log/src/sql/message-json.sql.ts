@@ -1,5 +1,6 @@
 import { MESSAGE_FIELDS, type MessageFieldRule, type OrdinalMessage } from '@ordinal/contract';
 import type { MessageRow } from '../row-mapper.js';
+import { PLAIN_STREAM_ID, plainSql } from '../tenant.js';
 
 type Field = keyof OrdinalMessage;
 
@@ -25,10 +26,15 @@ export const MESSAGE_SQL: Record<Field, FieldSql> = {
     column: 'created_at',
     json: `'"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
   },
-  streamId: { column: 'stream_id', json: 'to_json(stream_id)::text' },
+  // A tenant's names are stored qualified (`acme/order-1`): readers get them plain.
+  streamId: { column: 'stream_id', json: `to_json(${PLAIN_STREAM_ID})::text` },
   streamVersion: { column: 'stream_version', json: 'stream_version' },
+  tenant: { column: 'tenant', json: 'to_json(tenant)::text' },
   schemaVersion: { column: 'schema_version', json: 'schema_version' },
-  idempotencyKey: { column: 'idempotency_key', json: 'to_json(idempotency_key)::text' },
+  idempotencyKey: {
+    column: 'idempotency_key',
+    json: `to_json(${plainSql('idempotency_key')})::text`,
+  },
   correlationId: { column: 'correlation_id', json: 'to_json(correlation_id)::text' },
   causationId: { column: 'causation_id', json: 'to_json(causation_id)::text' },
   traceparent: { column: 'trace_parent', json: 'to_json(trace_parent)::text' },

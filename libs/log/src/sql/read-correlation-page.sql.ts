@@ -1,7 +1,7 @@
 import { MESSAGE_READ_COLUMNS } from '../row-mapper.js';
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
-import { skipTombstones, type ReadFilter } from './read-page.sql.js';
+import { filterClause, type ReadFilter } from './read-page.sql.js';
 
 /**
  * One correlation's messages with `from <= index <= to`, in index order, at most `limit`: a
@@ -14,11 +14,12 @@ export function readCorrelationPage(
   limit: number,
   filter: ReadFilter = {},
 ): SqlQuery {
-  const types = filter.types ?? [];
+  const values: unknown[] = [correlationId, from, to, limit];
+  const clause = filterClause(filter, values);
   return {
     text: `SELECT ${MESSAGE_READ_COLUMNS} FROM ${TABLES.messages}
-           WHERE correlation_id = $1 AND index >= $2 AND index <= $3 AND (cardinality($5::text[]) = 0 OR message_type = ANY($5::text[]))${skipTombstones(filter)}
+           WHERE correlation_id = $1 AND index >= $2 AND index <= $3${clause}
            ORDER BY index LIMIT $4`,
-    values: [correlationId, from, to, limit, types],
+    values,
   };
 }

@@ -4,6 +4,7 @@ import { MESSAGE_SQL, messageJsonSql, tombstoneJsonSql } from './message-json.sq
 import { HIDDEN_REASON } from './hidden-reason.sql.js';
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
+import { PLAIN_STREAM_ID } from '../tenant.js';
 
 /** Filter of a log read. Empty or absent lists mean "everything". */
 export interface ReadFilter {
@@ -15,6 +16,28 @@ export interface ReadFilter {
    * reading it from the archive store (docs/storage.md). @default 'all'
    */
   tiers?: 'all' | 'hot';
+  /**
+   * Only this tenant's messages (docs/tenants.md). A reader filtered by tenant runs its reads
+   * under the tenant's row-level security as well (`LogReader`). Absent: every tenant's.
+   */
+  tenant?: string;
+}
+
+/**
+ * The WHERE clause's tail for the filter's types and tenant, with their values appended to
+ * `values` (so their parameter numbers follow the query's own).
+ */
+export function filterClause(filter: ReadFilter, values: unknown[]): string {
+  let clause = '';
+  if (filter.types !== undefined && filter.types.length > 0) {
+    values.push(filter.types);
+    clause += ` AND message_type = ANY($${values.length}::text[])`;
+  }
+  if (filter.tenant !== undefined) {
+    values.push(filter.tenant);
+    clause += ` AND tenant = $${values.length}`;
+  }
+  return clause + skipTombstones(filter);
 }
 
 /** The WHERE clause's tail that leaves tombstones out when the filter says so. */
@@ -40,20 +63,12 @@ function pageOf(
   limit: number,
   filter: ReadFilter,
 ): SqlQuery {
-  const types = filter.types ?? [];
-  const skip = skipTombstones(filter);
-  if (types.length === 0) {
-    return {
-      text: `SELECT ${columns} FROM ${TABLES.messages}
-             WHERE index >= $1 AND index <= $2${skip} ORDER BY index LIMIT $3`,
-      values: [from, to, limit],
-    };
-  }
+  const values: unknown[] = [from, to, limit];
+  const clause = filterClause(filter, values);
   return {
     text: `SELECT ${columns} FROM ${TABLES.messages}
-           WHERE index >= $1 AND index <= $2 AND message_type = ANY($4::text[])${skip}
-           ORDER BY index LIMIT $3`,
-    values: [from, to, limit, types],
+           WHERE index >= $1 AND index <= $2${clause} ORDER BY index LIMIT $3`,
+    values,
   };
 }
 
@@ -103,11 +118,10 @@ export function readRenderedPage(
   filter: ReadFilter,
   maxBytes: number,
 ): SqlQuery {
-  const types = filter.types ?? [];
-  const typeClause =
-    (types.length === 0 ? '' : ' AND message_type = ANY($5::text[])') + skipTombstones(filter);
+  const values: unknown[] = [from, to, limit, maxBytes];
+  const typeClause = filterClause(filter, values);
   return {
-    text: `SELECT index, message_type, user_id, stream_id, tombstone, personal, ${RENDERED_RECORD_JSON} AS json, stored_through
+    text: `SELECT index, message_type, user_id, ${PLAIN_STREAM_ID} AS stream_id, tenant, tombstone, personal, ${RENDERED_RECORD_JSON} AS json, stored_through
            FROM (SELECT ${MESSAGE_READ_COLUMNS}, ${STORED_SIZE} AS stored_size,
                         sum(${STORED_SIZE}) OVER (ORDER BY index) AS stored_through
                  FROM ${TABLES.messages}
@@ -115,7 +129,7 @@ export function readRenderedPage(
                  ORDER BY index LIMIT $3) stored
            WHERE stored_through - stored_size < $4
            ORDER BY index`,
-    values: types.length === 0 ? [from, to, limit, maxBytes] : [from, to, limit, maxBytes, types],
+    values,
   };
 }
 

@@ -11,6 +11,7 @@ import type { InsertColumns, StreamHeads, StreamStateChanges } from '../sql/inde
 import type { AppendRequest } from '../message.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import { resendKeyOf, type PendingAppend, type PreparedMessage } from './pending-append.js';
+import { qualify, unqualified, unqualify } from '../tenant.js';
 
 /** What a flush reads under the log lock before it decides anything. */
 export interface WriteState {
@@ -50,8 +51,11 @@ export function streamCheck(
   stream: NonNullable<AppendRequest['stream']>,
   head: StreamHead,
   deleting?: AppendRequest['delete'],
+  tenant?: string,
 ): Error | null {
-  const { streamId, expectedVersion } = stream;
+  const { expectedVersion } = stream;
+  // Errors name the stream as its writer does (a tenant's plain id).
+  const streamId = unqualify(tenant, stream.streamId);
   if (head.state === 'tombstoned') return new StreamTombstonedError(streamId);
   if (deleting) {
     if (deleting === 'soft' && head.state === 'deleted')
@@ -123,6 +127,7 @@ export function planFlush(
     causationId: [],
     traceparent: [],
     personal: [],
+    tenant: [],
   };
   const streamHeads = new Map<string, number>();
   // Each head's version before the flush: it moves only from there (ordinal_move_stream_heads).
@@ -150,7 +155,12 @@ export function planFlush(
       const id = pending.request.stream.streamId;
       streamHead = heads.get(id) ?? state.streams.get(id) ?? NEW_STREAM;
       version = streamHead.version;
-      const error = streamCheck(pending.request.stream, streamHead, deleting);
+      const error = streamCheck(
+        pending.request.stream,
+        streamHead,
+        deleting,
+        pending.request.tenant,
+      );
       if (error) {
         outcomes.push({ ok: false, error });
         continue;
@@ -193,6 +203,7 @@ export function planFlush(
         stream?.streamId,
         state.now,
       );
+      // The stored (tenant-qualified) key: what `byKey` and `state.repeats` are keyed by.
       if (key !== null) stagedKeys.set(key, message);
       if (windowed) stagedHashes.add(resendKey);
       staged.push({ message, p, windowed });
@@ -211,7 +222,7 @@ export function planFlush(
     version = nextVersion;
     for (const { message, p, windowed } of staged) {
       addRow(rows, message, p.bodyJson, p.metadataJson);
-      if (message.idempotencyKey !== null) byKey.set(message.idempotencyKey, message);
+      if (p.message.idempotencyKey) byKey.set(p.message.idempotencyKey, message);
       if (windowed) {
         const resendKey = resendKeyOf(p);
         batchHashes.add(resendKey);
@@ -269,7 +280,7 @@ export function planFlush(
 /** Whether `message` reads back as a tombstone as soon as its flush commits (its stream at its head in `heads`). */
 function hiddenAtAppend(message: StoredMessage, heads: Map<string, StreamHead>): boolean {
   if (message.streamId === null || message.streamVersion === null) return false;
-  const head = heads.get(message.streamId);
+  const head = heads.get(qualify(message.tenant, message.streamId));
   const retention = head?.retention;
   if (!head || !retention) return false;
   return (
@@ -278,7 +289,10 @@ function hiddenAtAppend(message: StoredMessage, heads: Map<string, StreamHead>):
   );
 }
 
-/** The stored message an append creates at `index` (the commit time comes with `now`). */
+/**
+ * The stored message an append creates at `index` (the commit time comes with `now`), as its
+ * readers get it: a tenant's stream id (`streamId`, stored form) and key plain.
+ */
 function newMessage(
   p: PreparedMessage,
   index: number,
@@ -286,6 +300,7 @@ function newMessage(
   streamId: string | undefined,
   now: string,
 ): StoredMessage {
+  const tenant = p.tenant ?? null;
   return {
     id: index,
     messageType: p.message.messageType,
@@ -294,10 +309,11 @@ function newMessage(
     metadata: p.message.metadata ?? null,
     contentHash: p.hash,
     createdAt: now,
-    streamId: streamId ?? null,
+    streamId: unqualified(tenant, streamId ?? null),
     streamVersion,
+    tenant,
     schemaVersion: p.message.schemaVersion ?? 1,
-    idempotencyKey: p.message.idempotencyKey ?? null,
+    idempotencyKey: unqualified(tenant, p.message.idempotencyKey ?? null),
     correlationId: p.message.correlationId ?? null,
     causationId: p.message.causationId ?? null,
     traceparent: p.message.traceparent ?? null,
@@ -313,17 +329,23 @@ function addRow(
   bodyJson: string,
   metadataJson: string | null,
 ): void {
+  // A tenant's names in their stored, qualified form (docs/tenants.md).
+  const tenant = message.tenant;
+  const streamId = message.streamId === null ? null : qualify(tenant, message.streamId);
   rows.index.push(message.id);
   rows.messageType.push(message.messageType);
   rows.userId.push(message.userId);
-  rows.streamId.push(message.streamId);
+  rows.streamId.push(streamId);
   rows.streamVersion.push(message.streamVersion);
-  rows.category.push(message.streamId === null ? null : categoryOf(message.streamId));
+  rows.category.push(streamId === null ? null : categoryOf(streamId));
   rows.body.push(bodyJson);
   rows.metadata.push(metadataJson);
   rows.schemaVersion.push(message.schemaVersion);
   rows.contentHash.push(message.contentHash);
-  rows.idempotencyKey.push(message.idempotencyKey);
+  rows.idempotencyKey.push(
+    message.idempotencyKey === null ? null : qualify(tenant, message.idempotencyKey),
+  );
+  rows.tenant!.push(tenant);
   rows.correlationId.push(message.correlationId);
   rows.causationId.push(message.causationId);
   rows.traceparent.push(message.traceparent);

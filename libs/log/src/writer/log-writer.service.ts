@@ -26,6 +26,7 @@ import { SegmentKeeper } from '../segments/segment-keeper.service.js';
 import type { FlushPlan } from './flush-plan.js';
 import { CommitOutcomeUnknown, FlushStrategies, QueryTimedOut } from './flush-strategies.js';
 import { prepareMessage, type PendingAppend, type PreparedMessage } from './pending-append.js';
+import { isTenantId, qualify } from '../tenant.js';
 import {
   driverError,
   insufficientResources,
@@ -170,6 +171,27 @@ export class LogWriter implements OnApplicationShutdown {
         endSpan(span, refused);
         return Promise.reject(refused);
       }
+    }
+    if (request.tenant !== undefined) {
+      // A tenant's names are stored qualified: from here on, the writer knows only those.
+      const tenant = request.tenant;
+      if (!isTenantId(tenant)) {
+        const refused = new InvalidMessageError(
+          `tenant must be 1-63 letters, digits, '_' or '.' (not starting with '_' or '.'), not ${JSON.stringify(tenant)}`,
+        );
+        endSpan(span, refused);
+        return Promise.reject(refused);
+      }
+      for (const p of prepared) {
+        p.tenant = tenant;
+        if (p.message.idempotencyKey)
+          p.message.idempotencyKey = qualify(tenant, p.message.idempotencyKey);
+      }
+      if (request.stream)
+        request = {
+          ...request,
+          stream: { ...request.stream, streamId: qualify(tenant, request.stream.streamId) },
+        };
     }
     const bytes = prepared.reduce(
       (sum, p) => sum + p.bodyJson.length + (p.metadataJson?.length ?? 0),

@@ -96,6 +96,7 @@ describe('rowsJson', () => {
         causation_id: null,
         trace_parent: null,
         personal: null,
+        tenant: null,
       },
     ]);
   });

@@ -23,12 +23,17 @@ export interface PreparedMessage {
    * start), so a message after that pays no second SHA-256.
    */
   resendKey?: string;
+  /**
+   * The append's tenant (docs/tenants.md): `message.idempotencyKey` is then qualified (stored
+   * form), and the message is a duplicate only of that tenant's.
+   */
+  tenant?: string;
 }
 
 /** The message's resend key, taken the first time it is asked for. */
 export function resendKeyOf(p: PreparedMessage): string {
   return (p.resendKey ??= resendKey(
-    p.message.messageType,
+    p.tenant === undefined ? p.message.messageType : `${p.tenant}/${p.message.messageType}`,
     p.message.userId,
     p.hash,
     p.metadataJson,

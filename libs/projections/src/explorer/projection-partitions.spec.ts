@@ -13,6 +13,7 @@ const message = (streamId: string | null, userId: string | null): StoredMessage 
   createdAt: '',
   streamId,
   streamVersion: null,
+  tenant: null,
   schemaVersion: 1,
   idempotencyKey: null,
   correlationId: null,

@@ -16,6 +16,7 @@ const message = (messageType: string, streamId: string | null): StoredMessage =>
   createdAt: '',
   streamId,
   streamVersion: streamId ? 1 : null,
+  tenant: null,
   schemaVersion: 1,
   idempotencyKey: null,
   correlationId: null,

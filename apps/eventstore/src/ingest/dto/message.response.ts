@@ -50,6 +50,13 @@ export class MessageResponseDto implements OrdinalMessage {
   })
   streamVersion?: number;
 
+  @ApiPropertyOptional({
+    example: 'acme',
+    description:
+      "The tenant it belongs to (docs/tenants.md); absent for a message of no tenant. `streamId` and `idempotencyKey` are then that tenant's names.",
+  })
+  tenant?: string;
+
   @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Present when not 1' })
   schemaVersion?: number;
 
