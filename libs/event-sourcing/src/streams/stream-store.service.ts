@@ -394,10 +394,12 @@ export class StreamStore {
     const stored = this.stored(streamId);
     // A tenant's read is behind row-level security, whose role does not read the snapshots
     // table: the newest snapshot is read first, and the slice uses it if its window allows.
-    const apart =
-      this.tenant !== null && withSnapshot && (await guardDatabase(() => this.tenants.hasWall()))
+    const walled = this.tenant !== null && (await guardDatabase(() => this.tenants.hasWall()));
+    const apart = !walled
+      ? undefined
+      : withSnapshot
         ? await this.snapshotRow(stored, fromVersion)
-        : undefined;
+        : null;
     // Rows of archived segments are read from the archive store (docs/storage.md).
     const [row] = await guardDatabase(() =>
       this.readStreamRows<StreamSliceRow>(

@@ -1,7 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import {
+  FilesystemArchiveStore,
   InvalidMessageError,
   LogWriter,
+  SegmentArchiver,
   StreamDeletedError,
   TenantSessions,
   VersionConflictError,
@@ -145,6 +150,8 @@ describe.each(['gapless', 'concurrent'] as const)(
       const readG = await globex.readStream('order-3');
       expect(readG.snapshot).toBeNull();
       expect(values(readG)).toEqual([4, 5, 6]);
+      // And a read without snapshots replays acme's events only
+      expect(values(await acme.readStream('order-3', { snapshot: false }))).toEqual([1, 2, 3]);
       // A snapshot from a later version than asked is not used below it
       expect((await acme.readStream('order-3', { fromVersion: 3 })).snapshot).toBeNull();
       const [row] = await db.query<{ stream_id: string }>(
@@ -306,6 +313,74 @@ describe.each(['gapless', 'concurrent'] as const)(
         { idempotency_key: 'globex/pay-1', tenant: 'globex' },
         { idempotency_key: 'pay-1', tenant: null },
       ]);
+    });
+  },
+);
+
+describe.each(['gapless', 'concurrent'] as const)(
+  "StreamStore.forTenant: a tenant's stream in an archived segment, %s mode",
+  (ordering) => {
+    let db: TestDatabase;
+    let directory: string;
+    let app: INestApplicationContext;
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      directory = await mkdtemp(join(tmpdir(), 'ordinal-tenant-archive-'));
+      app = await startEventStoreContext(db.url, {
+        log: {
+          ordering,
+          segmentSize: 1000,
+          lateWatchMs: 0,
+          archive: {
+            store: new FilesystemArchiveStore(directory),
+            afterMs: 0,
+            checkMs: 0,
+            chunkSpan: 100,
+          },
+        },
+        eventSourcing: { readPageSize: 2 },
+      });
+    });
+    afterAll(async () => {
+      await app?.close();
+      await db?.drop();
+      await rm(directory, { recursive: true, force: true });
+    });
+
+    it('reads the archived and the hot events of its own stream, not those of the same id of another tenant', async () => {
+      // Given order-1 of acme, globex and no tenant, and a snapshot of acme's, in segment 1
+      const store = app.get(StreamStore);
+      const [acme, globex] = [store.forTenant('acme'), store.forTenant('globex')];
+      await acme.append('order-1', 'no_stream', events(1, 2, 3));
+      await globex.append('order-1', 'no_stream', events(10, 11, 12));
+      await store.append('order-1', 'no_stream', events(20));
+      await acme.saveSnapshot('order-1', 2, { sum: 3 });
+      // And enough other messages to seal the segment, and one more event of acme's after it
+      const writer = app.get(LogWriter);
+      for (let batch = 0; batch < 10; batch++)
+        await writer.append({
+          messages: Array.from({ length: 100 }, (_, n) => ({ messageType: 'Filler', body: { n } })),
+        });
+      await acme.append('order-1', 3, events(4));
+      // When segment 1 is archived
+      await app.get(SegmentArchiver).archive(1);
+      const chunks = await db.query<{ stream_id: string }>(
+        `SELECT DISTINCT stream_id FROM archived_stream_chunks ORDER BY stream_id`,
+      );
+      expect(chunks.map((c) => c.stream_id)).toEqual(['acme/order-1', 'globex/order-1', 'order-1']);
+      // Then each reads its own events, across the tiers
+      const values = (read: { events: { data: unknown }[] }) =>
+        read.events.map((e) => (e.data as { value: number }).value);
+      const readA = await acme.readStream('order-1', { snapshot: false });
+      expect(readA).toMatchObject({ tenant: 'acme', version: 4 });
+      expect(values(readA)).toEqual([1, 2, 3, 4]);
+      expect(values(await globex.readStream('order-1'))).toEqual([10, 11, 12]);
+      expect(values(await store.readStream('order-1'))).toEqual([20]);
+      // And acme's snapshot read starts after it
+      const fromSnapshot = await acme.readStream('order-1');
+      expect(fromSnapshot.snapshot).toMatchObject({ version: 2, state: { sum: 3 } });
+      expect(values(fromSnapshot)).toEqual([3, 4]);
     });
   },
 );
