@@ -171,6 +171,15 @@ describe('Per-tenant projections: handlers behind the row-level security wall (d
     await append(undefined, [placed('o9', 90)]);
     const [last] = await append('b', [placed('o1', 20), placed('o2', 30)]);
     await app!.get(ProjectionsService).waitFor('tenant-orders', last, 10_000);
+    // (ProjectionsService.read as one tenant, as docs/tenants.md shows it: b's rows only)
+    const read = await app!.get(ProjectionsService).read('tenant-orders', async (manager) => {
+      await manager.query(
+        `SELECT set_config('role', 'ordinal_tenant', true), set_config('ordinal.tenant', $1, true)`,
+        ['b'],
+      );
+      return manager.query<{ tenant: string }[]>('SELECT tenant FROM tenant_orders');
+    });
+    expect(read.data.map((r) => r.tenant)).toEqual(['b', 'b']);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
