@@ -2,8 +2,10 @@ import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { LogWriter, tenantIsolationSql, type NewMessage } from '@ordinal/log';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startProjectionsApp } from '@ordinal/test-support/projections-app';
+import { waitFor } from '@ordinal/test-support/test-server';
 import { NestApplicationContext } from '@nestjs/core';
 import pg from 'pg';
+import type { EntityManager } from 'typeorm';
 import { EventHandler } from './decorators/event-handler.decorator.js';
 import { Projection } from './decorators/projection.decorator.js';
 import type { ProjectionContext } from './projection-context.js';
@@ -56,6 +58,11 @@ class TenantOrdersProjection {
       'INSERT INTO tenant_orders (tenant, order_id, amount) VALUES ($1, $2, $3)',
       [tenant, body.orderId, body.amount],
     );
+  }
+
+  /** An in-place rebuild empties the read model (as the service's own user: every tenant's rows). */
+  async reset(manager: EntityManager): Promise<void> {
+    await manager.query('DELETE FROM tenant_orders');
   }
 }
 
@@ -204,6 +211,31 @@ describe('Per-tenant projections: handlers behind the row-level security wall (d
     } finally {
       await client.end();
     }
+  });
+
+  it('rebuilds in place: every tenant’s rows are cleared and replayed, each as its tenant', async () => {
+    // Given two tenants' rows
+    await restart();
+    await append('a', [placed('o1', 10)]);
+    const [last] = await append('b', [placed('o1', 20)]);
+    const projections = app!.get(ProjectionsService);
+    await projections.waitFor('tenant-orders', last, 10_000);
+    const probe = app!.get(TenantProbe);
+    probe.seen.length = 0;
+    // When the projection is rebuilt (blue/green asked for: the default)
+    await projections.rebuild('tenant-orders');
+    await waitFor(() => probe.seen.length === 2, 10_000, 'the replay');
+    await projections.waitFor('tenant-orders', last, 10_000);
+    // Then it was rebuilt in place, in its one build, and replayed each event as its tenant
+    expect((await projections.listVersions('tenant-orders')).map((v) => v.build)).toEqual([1]);
+    expect(probe.seen.map((s) => [s.tenant, s.visible])).toEqual([
+      ['a', []],
+      ['b', []],
+    ]);
+    expect(await rows()).toEqual([
+      { tenant: 'a', order_id: 'o1' },
+      { tenant: 'b', order_id: 'o1' },
+    ]);
   });
 
   it('ctx.tenant and the wall hold for events arriving live, batch after batch', async () => {
