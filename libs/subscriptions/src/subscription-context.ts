@@ -50,8 +50,9 @@ export interface SubscribeOptions {
   /** `'$all'`, `{ types: [...] }` or `{ category: 'order' }`. */
   stream: SubscriptionStream;
   /**
-   * Only this tenant's messages of the stream (docs/tenants.md): its reads filter on the
-   * tenant and run under the tenant's row-level security, a category is the tenant's own.
+   * Only this tenant's messages of the stream (docs/tenants.md): `$all` and type reads filter
+   * on the tenant and run under its row-level security; a category stream reads the tenant's
+   * own category (stored qualified, so no other tenant's row matches).
    * The positions are the log's, with gaps where other tenants' messages are. @default every tenant's
    */
   tenant?: string;
