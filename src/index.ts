@@ -103,6 +103,9 @@ export {
   type ConsumersHealth,
   type StuckConsumer,
 } from '@ordinal/subscriptions';
+// Tenants' projections behind row-level security (docs/tenants.md)
+export { TenantWallUnavailableError } from '@ordinal/projections';
+export { tenantIsolationSql, TENANT_ROLE, TENANT_SETTING } from '@ordinal/log';
 // Consumer groups for external services (docs/consumer-groups.md)
 export {
   ConsumerGroupsService,

@@ -56,6 +56,17 @@ export interface ProjectionOptions {
   partitions?: number;
   /** The key of a partitioned projection's events (a missing field is the empty key). @default 'streamId' */
   partitionBy?: PartitionKey;
+  /**
+   * A per-tenant projection (docs/tenants.md): each event's handlers run, in the batch's
+   * transaction, as the role `ordinal_tenant` with `ordinal.tenant` naming the event's tenant,
+   * so PostgreSQL's row-level security on the read-model tables (put behind the wall by your
+   * migration with `tenantIsolationSql`) shows them only that tenant's rows and refuses a row
+   * written for another tenant. The checkpoint is written as before, after the role is switched
+   * back. An event of no tenant runs without the wall (`ctx.tenant` is null). The projection
+   * does not start (TenantWallUnavailableError) when the database user cannot take the role.
+   * Not with `version` above 1 yet; its rebuilds are in place. @default false
+   */
+  tenantIsolation?: boolean;
 }
 
 /** What `@Projection` records on a class. */

@@ -17,6 +17,8 @@ export interface MessageContext {
   message: StoredMessage;
   /** The subscription's (or projection's) name. */
   subscription: string;
+  /** The message's tenant (docs/tenants.md), null for a message of no tenant. */
+  tenant: string | null;
   /**
    * The message's correlation id (null only for messages stored before they existed). What the
    * handler appends (an aggregate save included) gets it, and the message as its cause, by itself.
@@ -47,6 +49,13 @@ export interface SubscribeOptions {
   name: string;
   /** `'$all'`, `{ types: [...] }` or `{ category: 'order' }`. */
   stream: SubscriptionStream;
+  /**
+   * Only this tenant's messages of the stream (docs/tenants.md): `$all` and type reads filter
+   * on the tenant and run under its row-level security; a category stream reads the tenant's
+   * own category (stored qualified, so no other tenant's row matches).
+   * The positions are the log's, with gaps where other tenants' messages are. @default every tenant's
+   */
+  tenant?: string;
   handle: MessageHandler;
   /** Where a new checkpoint starts: the first message, or the current head. @default 'beginning' */
   startAt?: 'beginning' | 'end';

@@ -4,7 +4,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { LogReader, LogWatermark, LogWriter } from '@ordinal/log';
+import { isTenantId, LogReader, LogWatermark, LogWriter } from '@ordinal/log';
 import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { ConsumerOwnership } from '@ordinal/ownership';
 import { execute } from '@ordinal/pg';
@@ -92,13 +92,25 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
         throw new DuplicateSubscriptionError(name);
     }
     // Partitions share one read of their stream in this process (each keeps its own keys).
+    for (const m of members)
+      if (m.tenant !== undefined && !isTenantId(m.tenant))
+        throw new TypeError(
+          `Subscription '${m.name}' has tenant ${JSON.stringify(m.tenant)}; a tenant id is 1-63 letters, digits, '_' or '.' (docs/tenants.md)`,
+        );
     const sameStream = members.every(
-      (m) => describeStream(m.stream) === describeStream(members[0].stream),
+      (m) =>
+        describeStream(m.stream) === describeStream(members[0].stream) &&
+        m.tenant === members[0].tenant,
     );
     const shared =
       members.length > 1 && sameStream
         ? new SharedSource(
-            new SourceReader(members[0].stream, this.reader, this.deps.concurrent),
+            new SourceReader(
+              members[0].stream,
+              this.reader,
+              this.deps.concurrent,
+              members[0].tenant,
+            ),
             members.length * 3,
           )
         : undefined;

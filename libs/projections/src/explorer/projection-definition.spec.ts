@@ -91,4 +91,17 @@ describe('defineProjection', () => {
     );
     expect(define({}).options.version).toBeUndefined();
   });
+
+  it('throws a typed error for tenantIsolation above version 1 (a version’s own schema is not behind the wall)', () => {
+    class P {
+      @EventHandler('Placed') on() {}
+    }
+    class Model {}
+    const define = (options: object) =>
+      defineProjection({ name: 'p', options }, new P(), methodsOf(new P()), () => undefined);
+    expect(() => define({ tenantIsolation: true, version: 2, readModels: [Model] })).toThrow(
+      /tenantIsolation and version 2/,
+    );
+    expect(define({ tenantIsolation: true, version: 1 }).options.tenantIsolation).toBe(true);
+  });
 });

@@ -54,6 +54,11 @@ export function defineProjection(
       `Projection '${name}' has version ${version} but no readModels: a version's tables live in its own schema and readers get them through views named after its entities' tables, so name its entities in readModels (and create their tables in createTables(manager) if their shape changed)`,
     );
   }
+  if (metadata.options.tenantIsolation && version !== undefined && version > 1) {
+    throw new InvalidProjectionError(
+      `Projection '${name}' has tenantIsolation and version ${version}: a version's tables are made in a schema of its own, which the tenant wall does not cover yet; keep tenantIsolation to version 1 (rebuilds run in place)`,
+    );
+  }
   const routes = new Map<string, HandlerRoute[]>();
   for (const method of methodNames) {
     const fn = (instance as Record<string, unknown>)[method];

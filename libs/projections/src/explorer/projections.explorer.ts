@@ -10,7 +10,8 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { UpcasterRegistry } from '@ordinal/event-sourcing';
-import { SubscriptionsService } from '@ordinal/subscriptions';
+import { TenantSessions } from '@ordinal/log';
+import { SubscriptionsService, type MessageHandler } from '@ordinal/subscriptions';
 import {
   DataSource,
   DefaultNamingStrategy,
@@ -18,7 +19,7 @@ import {
   type EntityManager,
 } from 'typeorm';
 import 'reflect-metadata';
-import { ProjectionVersionConflictError } from '../errors/index.js';
+import { ProjectionVersionConflictError, TenantWallUnavailableError } from '../errors/index.js';
 import { PROJECTION_METADATA } from '../projections.constants.js';
 import type { ProjectionMetadata } from '../projection-options.js';
 import {
@@ -29,6 +30,7 @@ import type { BuildRow } from '../versions/sql/builds.sql.js';
 import { defineProjection, type ProjectionDefinition } from './projection-definition.js';
 import { ProjectionDispatcher } from './projection-dispatcher.js';
 import { projectionPartitions } from './projection-partitions.js';
+import { behindTenantWall } from './tenant-wall.js';
 
 /**
  * How often a process looks at the builds of its projections (docs/projections.md, "How
@@ -73,6 +75,7 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
     private readonly subscriptions: SubscriptionsService,
     private readonly versions: ProjectionVersionsService,
     private readonly dataSource: DataSource,
+    private readonly tenants: TenantSessions,
     @Optional() @Inject(UpcasterRegistry) private readonly upcasters?: UpcasterRegistry,
   ) {}
 
@@ -135,6 +138,9 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
   private async register(definition: ProjectionDefinition): Promise<void> {
     const dispatcher = new ProjectionDispatcher(definition, this.upcasters ?? null);
     const { options } = definition;
+    // Never without the wall it asks for: the start fails instead.
+    if (options.tenantIsolation && !(await this.tenants.hasWall()))
+      throw new TenantWallUnavailableError(definition.name);
     const declared: DeclaredProjection = {
       projection: definition.name,
       version: options.version ?? 1,
@@ -202,15 +208,17 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
         batchSize: options.batchSize,
         onError: options.onError,
         accepts: partitions.accepts[i],
-        handle: (message, ctx) => dispatcher.dispatch(message, ctx),
+        handle: this.handler(definition, dispatcher),
         gate: this.versions.gate(key),
         reset: async (manager) => {
           await this.versions.resetInPlace(manager, key);
           await this.reset(definition, manager);
         },
-        // Blue/green needs to know the tables (the views are named after them); else a rebuild is in place.
+        // Blue/green needs to know the tables (the views are named after them); else a rebuild
+        // is in place. A per-tenant projection's rebuilds are in place: a build's own schema is
+        // not behind the tenant wall.
         rebuild:
-          local.declared.tables.length > 0
+          local.declared.tables.length > 0 && !options.tenantIsolation
             ? async () => {
                 await this.rebuild(definition.name);
               }
@@ -221,6 +229,31 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
     this.logger.log(
       `Projection '${definition.name}' v${build.version} (build ${build.build}, ${build.state}) handles ${dispatcher.types.join(', ')}${split}`,
     );
+  }
+
+  /**
+   * What applies one event: the dispatcher, behind the tenant wall for a per-tenant projection
+   * (an event of no tenant runs without it, as `ctx.tenant` null says; warned once).
+   */
+  private handler(
+    definition: ProjectionDefinition,
+    dispatcher: ProjectionDispatcher,
+  ): MessageHandler {
+    if (!definition.options.tenantIsolation)
+      return (message, ctx) => dispatcher.dispatch(message, ctx);
+    let warned = false;
+    return (message, ctx) => {
+      if (message.tenant !== null)
+        return behindTenantWall(ctx.manager, message.tenant, () =>
+          dispatcher.dispatch(message, ctx),
+        );
+      if (!warned)
+        this.logger.warn(
+          `Projection '${definition.name}' has tenantIsolation and got an event of no tenant (index ${message.id}, ${message.messageType}): such events run without the tenant wall, with ctx.tenant null`,
+        );
+      warned = true;
+      return dispatcher.dispatch(message, ctx);
+    };
   }
 
   /** An in-place rebuild clears the declared read models and calls the projection's own `reset(manager)`. */

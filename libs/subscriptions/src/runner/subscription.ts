@@ -72,7 +72,8 @@ export class Subscription implements OwnedConsumer {
     /** Its group's shared read (partitions of one projection); its own reader otherwise. */
     source?: StreamSource,
   ) {
-    this.source = source ?? new SourceReader(options.stream, deps.reader, deps.concurrent);
+    this.source =
+      source ?? new SourceReader(options.stream, deps.reader, deps.concurrent, options.tenant);
     this.checkpoints = new CheckpointStore(
       deps.dataSource,
       options.name,
@@ -387,6 +388,7 @@ export class Subscription implements OwnedConsumer {
       if (
         message.id > this.position ||
         !streamAccepts(this.options.stream, message) ||
+        (this.options.tenant !== undefined && message.tenant !== this.options.tenant) ||
         (this.options.accepts && !this.options.accepts(message))
       ) {
         this.late.forget(message.id);
@@ -422,6 +424,7 @@ export class Subscription implements OwnedConsumer {
       isLate,
       message,
       subscription: this.name,
+      tenant: message.tenant,
       correlationId: message.correlationId,
       causationId: message.causationId,
       traceparent: message.traceparent,

@@ -1,4 +1,4 @@
-import type { CoveredRead, LogReader } from '@ordinal/log';
+import { qualify, type CoveredRead, type LogReader } from '@ordinal/log';
 import { isCategoryStream, streamTypes, type SubscriptionStream } from './subscription-stream.js';
 
 /** One read of a subscription's stream: the messages, and the position the read covers. */
@@ -14,6 +14,8 @@ export class SourceReader {
     private readonly stream: SubscriptionStream,
     private readonly reader: LogReader,
     private readonly concurrent: boolean,
+    /** Only this tenant's messages (a tenant's category is stored qualified: `<tenant>/<category>`). */
+    private readonly tenant?: string,
   ) {}
 
   /** Whether reads wait at the watermark (multi-category in concurrent mode). */
@@ -25,11 +27,16 @@ export class SourceReader {
     // The safe head first: everything at or below it was final before the page was read.
     const head = await this.reader.safeHead();
     if (isCategoryStream(this.stream)) {
-      const messages = await this.reader.pageCategory(this.stream.category, position + 1, limit);
+      const messages = await this.reader.pageCategory(
+        qualify(this.tenant, this.stream.category),
+        position + 1,
+        limit,
+      );
       const last = messages.at(-1)?.id ?? position;
       const to = messages.length === limit ? last : Math.max(last, head, position);
       return { messages, to, skipped: [], xmax: '0' };
     }
-    return this.reader.readUpTo(position, limit, { types: streamTypes(this.stream) }, head);
+    const filter = { types: streamTypes(this.stream), tenant: this.tenant };
+    return this.reader.readUpTo(position, limit, filter, head);
   }
 }
