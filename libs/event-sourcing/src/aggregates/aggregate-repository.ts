@@ -31,7 +31,7 @@ import type {
 import { assertStreamId } from '../streams/stream-id.js';
 import type { UpcasterRegistry } from '../upcasting/upcaster-registry.service.js';
 import { retryOnConflict, type RetryOptions } from '../retry/retry-on-conflict.js';
-import { markPersisted, type AggregateRoot } from './aggregate-root.js';
+import { markPersisted, markTenant, type AggregateRoot } from './aggregate-root.js';
 import type { AggregateOptions } from './aggregate.decorator.js';
 
 /** An aggregate class: its constructor takes the stream id. */
@@ -65,8 +65,16 @@ export interface SaveResult {
  * events after it, read one page per query, each upcast to its class's schema version.
  * `save` appends the uncommitted events expecting the loaded version, then (after commit)
  * publishes them on the EventBus and applies the snapshot policy.
+ *
+ * The repository injected is that of no tenant; `forTenant('acme')` is tenant `acme`'s
+ * (docs/tenants.md): the same methods, on the tenant's own streams.
  */
 export class AggregateRepository<T extends AggregateRoot> {
+  /**
+   * The tenant whose aggregates this repository loads and saves (`forTenant`), null for none.
+   * Its aggregates carry it (`aggregate.tenant`).
+   */
+  readonly tenant: string | null = null;
   private readonly logger: Logger;
   private readonly events = new Map<string, { type: EventClass; schemaVersion: number }>();
   private readonly snapshotEvery: number;
@@ -99,10 +107,31 @@ export class AggregateRepository<T extends AggregateRoot> {
     this.logger = new Logger(`AggregateRepository<${aggregate.name}>`);
   }
 
+  /**
+   * The repository of `tenant`'s aggregates (docs/tenants.md): loads, saves, snapshots,
+   * deletes, `find` and `update` on the tenant's own streams (`StreamStore.forTenant`), so
+   * tenant `acme`'s `order-1` and tenant `globex`'s are two aggregates, and one tenant's is
+   * not found through another's repository. The aggregates it creates or loads carry the
+   * tenant (`aggregate.tenant`), and it saves no other tenant's. `undefined` or null: the
+   * repository of no tenant (the injected one). A cheap view: take one per request.
+   */
+  forTenant(tenant?: string | null): AggregateRepository<T> {
+    const root =
+      this.tenant === null ? this : (Object.getPrototypeOf(this) as AggregateRepository<T>);
+    const store = root.store.forTenant(tenant);
+    if (store.tenant === null) return root;
+    return Object.create(root, {
+      tenant: { value: store.tenant, enumerable: true },
+      store: { value: store },
+    }) as AggregateRepository<T>;
+  }
+
   /** A new aggregate (version 0) for a stream that does not exist yet. */
   create(streamId: string): T {
     assertStreamId(streamId);
-    return new this.aggregate(streamId);
+    const aggregate = new this.aggregate(streamId);
+    if (this.tenant !== null) markTenant(aggregate, this.tenant);
+    return aggregate;
   }
 
   /**
@@ -151,6 +180,7 @@ export class AggregateRepository<T extends AggregateRoot> {
    * Returns null when there was nothing to save.
    */
   async save(aggregate: T, options: SaveOptions = {}): Promise<SaveResult | null> {
+    this.assertOwn(aggregate);
     const pending = [...aggregate.getUncommittedEvents()];
     if (pending.length === 0) return null;
     const before = aggregate.version;
@@ -194,6 +224,7 @@ export class AggregateRepository<T extends AggregateRoot> {
 
   /** Snapshots the aggregate at its saved version (save its pending events first). */
   async saveSnapshot(aggregate: T): Promise<Snapshot> {
+    this.assertOwn(aggregate);
     if (aggregate.getUncommittedEvents().length > 0) {
       throw new InvalidAggregateError(
         `${aggregate.id} has unsaved events; save before snapshotting`,
@@ -226,6 +257,19 @@ export class AggregateRepository<T extends AggregateRoot> {
       });
       return aggregate;
     }, options);
+  }
+
+  /**
+   * An aggregate of another tenant (or of one, through the repository of none) is refused; a
+   * new one of none (`new Order(id)`, version 0) becomes this repository's tenant's.
+   */
+  private assertOwn(aggregate: T): void {
+    if (aggregate.tenant === null && this.tenant !== null && aggregate.version === 0)
+      markTenant(aggregate, this.tenant);
+    if (aggregate.tenant !== this.tenant)
+      throw new InvalidAggregateError(
+        `${aggregate.id} is ${aggregate.tenant === null ? 'of no tenant' : `tenant ${aggregate.tenant}'s`}: save it through ${aggregate.tenant === null ? 'the repository of no tenant' : `repository.forTenant('${aggregate.tenant}')`}`,
+      );
   }
 
   private encode(event: object, metadata: Record<string, unknown> | undefined) {

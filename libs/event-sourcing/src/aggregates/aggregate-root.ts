@@ -4,6 +4,9 @@ import { eventClassOf, eventMetadataOf } from '../events/event-codec.js';
 /** Where the repository keeps the persisted version (a symbol: never part of a snapshot). */
 export const PERSISTED_VERSION = Symbol('ordinal:persistedVersion');
 
+/** Where the repository keeps the aggregate's tenant (a symbol: never part of a snapshot). */
+const TENANT = Symbol('ordinal:tenant');
+
 /**
  * An event-sourced aggregate on the log, building on @nestjs/cqrs's `AggregateRoot`:
  * command methods call `this.apply(new OrderPlaced(...))`, handlers are `onOrderPlaced(event)`
@@ -17,6 +20,7 @@ export abstract class AggregateRoot<
   EventBase extends IEvent = IEvent,
 > extends CqrsAggregateRoot<EventBase> {
   private [PERSISTED_VERSION] = 0;
+  private [TENANT]: string | null = null;
 
   constructor(readonly id: string) {
     super();
@@ -25,6 +29,15 @@ export abstract class AggregateRoot<
   /** The stream version this instance was loaded or last saved at (0 = new): the expected version of the next save. */
   get version(): number {
     return this[PERSISTED_VERSION];
+  }
+
+  /**
+   * The tenant whose stream this aggregate is (docs/tenants.md): the tenant of the repository
+   * view (`repository.forTenant(tenant)`) that created or loaded it; null for none. `id` is
+   * the tenant's plain stream id.
+   */
+  get tenant(): string | null {
+    return this[TENANT];
   }
 
   /** The state to snapshot (JSON). */
@@ -42,6 +55,11 @@ export abstract class AggregateRoot<
     const type = eventClassOf(event);
     return (type && eventMetadataOf(type)?.eventType) ?? super.getEventName(event);
   }
+}
+
+/** Sets the tenant (the repository's only way in; not part of the public API). */
+export function markTenant(aggregate: AggregateRoot, tenant: string | null): void {
+  (aggregate as unknown as Record<symbol, string | null>)[TENANT] = tenant;
 }
 
 /** Sets the persisted version (the repository's only way in; not part of the public API). */

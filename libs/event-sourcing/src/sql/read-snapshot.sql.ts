@@ -9,11 +9,11 @@ export interface SnapshotRow {
   created_at: Date | string;
 }
 
-/** A stream's newest snapshot. */
-export function readSnapshot(streamId: string): SqlQuery {
+/** A stream's newest snapshot (at a version >= `fromVersion`). */
+export function readSnapshot(streamId: string, fromVersion = 1): SqlQuery {
   return {
     text: `SELECT version::text AS version, state, schema_version, created_at FROM ${ES_TABLES.snapshots}
-           WHERE stream_id = $1 ORDER BY version DESC LIMIT 1`,
-    values: [streamId],
+           WHERE stream_id = $1 AND version >= $2 ORDER BY version DESC LIMIT 1`,
+    values: [streamId, fromVersion],
   };
 }

@@ -44,6 +44,8 @@ export interface NewStreamEvent {
 /** The outcome of a stream append: the new version and the global indices it took. */
 export interface AppendedEvents {
   streamId: string;
+  /** The tenant whose stream it is (docs/tenants.md; `streamId` is its plain id), null for none. */
+  tenant: string | null;
   version: number;
   firstIndex: number;
   lastIndex: number;
@@ -79,6 +81,8 @@ export interface StreamSlice<E extends RecordedEvent = RecordedEvent> {
 /** A stream's version and lifecycle state. */
 export interface StreamStatus {
   streamId: string;
+  /** The tenant whose stream it is (docs/tenants.md; `streamId` is its plain id), null for none. */
+  tenant: string | null;
   /** Its head version (kept through a soft delete: a re-created stream goes on after it). */
   version: number;
   state: 'live' | 'deleted' | 'tombstoned';
@@ -97,6 +101,8 @@ export interface DeleteStreamOptions {
 /** What a delete did. */
 export interface DeletedStream {
   streamId: string;
+  /** The tenant whose stream it is (docs/tenants.md; `streamId` is its plain id), null for none. */
+  tenant: string | null;
   mode: DeleteMode;
   /** The stream's version when deleted: versions up to it are hidden. */
   lastVersion: number;
@@ -117,6 +123,8 @@ export interface ReadStreamOptions {
 /** A stream read: snapshot (if used) plus the events after it. */
 export interface StreamRead {
   streamId: string;
+  /** The tenant whose stream it is (docs/tenants.md; `streamId` is its plain id), null for none. */
+  tenant: string | null;
   /** The stream's current version (0 when it has no events). */
   version: number;
   snapshot: Snapshot | null;
@@ -128,15 +136,23 @@ export interface StreamRead {
 /** One stream of `StreamStore.list`: its id, its current version, when it last changed. */
 export interface StreamSummary {
   streamId: string;
+  /** The tenant whose stream it is (docs/tenants.md; `streamId` is its plain id), null for none. */
+  tenant: string | null;
   version: number;
   updatedAt: Date;
 }
 
 /** Options of `StreamStore.list`. */
 export interface ListStreamsOptions {
-  /** Only streams whose id starts with this (`order-` for the category `order`). */
+  /**
+   * Only streams whose id starts with this (`order-` for the category `order`). The store of no
+   * tenant lists every tenant's streams too: there it is a stored id's prefix (`acme/`).
+   */
   prefix?: string;
-  /** Only streams after this id (the last one of the previous page). */
+  /**
+   * Only streams after this id (the last one of the previous page; in the list of the store of
+   * no tenant, the stored id: `qualify(last.tenant, last.streamId)`).
+   */
   after?: string;
   /** Most streams. @default 100 */
   limit?: number;

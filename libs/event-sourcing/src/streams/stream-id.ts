@@ -1,3 +1,4 @@
+import { InvalidMessageError, isTenantId } from '@ordinal/log';
 import { InvalidStreamIdError } from '../errors/index.js';
 
 /**
@@ -31,4 +32,20 @@ export function isReadableStreamId(streamId: unknown): streamId is string {
 /** Throws `InvalidStreamIdError` unless `streamId` can be read (`isReadableStreamId`). */
 export function assertReadableStreamId(streamId: string): void {
   if (!isReadableStreamId(streamId)) throw new InvalidStreamIdError(String(streamId));
+}
+
+/** Throws unless `tenant` is a tenant id (docs/tenants.md), as the log's writer would. */
+export function assertTenant(tenant: string): void {
+  if (!isTenantId(tenant))
+    throw new InvalidMessageError(
+      `tenant must be 1-63 letters, digits, '_' or '.' (not starting with '_' or '.'), not ${JSON.stringify(tenant)}`,
+    );
+}
+
+/** The tenant of a stored stream id (`acme` of `acme/order-1`), null for a stream of no tenant. */
+export function tenantOfStoredId(storedId: string): string | null {
+  const slash = storedId.indexOf('/');
+  if (slash < 0) return null;
+  const tenant = storedId.slice(0, slash);
+  return isTenantId(tenant) ? tenant : null;
 }

@@ -4,6 +4,7 @@ import {
   categoryOf,
   InvalidMessageError,
   LiveRouter,
+  qualify,
   StreamTombstonedError,
   VersionConflictError,
 } from '@ordinal/log';
@@ -16,7 +17,7 @@ import {
   type CategoryRuleRow,
   type MetadataValues,
 } from '../sql/index.js';
-import { assertStreamId, STREAM_ID_PATTERN } from './stream-id.js';
+import { assertStreamId, assertTenant, STREAM_ID_PATTERN } from './stream-id.js';
 import { guardDatabase } from './guard-database.js';
 
 /**
@@ -42,6 +43,8 @@ export interface StreamMetadata {
 export interface StoredStreamMetadata extends StreamMetadata {
   /** The stream id, or the category pattern (`order-*`). */
   streamId: string;
+  /** The tenant whose stream or category it is (docs/tenants.md); absent for none. */
+  tenant?: string;
   metadataVersion: number;
 }
 
@@ -97,9 +100,14 @@ function toValues(metadata: StreamMetadata): MetadataValues {
 }
 
 /** A metadata row as the API shows it (unset fields left out). */
-function toMetadata(streamId: string, row: CategoryRuleRow | undefined): StoredStreamMetadata {
+function toMetadata(
+  streamId: string,
+  tenant: string | null,
+  row: CategoryRuleRow | undefined,
+): StoredStreamMetadata {
   const out: StoredStreamMetadata = {
     streamId,
+    ...(tenant !== null && { tenant }),
     metadataVersion: row ? toPosition(row.metadata_version) : 0,
   };
   if (row?.max_age != null) out.maxAge = toPosition(row.max_age);
@@ -113,13 +121,36 @@ function toMetadata(streamId: string, row: CategoryRuleRow | undefined): StoredS
  * Stream and category metadata: `maxAge`, `maxCount`, `truncateBefore` and `custom`, with an
  * optimistic version of the metadata itself. Stream reads, aggregate loads and every log
  * reader apply them at once (`streamWindow`, `hiddenReason`); a scavenge erases what they hide.
+ *
+ * The store injected is that of no tenant; `forTenant('acme')` is tenant `acme`'s
+ * (docs/tenants.md): its streams' and categories' settings, apart from every other tenant's.
  */
 @Injectable()
 export class StreamMetadataStore {
+  /**
+   * The tenant whose streams' and categories' metadata this store keeps (`forTenant`), null
+   * for none: stored under the qualified stream id (`acme/order-1`) and category (`acme/order`).
+   */
+  readonly tenant: string | null = null;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly router: LiveRouter,
   ) {}
+
+  /**
+   * The metadata store of `tenant`'s streams and categories (docs/tenants.md): the same
+   * methods, on the tenant's plain stream ids and category patterns (`order-1`, `order-*`).
+   * `undefined` or null: the store of no tenant (the injected one).
+   */
+  forTenant(tenant?: string | null): StreamMetadataStore {
+    const root = this.tenant === null ? this : (Object.getPrototypeOf(this) as StreamMetadataStore);
+    if (tenant === undefined || tenant === null) return root;
+    assertTenant(tenant);
+    return Object.create(root, {
+      tenant: { value: tenant, enumerable: true },
+    }) as StreamMetadataStore;
+  }
 
   /** A stream's metadata (`order-*`: the category's rule). Tombstoned: `StreamTombstonedError`. */
   async get(id: string): Promise<StoredStreamMetadata> {
@@ -127,11 +158,13 @@ export class StreamMetadataStore {
     const [row] = await guardDatabase(() =>
       execute<CategoryRuleRow & { state?: string }>(
         this.dataSource.manager,
-        category === null ? readStreamState(id) : readCategoryRule(category),
+        category === null
+          ? readStreamState(qualify(this.tenant, id))
+          : readCategoryRule(qualify(this.tenant, category)),
       ),
     );
     if (row?.state === 'tombstoned') throw new StreamTombstonedError(id);
-    return toMetadata(id, row);
+    return toMetadata(id, this.tenant, row);
   }
 
   /**
@@ -155,8 +188,8 @@ export class StreamMetadataStore {
       execute<{ state: string; current: string; written: string | null }>(
         this.dataSource.manager,
         category === null
-          ? writeStreamMetadata(id, values, expected)
-          : writeCategoryRule(category, values, expected),
+          ? writeStreamMetadata(qualify(this.tenant, id), values, expected)
+          : writeCategoryRule(qualify(this.tenant, category), values, expected),
       ),
     );
     if (row.state === 'tombstoned') throw new StreamTombstonedError(id);

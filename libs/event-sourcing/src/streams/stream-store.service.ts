@@ -16,7 +16,11 @@ import {
   PersonalData,
   type PersonalDataRule,
   ArchivedSegments,
+  qualify,
+  TenantSessions,
+  unqualify,
 } from '@ordinal/log';
+import type { SqlQuery } from '@ordinal/pg';
 import { execute, hasNulEscape, toPosition } from '@ordinal/pg';
 import { EVENT_SOURCING_OPTIONS } from '../event-sourcing.constants.js';
 import type { ResolvedEventSourcingOptions } from '../event-sourcing-options.js';
@@ -40,7 +44,12 @@ import {
   type StreamStateRow,
   type StreamWindowRow,
 } from '../sql/index.js';
-import { assertReadableStreamId, assertStreamId } from './stream-id.js';
+import {
+  assertReadableStreamId,
+  assertStreamId,
+  assertTenant,
+  tenantOfStoredId,
+} from './stream-id.js';
 import { assertExpectedVersion, assertVersion } from './versions.js';
 import { guardDatabase } from './guard-database.js';
 import type {
@@ -77,16 +86,61 @@ function hiddenReason(row: StreamWindowRow): TombstoneReason {
  * (version checked inside its locked transaction), reads page by (stream_id, stream_version),
  * versions come from the `streams` heads table, snapshots from `snapshots`. Works with raw
  * events; the typed domain API is `AggregateRepository`.
+ *
+ * The store injected is that of no tenant; `forTenant('acme')` is tenant `acme`'s
+ * (docs/tenants.md): the same methods, on the tenant's own stream ids.
  */
 @Injectable()
 export class StreamStore {
+  /**
+   * The tenant whose streams this store reads and writes (`forTenant`), null for the store of
+   * no tenant: its stream ids are that tenant's plain ids, stored as `<tenant>/<id>`.
+   */
+  readonly tenant: string | null = null;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly writer: LogWriter,
     @Inject(EVENT_SOURCING_OPTIONS) private readonly options: ResolvedEventSourcingOptions,
     private readonly personal: PersonalData,
     private readonly archived: ArchivedSegments,
+    private readonly tenants: TenantSessions,
   ) {}
+
+  /**
+   * The store of `tenant`'s streams (docs/tenants.md): the same methods, whose stream ids are
+   * the tenant's own (`order-1`, stored as `acme/order-1`), so two tenants' streams of one id
+   * have their own versions, deletes, metadata and snapshots. Results name the plain id and
+   * the tenant; its stream reads run behind the log's row-level security (`TenantSessions`).
+   * `undefined` or null: the store of no tenant (the injected one). A cheap view: take one
+   * per request.
+   */
+  forTenant(tenant?: string | null): StreamStore {
+    const root = this.tenant === null ? this : (Object.getPrototypeOf(this) as StreamStore);
+    if (tenant === undefined || tenant === null) return root;
+    assertTenant(tenant);
+    return Object.create(root, {
+      tenant: { value: tenant, enumerable: true },
+    }) as StreamStore;
+  }
+
+  /** The stored form of one of this store's stream ids (`qualify`). */
+  private stored(streamId: string): string {
+    return qualify(this.tenant, streamId);
+  }
+
+  /**
+   * Runs a read of the messages of one stream (`stored`: its stored id): a tenant's behind its
+   * row-level security (`TenantSessions.read`).
+   */
+  private readStreamRows<R>(stored: string, query: SqlQuery): Promise<R[]> {
+    const tenant = this.tenant;
+    return this.archived.readStream<R>(
+      tenant === null ? this.dataSource.manager : (read) => this.tenants.read<R>(tenant, read),
+      stored,
+      query,
+    );
+  }
 
   /**
    * Declares the personal data of an event type (`@DomainEvent(…, {personal})`): its events are
@@ -114,8 +168,10 @@ export class StreamStore {
       if (typeof e.eventType !== 'string' || e.eventType.length === 0)
         throw new InvalidMessageError('Every event needs an eventType');
     }
+    // The writer qualifies a tenant's stream id (and errors name it plain).
     const result = await this.writer.append({
       stream: { streamId, expectedVersion },
+      ...(this.tenant !== null && { tenant: this.tenant }),
       skipDuplicateWindow: true,
       correlation,
       messages: events.map((e) => ({
@@ -132,6 +188,7 @@ export class StreamStore {
     );
     return {
       streamId,
+      tenant: this.tenant,
       version: result.streamVersion ?? 0,
       firstIndex: messages[0].id,
       lastIndex: messages[messages.length - 1].id,
@@ -142,25 +199,38 @@ export class StreamStore {
   /**
    * Streams in id order (a page of the heads table's primary key): those whose id starts with
    * `prefix`, after `after`; continue with the last id as `after`.
+   *
+   * A tenant's store lists that tenant's streams only, by their plain ids. The store of no
+   * tenant lists every stream, each with its `tenant` (null for none) and its plain id: its
+   * `prefix` and `after` are stored ids (`acme/` lists tenant acme's streams), so continue
+   * with `qualify(last.tenant, last.streamId)`. Categories match the plain category.
    */
   async list(options: ListStreamsOptions = {}): Promise<StreamSummary[]> {
     const limit = options.limit ?? 100;
+    const tenant = this.tenant;
+    // A tenant id holds no '/': the qualified prefix is exactly the tenant's streams.
+    const prefix = tenant === null ? options.prefix || null : qualify(tenant, options.prefix ?? '');
+    const after = options.after ? qualify(tenant, options.after) : null;
     return guardDatabase(async () => {
       const rows = await execute<StreamListRow>(
         this.dataSource.manager,
         listStreams(
-          options.prefix || null,
-          options.after || null,
+          prefix,
+          after,
           limit,
           options.categories ?? null,
           options.exceptCategories?.length ? options.exceptCategories : null,
         ),
       );
-      return rows.map((r) => ({
-        streamId: r.stream_id,
-        version: toPosition(r.version),
-        updatedAt: r.updated_at,
-      }));
+      return rows.map((r) => {
+        const owner = tenant ?? tenantOfStoredId(r.stream_id);
+        return {
+          streamId: unqualify(owner, r.stream_id),
+          tenant: owner,
+          version: toPosition(r.version),
+          updatedAt: r.updated_at,
+        };
+      });
     });
   }
 
@@ -178,10 +248,11 @@ export class StreamStore {
   async status(streamId: string): Promise<StreamStatus> {
     assertStreamId(streamId);
     const [row] = await guardDatabase(() =>
-      execute<StreamStateRow>(this.dataSource.manager, readStreamState(streamId)),
+      execute<StreamStateRow>(this.dataSource.manager, readStreamState(this.stored(streamId))),
     );
     return {
       streamId,
+      tenant: this.tenant,
       version: toPosition(row.version),
       state: row.state,
       deletedThrough: toPosition(row.deleted_through),
@@ -210,7 +281,7 @@ export class StreamStore {
       const status = await this.status(streamId);
       if (status.state === 'tombstoned') throw new StreamTombstonedError(streamId);
       if (mode === 'soft' && status.state === 'deleted')
-        return { streamId, mode, lastVersion: status.version, index: null };
+        return { streamId, tenant: this.tenant, mode, lastVersion: status.version, index: null };
       const current = status.state === 'deleted' ? 0 : status.version;
       if (
         expected === 'stream_exists' ? current === 0 : expected !== 'any' && expected !== current
@@ -222,6 +293,7 @@ export class StreamStore {
       try {
         const result = await this.writer.append({
           stream: { streamId, expectedVersion: status.version },
+          ...(this.tenant !== null && { tenant: this.tenant }),
           delete: mode,
           skipDuplicateWindow: true,
           correlation,
@@ -229,10 +301,11 @@ export class StreamStore {
         });
         const entry = result.entries[0];
         await guardDatabase(() =>
-          execute(this.dataSource.manager, deleteSnapshots(streamId, status.version)),
+          execute(this.dataSource.manager, deleteSnapshots(this.stored(streamId), status.version)),
         );
         return {
           streamId,
+          tenant: this.tenant,
           mode,
           lastVersion: status.version,
           index: entry.status === 'duplicate' ? null : entry.message.id,
@@ -302,6 +375,7 @@ export class StreamStore {
     }
     return {
       streamId,
+      tenant: this.tenant,
       version: first.version,
       snapshot: first.snapshot,
       events,
@@ -317,14 +391,35 @@ export class StreamStore {
     details: boolean,
   ): Promise<StreamSlice<E>> {
     assertReadableStreamId(streamId);
+    const stored = this.stored(streamId);
+    // A tenant's read is behind row-level security, whose role does not read the snapshots
+    // table: the newest snapshot is read first, and the slice uses it if its window allows.
+    const walled = this.tenant !== null && (await guardDatabase(() => this.tenants.hasWall()));
+    const apart = !walled
+      ? undefined
+      : withSnapshot
+        ? await this.snapshotRow(stored, fromVersion)
+        : null;
     // Rows of archived segments are read from the archive store (docs/storage.md).
     const [row] = await guardDatabase(() =>
-      this.archived.readStream<StreamSliceRow>(
-        this.dataSource.manager,
-        streamId,
-        readStreamSlice(streamId, categoryOf(streamId), fromVersion, withSnapshot, limit, details),
+      this.readStreamRows<StreamSliceRow>(
+        stored,
+        readStreamSlice(
+          stored,
+          categoryOf(stored),
+          fromVersion,
+          withSnapshot,
+          limit,
+          details,
+          apart === undefined ? undefined : apart ? toPosition(apart.version) : null,
+        ),
       ),
     );
+    if (apart && row.snapshot_version !== null) {
+      row.snapshot_state = apart.state;
+      row.snapshot_schema_version = apart.schema_version;
+      row.snapshot_created_at = apart.created_at;
+    }
     const version = toPosition(row.version);
     assertLive(streamId, row.state, version);
     const events = (
@@ -354,14 +449,14 @@ export class StreamStore {
     pageSize: number,
     details: boolean,
   ): AsyncGenerator<E[]> {
+    const stored = this.stored(streamId);
     let after = afterVersion;
     while (after < toVersion) {
       const limit = Math.min(pageSize, toVersion - after);
       const [row] = await guardDatabase(() =>
-        this.archived.readStream<StreamPageRow>(
-          this.dataSource.manager,
-          streamId,
-          readStreamEvents(streamId, categoryOf(streamId), after, toVersion, limit, details),
+        this.readStreamRows<StreamPageRow>(
+          stored,
+          readStreamEvents(stored, categoryOf(stored), after, toVersion, limit, details),
         ),
       );
       const tuples = row.events as EventTuple[];
@@ -396,7 +491,7 @@ export class StreamStore {
     const [row] = await guardDatabase(() =>
       execute<SaveSnapshotRow>(
         this.dataSource.manager,
-        saveSnapshot(streamId, version, stateJson, schemaVersion),
+        saveSnapshot(this.stored(streamId), version, stateJson, schemaVersion),
       ),
     );
     assertLive(streamId, row.state, toPosition(row.current));
@@ -409,9 +504,7 @@ export class StreamStore {
   async readSnapshot(streamId: string): Promise<Snapshot | null> {
     const status = await this.status(streamId);
     assertLive(streamId, status.state, status.version);
-    const [row] = await guardDatabase(() =>
-      execute<SnapshotRow>(this.dataSource.manager, readSnapshot(streamId)),
-    );
+    const row = await this.snapshotRow(this.stored(streamId), 1);
     if (!row) return null;
     return {
       version: toPosition(row.version),
@@ -419,5 +512,13 @@ export class StreamStore {
       schemaVersion: row.schema_version,
       createdAt: new Date(row.created_at).toISOString(),
     };
+  }
+
+  /** The newest snapshot row of a stream (`stored`: its stored id) at a version >= `fromVersion`. */
+  private async snapshotRow(stored: string, fromVersion: number): Promise<SnapshotRow | null> {
+    const [row] = await guardDatabase(() =>
+      execute<SnapshotRow>(this.dataSource.manager, readSnapshot(stored, fromVersion)),
+    );
+    return row ?? null;
   }
 }

@@ -1,5 +1,14 @@
 import { createRequire } from 'node:module';
-import { arrayLiteral, chunkElements, chunkRows } from './archive-format.js';
+import { gzipSync } from 'node:zlib';
+import {
+  arrayLiteral,
+  chunkElements,
+  chunkRows,
+  openChunk,
+  padRows,
+  sha256,
+  type SegmentManifest,
+} from './archive-format.js';
 
 const require = createRequire(import.meta.url);
 /** node-postgres's own serialisation of a parameter (an array: its literal). */
@@ -32,5 +41,38 @@ describe('chunkElements', () => {
   it('reads an empty chunk', () => {
     expect(chunkElements(Buffer.alloc(0))).toEqual({ indices: [], elements: [], chars: 0 });
     expect(arrayLiteral([])).toBe('{}');
+  });
+});
+
+describe('chunks archived before the table gained a column', () => {
+  const rows = ['(7,Old,,"{""a"": ""x)""}")', '(8,"ends with )",,)'];
+  const text = Buffer.from(rows.map((row, i) => copyLine(7 + i, row)).join(''));
+  const chunk = { file: 'f', first: 7, end: 9, rows: 2, sha256: sha256(text), bytes: 0 };
+  const manifest = (columns: string[]) =>
+    ({
+      table: 'messages_seg',
+      firstIndex: 1,
+      columns,
+      chunks: [chunk],
+    }) as unknown as SegmentManifest;
+
+  it('reads each row with the later columns as NULL fields before its closing parenthesis', async () => {
+    // Given a chunk written when the table had no tenant column
+    const opened = await openChunk(manifest(['index', 'message_type']), chunk, gzipSync(text));
+    // Then every row gets one empty (NULL) field at its end, the rest byte for byte
+    expect(chunkRows(opened).rows).toEqual(['(7,Old,,"{""a"": ""x)""}",)', '(8,"ends with )",,,)']);
+    expect(chunkRows(opened).indices).toEqual([7, 8]);
+  });
+
+  it('leaves a chunk of the current columns, or one written again since, as it is', async () => {
+    const current = await openChunk(manifest(['index', 'tenant']), chunk, gzipSync(text));
+    expect(chunkRows(current).rows).toEqual(rows);
+    const rewritten = await openChunk(
+      manifest(['index']),
+      { ...chunk, columns: 2 },
+      gzipSync(text),
+    );
+    expect(chunkRows(rewritten).rows).toEqual(rows);
+    expect(padRows(Buffer.alloc(0), 3)).toHaveLength(0);
   });
 });

@@ -184,19 +184,21 @@ export class ArchivedSegments {
 
   /**
    * Runs a read of one stream (`query`, whose parameter `streamParam` is the stream's id) over
-   * its hot rows and, when its guard says the stream has archived rows, those too.
+   * its hot rows and, when its guard says the stream has archived rows, those too. `runner`
+   * runs each try: a runner, or a function (a tenant's session, `TenantSessions.read`).
    */
   async readStream<R>(
-    runner: SqlRunner,
+    runner: SqlRunner | ((query: SqlQuery) => Promise<R[]>),
     streamId: string,
     query: SqlQuery,
     streamParam = '$1',
   ): Promise<R[]> {
+    const run =
+      typeof runner === 'function' ? runner : (read: SqlQuery) => execute<R>(runner, read);
     let archived: { chunks: number[]; elements: string[] } = { chunks: [], elements: [] };
     for (let attempt = 1; ; attempt++) {
       try {
-        return await execute<R>(
-          runner,
+        return await run(
           readFrom(query, streamSource(streamParam, archived.chunks, archived.elements)),
         );
       } catch (error) {

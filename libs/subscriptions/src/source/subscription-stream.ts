@@ -1,4 +1,4 @@
-import { categoryOf, type StoredMessage } from '@ordinal/log';
+import { categoryOf, qualify, type StoredMessage } from '@ordinal/log';
 
 /**
  * What a subscription reads: `'$all'`, some message types (`{ types }`, across
@@ -22,8 +22,13 @@ export function streamTypes(stream: SubscriptionStream): string[] | undefined {
 /** Whether a message belongs to the stream (used for late arrivals). */
 export function streamAccepts(stream: SubscriptionStream, message: StoredMessage): boolean {
   if (stream === '$all') return true;
+  // A category is a tenant's own (docs/tenants.md): compared in its stored, qualified form, as
+  // the catch-up reads it (`messages.category`).
   if (isCategoryStream(stream))
-    return message.streamId !== null && categoryOf(message.streamId) === stream.category;
+    return (
+      message.streamId !== null &&
+      categoryOf(qualify(message.tenant, message.streamId)) === stream.category
+    );
   const types = streamTypes(stream);
   return !types || types.includes(message.messageType);
 }
