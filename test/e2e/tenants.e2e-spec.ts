@@ -274,6 +274,170 @@ describe('tenants: identities, the Ordinal-Tenant header, and every read and wri
     });
   });
 
+  describe('aggregate streams are per tenant', () => {
+    const append = (
+      who: Record<string, string>,
+      streamId: string,
+      expectedVersion: unknown,
+      n: number,
+    ) =>
+      http(
+        server.baseUrl,
+        'POST',
+        `/api/streams/${streamId}/events`,
+        {
+          expectedVersion,
+          events: Array.from({ length: n }, (_, i) => ({
+            eventType: who === globex ? GLOBEX_TYPE : 'OrderLine',
+            data: { i, secret: who === globex ? GLOBEX_SECRET : 'acme' },
+          })),
+        },
+        who,
+      );
+
+    it('two tenants append to order-1 at expectedVersion 0, and each reads its own versions', async () => {
+      const a = await append(acme, 'order-1', 0, 3);
+      const g = await append(globex, 'order-1', 0, 2);
+      expect([a.status, a.body.version]).toEqual([201, 3]);
+      expect([g.status, g.body.version]).toEqual([201, 2]);
+      const readA = await http(server.baseUrl, 'GET', '/api/streams/order-1', undefined, acme);
+      const readG = await http(server.baseUrl, 'GET', '/api/streams/order-1', undefined, globex);
+      expect(readA.body.events.map((e: { version: number }) => e.version)).toEqual([1, 2, 3]);
+      expect(readG.body.events.map((e: { version: number }) => e.version)).toEqual([1, 2]);
+      expect(JSON.stringify(readA.body)).not.toContain(GLOBEX_SECRET);
+      // A trusted principal reads the tenant it names; the stream of no tenant is another one
+      const viaBackend = await http(
+        server.baseUrl,
+        'GET',
+        '/api/streams/order-1/version',
+        undefined,
+        {
+          ...backend,
+          'ordinal-tenant': 'globex',
+        },
+      );
+      expect(viaBackend.body.version).toBe(2);
+      const untenanted = await http(
+        server.baseUrl,
+        'GET',
+        '/api/streams/order-1/version',
+        undefined,
+        ops,
+      );
+      expect(untenanted.body.version).toBe(0);
+      // Each message is its tenant's in the log, with the plain stream id
+      const all = (await everything()) as unknown as {
+        id: number;
+        streamId?: string;
+        tenant?: string;
+      }[];
+      const first = all.find((m) => m.id === a.body.firstIndex);
+      expect(first).toMatchObject({ streamId: 'order-1', tenant: 'acme' });
+    });
+
+    it("a version conflict, metadata and a delete touch the tenant's own stream only", async () => {
+      await append(acme, 'order-2', 'no_stream', 2);
+      await append(globex, 'order-2', 'no_stream', 2);
+      // A conflict in acme does not see globex's version
+      const conflict = await append(acme, 'order-2', 5, 1);
+      expect([conflict.status, conflict.body.current]).toEqual([409, 2]);
+      // Acme's rule keeps one event of its order-2; globex's keeps both
+      const meta = await http(
+        server.baseUrl,
+        'PUT',
+        '/api/streams/order-2/metadata',
+        { maxCount: 1 },
+        acme,
+      );
+      expect(meta.status).toBe(200);
+      expect(meta.body).toMatchObject({ streamId: 'order-2', tenant: 'acme', maxCount: 1 });
+      const readG = await http(server.baseUrl, 'GET', '/api/streams/order-2', undefined, globex);
+      expect(readG.body.events).toHaveLength(2);
+      const readA = await http(server.baseUrl, 'GET', '/api/streams/order-2', undefined, acme);
+      expect(readA.body.events.map((e: { version: number }) => e.version)).toEqual([2]);
+      // Acme deletes its order-2: globex's stays
+      const del = await http(server.baseUrl, 'DELETE', '/api/streams/order-2', undefined, acme);
+      expect(del.status).toBe(204);
+      expect(
+        (await http(server.baseUrl, 'GET', '/api/streams/order-2', undefined, acme)).body.code,
+      ).toBe('stream_deleted');
+      expect(
+        (await http(server.baseUrl, 'GET', '/api/streams/order-2', undefined, globex)).status,
+      ).toBe(200);
+      // Snapshots too
+      const snap = await http(
+        server.baseUrl,
+        'PUT',
+        '/api/streams/order-1/snapshot',
+        { version: 2, state: { lines: 2 } },
+        globex,
+      );
+      expect(snap.status).toBe(201);
+      expect(
+        (await http(server.baseUrl, 'GET', '/api/streams/order-1/snapshot', undefined, acme)).body
+          .snapshot,
+      ).toBeNull();
+    });
+
+    it('a tenant lists its own streams; an operator lists every stream with its tenant, page by page', async () => {
+      const mine = await http(
+        server.baseUrl,
+        'GET',
+        '/api/streams?prefix=order-',
+        undefined,
+        globex,
+      );
+      expect(mine.body.streams.map((s: { streamId: string }) => s.streamId)).toEqual([
+        'order-1',
+        'order-2',
+      ]);
+      expect(mine.body.streams.every((s: { tenant?: string }) => s.tenant === undefined)).toBe(
+        true,
+      );
+      // A tenant cannot name another tenant's streams in prefix or after
+      const qualified = await http(
+        server.baseUrl,
+        'GET',
+        '/api/streams?prefix=acme/',
+        undefined,
+        globex,
+      );
+      expect(qualified.status).toBe(400);
+      // The operator: a page of one at a time, continuing with `next`
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const res = await http(
+          server.baseUrl,
+          'GET',
+          `/api/streams?limit=1${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+          undefined,
+          ops,
+        );
+        expect(res.status).toBe(200);
+        for (const s of res.body.streams as { streamId: string; tenant?: string }[])
+          seen.push(s.tenant ? `${s.tenant}:${s.streamId}` : s.streamId);
+        after = res.body.next;
+        if (!after) break;
+      }
+      expect(seen).toEqual(
+        expect.arrayContaining(['acme:order-1', 'acme:order-2', 'globex:order-1']),
+      );
+      const acmeOnly = await http(
+        server.baseUrl,
+        'GET',
+        '/api/streams?prefix=acme/',
+        undefined,
+        ops,
+      );
+      expect(
+        acmeOnly.body.streams.map(
+          (s: { streamId: string; tenant: string }) => `${s.tenant}:${s.streamId}`,
+        ),
+      ).toEqual(['acme:order-1', 'acme:order-2']);
+    });
+  });
+
   describe('idempotency keys and the duplicate window are per tenant', () => {
     it('the same key from two tenants stores two messages; a repeat within one returns the first', async () => {
       const key = 'order-42-placed';
@@ -328,6 +492,7 @@ describe('tenants: identities, the Ordinal-Tenant header, and every read and wri
       expect(raw).not.toContain(GLOBEX_SECRET);
       expect(raw).not.toContain(GLOBEX_TYPE);
       expect(raw).not.toContain('"tenant":"globex"');
+      expect(raw).not.toContain('globex-ledger-9');
     };
 
     const streams: [string, string, Record<string, string>][] = [
@@ -368,6 +533,18 @@ describe('tenants: identities, the Ordinal-Tenant header, and every read and wri
             secret: GLOBEX_SECRET,
             live: live.length,
           });
+          // And a globex stream event, whose stream id must not reach acme either
+          const gs = await http(
+            server.baseUrl,
+            'POST',
+            '/api/streams/globex-ledger-9/events',
+            {
+              expectedVersion: 'any',
+              events: [{ eventType: GLOBEX_TYPE, data: { secret: GLOBEX_SECRET } }],
+            },
+            globex,
+          );
+          expect(gs.status).toBe(201);
           const a = await publish(acme, 'StreamedA', { live: live.length });
           live.push(a.body.id);
           await conn.waitFor(() => conn.indices().includes(a.body.id), 10_000, 'the live message');
