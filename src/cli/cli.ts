@@ -18,7 +18,8 @@ function overview(commands: Command[], group?: string): string {
     '',
     'Every command takes --help. Server commands read ORDINAL_URL (default http://localhost:8083) and',
     'ORDINAL_TOKEN, or --url and --token; with no token, a server on this machine gets the development',
-    'token. Exit codes: 0 ok, 1 failed, 2 usage, 3 unreachable, 4 401, 5 403.',
+    'token. --tenant (ORDINAL_TENANT) acts for a tenant. Exit codes: 0 ok, 1 failed, 2 usage,',
+    '3 unreachable, 4 401, 5 403.',
     '',
   ].join('\n');
 }

@@ -13,7 +13,7 @@ export interface CommandContext {
   env: Record<string, string | undefined>;
   /** The server the flags or ORDINAL_URL name (http://localhost:8083 when neither). */
   baseUrl: string;
-  /** An HTTP client for the server, with the token of `--token` or ORDINAL_TOKEN. */
+  /** An HTTP client for the server, with the token of `--token` or ORDINAL_TOKEN (and the tenant of `--tenant` or ORDINAL_TENANT). */
   client: () => OrdinalClient;
 }
 
@@ -27,7 +27,7 @@ export interface Command {
   /** More lines of help (flags, examples). */
   details?: string;
   options?: Options;
-  /** Talks to a server: takes --url and --token. @default true */
+  /** Talks to a server: takes --url, --token and --tenant. @default true */
   server?: boolean;
   run(context: CommandContext): Promise<number | void>;
 }
@@ -38,6 +38,7 @@ export const DEFAULT_URL = 'http://localhost:8083';
 const SERVER_OPTIONS: Options = {
   url: { type: 'string' },
   token: { type: 'string' },
+  tenant: { type: 'string' },
 };
 
 /** The help text of one command. */
@@ -50,6 +51,7 @@ export function helpOf(command: Command): string {
       'Connection:',
       `  --url URL      the server (ORDINAL_URL; default ${DEFAULT_URL})`,
       '  --token TOKEN  a bearer token (ORDINAL_TOKEN; none: the development token for a server on this machine)',
+      '  --tenant ID    act for this tenant: sent as Ordinal-Tenant (ORDINAL_TENANT; a token with the tenants scope)',
     );
   }
   lines.push('  --help         this text');
@@ -110,6 +112,8 @@ export async function runCommand(
     '',
   );
   const given = (values.token as string | undefined) || env.ORDINAL_TOKEN || '';
+  // The tenant to act for (docs/tenants.md): the server checks it (400 invalid_tenant, 403 tenant_forbidden).
+  const tenant = (values.tenant as string | undefined) || env.ORDINAL_TENANT || undefined;
   // No token for a server on this machine: the development token, which only a development server accepts.
   const development = given === '' && command.server !== false && isLoopback(baseUrl);
   let client: OrdinalClient | null = null;
@@ -127,6 +131,7 @@ export async function runCommand(
       return (client ??= new OrdinalClient({
         baseUrl,
         token: development ? DEVELOPMENT_TOKEN : given,
+        ...(tenant === undefined ? {} : { tenant }),
       }));
     },
   };

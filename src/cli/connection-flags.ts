@@ -1,8 +1,8 @@
 /** The flags every server command takes, wherever they stand on the line. */
-const CONNECTION_FLAGS = ['--url', '--token'];
+const CONNECTION_FLAGS = ['--url', '--token', '--tenant'];
 
 /**
- * Takes `--url U` and `--token T` (or `--url=U`, `--token=T`) out of `args` wherever they stand,
+ * Takes `--url U`, `--token T` and `--tenant ID` (or `--url=U`, …) out of `args` wherever they stand,
  * before the command's name included (`ordinal --url U status`), and returns them apart, to be
  * handed to the command after its own words. Nothing after a `--` is touched.
  */
@@ -32,7 +32,7 @@ export function urlFlag(flags: string[]): string | undefined {
   for (let i = 0; i < flags.length; i++) {
     if (flags[i] === '--url') url = flags[++i];
     else if (flags[i].startsWith('--url=')) url = flags[i].slice('--url='.length);
-    else if (flags[i] === '--token') i++;
+    else if (flags[i] === '--token' || flags[i] === '--tenant') i++;
   }
   return url;
 }

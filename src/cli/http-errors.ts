@@ -31,6 +31,11 @@ export function explainError(error: unknown, baseUrl: string): CliError {
         `An access rule of the server refuses this (403: ${detail}). Ask an operator for a rule that allows it (ORDINAL_ACCESS_RULES on the server)`,
         EXIT.forbidden,
       );
+    if (error.status === 403 && body?.code === 'tenant_forbidden')
+      return new CliError(
+        `The token may not act for this tenant here (403: ${detail}). Use the tenant's own token, or a token with the tenants scope and no tenant (ORDINAL_TOKENS on the server); leave out --tenant (ORDINAL_TENANT) for a route that is not per tenant`,
+        EXIT.forbidden,
+      );
     if (error.status === 403)
       return new CliError(
         `The token lacks the scope this needs (403: ${detail}). Use a token with that scope (ORDINAL_TOKENS on the server)`,

@@ -19,6 +19,8 @@ import { MetricsService } from './metrics/metrics.service.js';
 import { StreamsController } from './aggregate-streams/streams.controller.js';
 import { DtoValidationPipe } from './validation/dto-validation.pipe.js';
 import { EventsStreamController } from './sse/events-stream.controller.js';
+import { TenantEventsStreamController } from './sse/tenant-events-stream.controller.js';
+import { EventStreams } from './sse/event-streams.service.js';
 import { StreamRegistry } from './sse/stream-registry.service.js';
 import { StreamMetrics } from './sse/stream-metrics.service.js';
 import { DebugConsoleController } from './debug/debug-console.controller.js';
@@ -79,6 +81,7 @@ export class AppModule {
         MetricsController,
         StreamsController,
         EventsStreamController,
+        TenantEventsStreamController,
         DebugConsoleController,
         InterfacesController,
         ProjectionsController,
@@ -100,6 +103,7 @@ export class AppModule {
         { provide: APP_PIPE, useClass: DtoValidationPipe },
         MetricsService,
         StreamRegistry,
+        EventStreams,
         StreamMetrics,
         AmqpMetrics,
         SubscriptionMetrics,

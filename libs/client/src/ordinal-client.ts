@@ -20,6 +20,12 @@ export interface OrdinalClientOptions {
   baseUrl: string;
   /** A bearer token (scope `write` to publish, `read` to read). */
   token: string;
+  /**
+   * The tenant to act for (docs/tenants.md), sent as `Ordinal-Tenant` with every request: a token
+   * with the `tenants` scope and no tenant of its own may name any; a tenant's token needs none
+   * (its own is implied). @default none
+   */
+  tenant?: string;
   /** A fetch implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -37,6 +43,7 @@ export class OrdinalClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.headers = { authorization: `Bearer ${options.token}` };
+    if (options.tenant !== undefined) this.headers['ordinal-tenant'] = options.tenant;
   }
 
   /** Publishes one message. */

@@ -93,6 +93,8 @@ export const HTTP_ERROR_CODES = [
   'invalid_token',
   'missing_scope',
   'access_denied',
+  'tenant_forbidden',
+  'invalid_tenant',
 ] as const;
 
 /** A code of the HTTP layer (see `HTTP_ERROR_CODES`). */

@@ -36,11 +36,34 @@ export function booleanParam(name: string, value: unknown, fallback: boolean): b
   throw parameterError(name, `${name} must be true or false, got '${raw}'`);
 }
 
-/** A `prefix` query parameter of stream ids (1-200 stream id characters), or undefined when absent; 400 otherwise. */
-export function streamPrefixParam(value: unknown): string | undefined {
+/** A tenant's qualifier, `<tenant>/` (docs/tenants.md), at the start of a stored stream id. */
+const QUALIFIER = /^([A-Za-z0-9][A-Za-z0-9_.]{0,62})\//;
+
+/**
+ * The document's patterns of `GET /api/streams`'s `prefix` and `after`: a stream id's
+ * characters, and for a principal of no tenant an optional tenant's qualifier before them.
+ */
+export const QUALIFIED_PREFIX_PATTERN =
+  '^([A-Za-z0-9][A-Za-z0-9_.]{0,62}/)?[A-Za-z0-9._:@-]{0,200}$';
+export const QUALIFIED_AFTER_PATTERN =
+  '^([A-Za-z0-9][A-Za-z0-9_.]{0,62}/)?[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$';
+
+/** `raw` split into a tenant's qualifier (`acme/`, or '') and the rest, when `qualified` allows one. */
+function qualifierOf(raw: string, qualified: boolean): [string, string] {
+  const match = qualified ? QUALIFIER.exec(raw) : null;
+  return match ? [match[0], raw.slice(match[0].length)] : ['', raw];
+}
+
+/**
+ * A `prefix` query parameter of stream ids (1-200 stream id characters), or undefined when
+ * absent; 400 otherwise. `qualified` (a principal of no tenant, which lists every tenant's
+ * streams): it may start with a tenant's qualifier, `acme/`.
+ */
+export function streamPrefixParam(value: unknown, qualified = false): string | undefined {
   const raw = singleParam('prefix', value);
   if (raw === undefined || raw === '') return undefined;
-  if (!/^[A-Za-z0-9._:@-]{1,200}$/.test(raw))
+  const [qualifier, rest] = qualifierOf(raw, qualified);
+  if (!(qualifier !== '' && rest === '') && !/^[A-Za-z0-9._:@-]{1,200}$/.test(rest))
     throw parameterError(
       'prefix',
       `prefix '${raw.slice(0, 80)}' is invalid: use 1-200 characters of [A-Za-z0-9._:@-]`,
@@ -48,11 +71,14 @@ export function streamPrefixParam(value: unknown): string | undefined {
   return raw;
 }
 
-/** An `after` query parameter (a stream id), or undefined when absent; 400 otherwise. */
-export function afterStreamParam(value: unknown): string | undefined {
+/**
+ * An `after` query parameter (a stream id), or undefined when absent; 400 otherwise.
+ * `qualified`: it may be a tenant's stream, `acme/order-1`.
+ */
+export function afterStreamParam(value: unknown, qualified = false): string | undefined {
   const raw = singleParam('after', value);
   if (raw === undefined || raw === '') return undefined;
   // Whatever a list can end on, the audit trail's streams included.
-  if (!isReadableStreamId(raw)) throw invalidStreamId(raw, 'after');
+  if (!isReadableStreamId(qualifierOf(raw, qualified)[1])) throw invalidStreamId(raw, 'after');
   return raw;
 }

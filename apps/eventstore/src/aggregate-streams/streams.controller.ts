@@ -1,6 +1,6 @@
 import { AuditTrail, type AuditedRequest } from '../audit/audit-trail.service.js';
 import { AccessPolicy } from '../access/access-policy.service.js';
-import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import { CurrentPrincipal, CurrentTenant } from '../auth/current-principal.decorator.js';
 import type { Principal } from '../auth/principal.js';
 import {
   BadRequestException,
@@ -31,7 +31,7 @@ import {
   StreamStore,
   type StreamEvent,
 } from '@ordinal/event-sourcing';
-import { PersonalData } from '@ordinal/log';
+import { PersonalData, qualify } from '@ordinal/log';
 import { PersonalScope } from '../personal-data/personal-scope.decorator.js';
 import { StreamMetadataDto, StreamMetadataResponseDto } from './dto/stream-metadata.dto.js';
 import { expectedVersionOf, expectedVersionQuery } from './expected-version-headers.js';
@@ -74,6 +74,8 @@ import { requestCorrelation } from '../tracing/request-correlation.js';
 import { SaveSnapshotDto } from './dto/save-snapshot.dto.js';
 import {
   afterStreamParam,
+  QUALIFIED_AFTER_PATTERN,
+  QUALIFIED_PREFIX_PATTERN,
   booleanParam,
   readableStreamIdParam,
   streamIdParam,
@@ -106,23 +108,25 @@ export class StreamsController {
   ) {}
 
   @Get()
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: 'List aggregate streams',
     description:
-      'Streams in id order with their current version, a page at a time: `prefix` keeps those whose id starts with it (`order-` for the category `order`), `after` continues after the last id of the previous page (`next`). Needs the `read` scope.',
+      "Streams in id order with their current version, a page at a time: `prefix` keeps those whose id starts with it (`order-` for the category `order`), `after` continues after the last id of the previous page (`next`). A request acting for a tenant lists the tenant's streams; a principal of no tenant lists every stream, a tenant's with its `tenant` and named `<tenant>/<id>` in `prefix`, `after` and `next` (docs/tenants.md). Needs the `read` scope.",
   })
   @ApiQuery({
     name: 'prefix',
     required: false,
-    description: 'Only stream ids starting with this',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9._:@-]{1,200}$' },
+    description:
+      "Only stream ids starting with this (a principal of no tenant: `<tenant>/…` for a tenant's streams)",
+    schema: { type: 'string', pattern: QUALIFIED_PREFIX_PATTERN },
   })
   @ApiQuery({
     name: 'after',
     required: false,
-    description: 'Only streams after this stream id',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$' },
+    description:
+      "Only streams after this stream id (a principal of no tenant: `<tenant>/<id>` for a tenant's stream)",
+    schema: { type: 'string', pattern: QUALIFIED_AFTER_PATTERN },
   })
   @ApiQuery({
     name: 'limit',
@@ -134,6 +138,7 @@ export class StreamsController {
   @ApiErrors(400, 503)
   async list(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Query('prefix') prefixRaw?: string,
     @Query('after') afterRaw?: string,
     @Query('limit') limitRaw?: string,
@@ -141,9 +146,12 @@ export class StreamsController {
     const limit = intParam('limit', limitRaw, DEFAULT_LIST, 1, MAX_LIST);
     // The database leaves out what the principal may not read, so `next` is always one it may.
     const { categories, except } = this.access.readableStreams(principal);
-    const streams = await this.streams.list({
-      prefix: streamPrefixParam(prefixRaw),
-      after: afterStreamParam(afterRaw),
+    // A tenant lists its own streams by their plain ids; a principal of no tenant lists every
+    // stream, a tenant's named `<tenant>/<id>` in `prefix`, `after` and `next` (docs/tenants.md).
+    const qualified = tenant === undefined;
+    const streams = await this.streams.forTenant(tenant).list({
+      prefix: streamPrefixParam(prefixRaw, qualified),
+      after: afterStreamParam(afterRaw, qualified),
       limit,
       categories,
       exceptCategories: except,
@@ -154,17 +162,22 @@ export class StreamsController {
     return {
       streams: readable.map((s) => ({
         streamId: s.streamId,
+        ...(qualified && s.tenant !== null ? { tenant: s.tenant } : {}),
         version: s.version,
         updatedAt: s.updatedAt.toISOString(),
       })),
       ...(streams.length === limit && readable.length === streams.length
-        ? { next: streams[streams.length - 1].streamId }
+        ? {
+            next: qualified
+              ? qualify(streams[streams.length - 1].tenant, streams[streams.length - 1].streamId)
+              : streams[streams.length - 1].streamId,
+          }
         : {}),
     };
   }
 
   @Post(':streamId/events')
-  @Scoped('write')
+  @Scoped('write', 'header')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Append events to an aggregate stream',
@@ -182,6 +195,7 @@ export class StreamsController {
   @ApiErrors(400, 404, 408, 409, 410, 413, 415, 421, 422, 503, 507)
   async append(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
     @Body() dto: AppendEventsDto,
     @Req() request: FastifyRequest,
@@ -200,7 +214,7 @@ export class StreamsController {
       assertStorableJson(e.data, `events.${i}.data`);
       assertStorableJson(e.metadata, `events.${i}.metadata`);
     });
-    const { version, firstIndex, lastIndex } = await this.streams.append(
+    const { version, firstIndex, lastIndex } = await this.streams.forTenant(tenant).append(
       streamId,
       expectedVersion,
       dto.events.map((e) => ({
@@ -215,7 +229,7 @@ export class StreamsController {
   }
 
   @Get(':streamId')
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: 'Read an aggregate stream',
     description:
@@ -244,6 +258,7 @@ export class StreamsController {
   @ApiErrors(400, 404, 409, 410, 503)
   async read(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Req() request: AuditedRequest,
     @Param('streamId') raw: string,
     @Query('fromVersion') fromRaw?: string,
@@ -256,7 +271,9 @@ export class StreamsController {
     const fromVersion = intParam('fromVersion', fromRaw, 1, 1);
     const snapshot = booleanParam('snapshot', snapshotRaw, true);
     const limit = intParam('limit', limitRaw, DEFAULT_READ, 1, MAX_READ);
-    const read = await this.streams.readStream(streamId, { fromVersion, snapshot, limit });
+    const read = await this.streams
+      .forTenant(tenant)
+      .readStream(streamId, { fromVersion, snapshot, limit });
     this.audit.noteRead(request, [{ streamId, messageType: '' }]);
     return {
       streamId,
@@ -273,7 +290,7 @@ export class StreamsController {
   }
 
   @Delete(':streamId')
-  @Scoped('write')
+  @Scoped('write', 'header')
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete a stream',
@@ -292,6 +309,7 @@ export class StreamsController {
   @ApiErrors(400, 404, 409, 410, 421, 503, 507)
   async delete(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
     @Req() request: FastifyRequest,
     @Query('mode') modeRaw?: string,
@@ -311,11 +329,13 @@ export class StreamsController {
       request.headers,
       expectedVersionQuery('expectedVersion', expectedRaw),
     );
-    await this.streams.delete(streamId, { mode, expectedVersion }, requestCorrelation(request));
+    await this.streams
+      .forTenant(tenant)
+      .delete(streamId, { mode, expectedVersion }, requestCorrelation(request));
   }
 
   @Get(':streamId/metadata')
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: "A stream's (or a category's) metadata",
     description:
@@ -326,14 +346,15 @@ export class StreamsController {
   @ApiErrors(400, 410, 503)
   async getMetadata(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
   ): Promise<StreamMetadataResponseDto> {
     this.access.assertStream(principal, 'read', raw);
-    return this.metadata.get(metadataTarget(raw));
+    return this.metadata.forTenant(tenant).get(metadataTarget(raw));
   }
 
   @Put(':streamId/metadata')
-  @Scoped('write')
+  @Scoped('write', 'header')
   @ApiOperation({
     summary: "Replace a stream's (or a category's) metadata",
     description:
@@ -346,6 +367,7 @@ export class StreamsController {
   @ApiErrors(400, 409, 410, 413, 415, 503)
   async putMetadata(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
     @Body() dto: StreamMetadataDto,
     @Req() request: FastifyRequest,
@@ -362,11 +384,11 @@ export class StreamsController {
         'The expected metadata version must be a number (If-Match: "n")',
       );
     if (dto.custom !== undefined) assertStorableJson(dto.custom, 'custom');
-    return this.metadata.set(target, { ...dto }, expected);
+    return this.metadata.forTenant(tenant).set(target, { ...dto }, expected);
   }
 
   @Get(':streamId/version')
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: "A stream's current version",
     description:
@@ -377,14 +399,15 @@ export class StreamsController {
   @ApiErrors(400, 404, 410, 503)
   async version(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
   ): Promise<StreamVersionDto> {
     this.access.assertStream(principal, 'read', raw);
-    return { version: await this.streams.version(readableStreamIdParam(raw)) };
+    return { version: await this.streams.forTenant(tenant).version(readableStreamIdParam(raw)) };
   }
 
   @Put(':streamId/snapshot')
-  @Scoped('write')
+  @Scoped('write', 'header')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Save a snapshot',
@@ -396,18 +419,21 @@ export class StreamsController {
   @ApiErrors(400, 404, 408, 409, 410, 413, 415, 421, 503, 507)
   async saveSnapshot(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
     @Body() dto: SaveSnapshotDto,
   ): Promise<SnapshotSavedDto> {
     this.access.assertStream(principal, 'write', raw);
     const streamId = streamIdParam(raw);
     assertStorableJson(dto.state, 'state');
-    const saved = await this.streams.saveSnapshot(streamId, dto.version, dto.state);
+    const saved = await this.streams
+      .forTenant(tenant)
+      .saveSnapshot(streamId, dto.version, dto.state);
     return { streamId, version: saved.version, createdAt: saved.createdAt };
   }
 
   @Get(':streamId/snapshot')
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: "A stream's newest snapshot",
     description: 'null when it has none. Needs the `read` scope.',
@@ -417,11 +443,12 @@ export class StreamsController {
   @ApiErrors(400, 404, 410, 503)
   async readSnapshot(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Param('streamId') raw: string,
   ): Promise<SnapshotReadDto> {
     this.access.assertStream(principal, 'read', raw);
     const streamId = streamIdParam(raw);
-    const snapshot = await this.streams.readSnapshot(streamId);
+    const snapshot = await this.streams.forTenant(tenant).readSnapshot(streamId);
     return {
       streamId,
       snapshot: snapshot

@@ -23,6 +23,11 @@ export interface AuditEntry {
   status: number;
   code?: string;
   reason?: string;
+  /**
+   * The tenant the request acted for (docs/tenants.md), or, for a 403 `tenant_forbidden`, the one
+   * it asked for. The trail itself is no tenant's: only the admin scope of no tenant reads it.
+   */
+  tenant?: string;
   /** Audited reads: the audited categories read. */
   categories?: string[];
   from: { ip: string; userAgent?: string };

@@ -9,14 +9,15 @@ function safeUrl(url: string): string {
   return url.replace(/([?&]ticket=)[^&]*/g, '$1…');
 }
 
-/** `code` and `reason` of an error body, when the payload is one. */
-function errorFields(payload: unknown): { code?: string; reason?: string } {
+/** `code`, `reason` and `tenant` of an error body, when the payload is one. */
+function errorFields(payload: unknown): { code?: string; reason?: string; tenant?: string } {
   if (typeof payload !== 'string' || !payload.startsWith('{')) return {};
   try {
-    const body = JSON.parse(payload) as { code?: unknown; reason?: unknown };
+    const body = JSON.parse(payload) as { code?: unknown; reason?: unknown; tenant?: unknown };
     return {
       ...(typeof body.code === 'string' ? { code: body.code } : {}),
       ...(typeof body.reason === 'string' ? { reason: body.reason } : {}),
+      ...(typeof body.tenant === 'string' ? { tenant: body.tenant } : {}),
     };
   } catch {
     return {};
@@ -30,6 +31,7 @@ function entryOf(
   status: number,
   extra: Partial<AuditEntry> = {},
 ): AuditEntry {
+  const tenant = (request as unknown as AuthorisedRequest).tenant;
   return {
     kind,
     who: AuditTrail.who((request as unknown as AuthorisedRequest).principal),
@@ -39,6 +41,7 @@ function entryOf(
       url: safeUrl(request.url),
     },
     status,
+    ...(tenant === undefined ? {} : { tenant }),
     ...extra,
     from: {
       ip: request.ip,

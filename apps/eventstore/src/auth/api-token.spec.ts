@@ -24,3 +24,19 @@ describe('TokenMatcher', () => {
     expect(fresh.match('alpha-secreT')).toBeNull();
   });
 });
+
+describe('parseTokens', () => {
+  it("reads a tenant as an entry's fourth field, and none without one", () => {
+    const [bound, free] = parseTokens('a:alpha-secret:read+write:acme;b:beta-secret:read+tenants');
+    expect(bound).toMatchObject({ name: 'a', tenant: 'acme', scopes: new Set(['read', 'write']) });
+    expect(free.tenant).toBeUndefined();
+    expect(free.scopes.has('tenants')).toBe(true);
+  });
+
+  it('refuses a tenant that is not a tenant id, an empty one, and a tenant with the tenants scope', () => {
+    expect(() => parseTokens('a:s:read:ac-me')).toThrow(/not a tenant id/);
+    expect(() => parseTokens('a:s:read:')).toThrow(/name:secret:scope\+scope:tenant/);
+    expect(() => parseTokens('a:s:read:acme:more')).toThrow(/entry #1/);
+    expect(() => parseTokens('a:s:read+tenants:acme')).toThrow(/tenants scope/);
+  });
+});

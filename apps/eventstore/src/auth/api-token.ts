@@ -1,31 +1,56 @@
 import { hash, timingSafeEqual } from 'node:crypto';
+import { isTenantId } from '@ordinal/log';
 
-export type Scope = 'read' | 'write' | 'admin' | 'personal';
-export const SCOPES: readonly Scope[] = ['read', 'write', 'admin', 'personal'];
+/**
+ * What a principal may do. `tenants`: a principal bound to no tenant may act for any tenant it
+ * names in the `Ordinal-Tenant` header (docs/tenants.md), a trusted backend's scope.
+ */
+export type Scope = 'read' | 'write' | 'admin' | 'personal' | 'tenants';
+export const SCOPES: readonly Scope[] = ['read', 'write', 'admin', 'personal', 'tenants'];
 
-/** A bearer token the server accepts, with its scopes. */
+/** A bearer token the server accepts, with its scopes and the tenant it is bound to, if any. */
 export interface ApiToken {
   name: string;
   secret: string;
   scopes: Set<Scope>;
+  /** The tenant every request of the token acts for (the entry's fourth field; docs/tenants.md). */
+  tenant?: string;
 }
 
-/** Parses `name:secret:scope+scope;name2:secret2:scope`. Throws naming the bad entry. */
+/**
+ * Parses `name:secret:scope+scope[:tenant];name2:secret2:scope`. Throws naming the bad entry.
+ * A token bound to a tenant cannot have the `tenants` scope (it could never use it).
+ */
 export function parseTokens(spec: string): ApiToken[] {
   const tokens: ApiToken[] = [];
   for (const entry of spec
     .split(';')
     .map((s) => s.trim())
     .filter(Boolean)) {
-    const [name, secret, scopeList, ...rest] = entry.split(':');
-    if (!name || !secret || !scopeList || rest.length > 0) {
-      throw new Error(`ORDINAL_TOKENS entry #${tokens.length + 1} must be name:secret:scope+scope`);
+    const [name, secret, scopeList, tenant, ...rest] = entry.split(':');
+    if (!name || !secret || !scopeList || tenant === '' || rest.length > 0) {
+      throw new Error(
+        `ORDINAL_TOKENS entry #${tokens.length + 1} must be name:secret:scope+scope or name:secret:scope+scope:tenant`,
+      );
     }
     const scopes = scopeList.split('+').map((s) => s.trim());
     const unknown = scopes.filter((s) => !SCOPES.includes(s as Scope));
     if (unknown.length > 0)
       throw new Error(`ORDINAL_TOKENS entry '${name}' has unknown scopes: ${unknown.join(', ')}`);
-    tokens.push({ name, secret, scopes: new Set(scopes as Scope[]) });
+    if (tenant !== undefined && !isTenantId(tenant))
+      throw new Error(
+        `ORDINAL_TOKENS entry '${name}' has a tenant that is not a tenant id (1-63 letters, digits, '_' or '.', starting with a letter or digit)`,
+      );
+    if (tenant !== undefined && scopes.includes('tenants'))
+      throw new Error(
+        `ORDINAL_TOKENS entry '${name}' is bound to tenant '${tenant}' and has the tenants scope: a tenant's token cannot act for another tenant; drop one`,
+      );
+    tokens.push({
+      name,
+      secret,
+      scopes: new Set(scopes as Scope[]),
+      ...(tenant === undefined ? {} : { tenant }),
+    });
   }
   return tokens;
 }

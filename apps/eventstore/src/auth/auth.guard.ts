@@ -8,10 +8,11 @@ import { Reflector } from '@nestjs/core';
 import { RequestAuthenticator } from './request-authenticator.js';
 import { principalLabel, type Principal } from './principal.js';
 import { MissingScopeException } from './token-refused.exception.js';
-import { AcceptsTicket, Public, RequireScope } from './scopes.decorator.js';
+import { AcceptsTicket, Public, RequireScope, RouteTenancy } from './scopes.decorator.js';
 import { StreamTickets } from './stream-tickets.service.js';
 import type { HttpErrorCode } from '@ordinal/contract';
 import type { Scope } from './api-token.js';
+import { requestTenant, type Tenancy } from './tenancy.js';
 
 /** A route's handler and its controller, as Nest's ExecutionContext gives them. */
 type RouteHandler = ReturnType<ExecutionContext['getHandler']>;
@@ -22,18 +23,30 @@ interface RouteAccess {
   isPublic: boolean;
   scope: Scope | undefined;
   acceptsTicket: boolean;
+  tenancy: Tenancy | undefined;
 }
 
-/** The request as the guard leaves it: the principal it was authorised for, for routes that need to know. */
+/**
+ * The request as the guard leaves it: the principal it was authorised for, and the tenant it
+ * acts for, for routes that need to know.
+ */
 export interface AuthorisedRequest {
   headers: Record<string, string | undefined>;
   query?: Record<string, unknown>;
   principal?: Principal;
+  /**
+   * The tenant the request acts for (docs/tenants.md), on a route per tenant; undefined: none
+   * (every tenant's messages, for a principal of no tenant).
+   */
+  tenant?: string;
 }
 
 /**
  * Every route needs `Authorization: Bearer <token>` unless marked `@Public()`; a route with
- * `@RequireScope(s)` also needs that scope. The token itself is never logged.
+ * `@RequireScope(s)` also needs that scope. Then the request's tenant (`requestTenant`): the
+ * principal's, or the one a trusted principal names, on a route per tenant; none on an
+ * operator's route, which a principal bound to a tenant may not use. The token itself is never
+ * logged.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -57,6 +70,7 @@ export class AuthGuard implements CanActivate {
       if (error instanceof MissingScopeException) request.principal = error.principal;
       throw error;
     }
+    request.tenant = requestTenant(request, request.principal, access.tenancy);
     return true;
   }
 
@@ -95,6 +109,7 @@ export class AuthGuard implements CanActivate {
         isPublic: Boolean(this.reflector.getAllAndOverride(Public, targets)),
         scope: this.reflector.getAllAndOverride(RequireScope, targets),
         acceptsTicket: Boolean(this.reflector.getAllAndOverride(AcceptsTicket, targets)),
+        tenancy: this.reflector.getAllAndOverride(RouteTenancy, targets),
       };
       byHandler.set(handler, access);
     }

@@ -7,3 +7,12 @@ export const CurrentPrincipal = createParamDecorator(
   (_data: unknown, context: ExecutionContext): Principal =>
     context.switchToHttp().getRequest<AuthorisedRequest>().principal!,
 );
+
+/**
+ * The tenant the request acts for (docs/tenants.md), as the guard decided it on a route per
+ * tenant (`Scoped(scope, 'header' | 'path')`); undefined: none.
+ */
+export const CurrentTenant = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): string | undefined =>
+    context.switchToHttp().getRequest<AuthorisedRequest>().tenant,
+);

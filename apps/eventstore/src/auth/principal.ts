@@ -14,6 +14,13 @@ export interface Principal {
   groups: readonly string[];
   /** A JWT's expiry (epoch ms); a stream ticket issued to it expires no later. */
   expiresAt?: number;
+  /**
+   * The tenant the principal is bound to (a static token's fourth field, a JWT's tenant claim,
+   * a stream ticket's): every request it makes acts for that tenant and no other
+   * (docs/tenants.md). Absent: a principal of no tenant, which sees every tenant's messages
+   * and, with the `tenants` scope, may act for one it names in `Ordinal-Tenant`.
+   */
+  tenant?: string;
 }
 
 /** How a principal is named in logs, audit records and 403 messages: `token:NAME` or `jwt:SUBJECT`. */

@@ -8,7 +8,13 @@ import { MissingScopeException, TokenRefusedException } from './token-refused.ex
 
 /** A static token's principal. */
 export function tokenPrincipal(token: ApiToken): Principal {
-  return { kind: 'token', name: token.name, scopes: token.scopes, groups: [] };
+  return {
+    kind: 'token',
+    name: token.name,
+    scopes: token.scopes,
+    groups: [],
+    ...(token.tenant === undefined ? {} : { tenant: token.tenant }),
+  };
 }
 
 /**

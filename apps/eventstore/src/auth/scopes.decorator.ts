@@ -1,5 +1,6 @@
 import { Reflector } from '@nestjs/core';
 import type { Scope } from './api-token.js';
+import type { Tenancy } from './tenancy.js';
 
 /** The scope a route needs (`read`, `write` or `admin`). Routes without it need none beyond a valid token. */
 export const RequireScope = Reflector.createDecorator<Scope>();
@@ -9,3 +10,6 @@ export const AcceptsTicket = Reflector.createDecorator<boolean>({ transform: () 
 
 /** Marks a route that needs no token (health, metrics, the debug console's page). */
 export const Public = Reflector.createDecorator<boolean>({ transform: () => true });
+
+/** How a route treats tenants (`Tenancy`); absent: not per tenant (operators only). */
+export const RouteTenancy = Reflector.createDecorator<Tenancy>();

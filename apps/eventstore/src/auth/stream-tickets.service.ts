@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DatabaseUnavailableError, execute, isConnectionError } from '@ordinal/pg';
+import { isTenantId } from '@ordinal/log';
 import { ORDINAL_CONFIG } from '../config/config.constants.js';
 import type { OrdinalConfig } from '../config/ordinal-config.js';
 import { SCOPES, type Scope } from './api-token.js';
@@ -23,6 +24,11 @@ interface TicketClaims {
   /** A JWT principal's scopes and groups (absent for a static token, whose are looked up). */
   s?: Scope[];
   g?: string[];
+  /**
+   * The tenant the ticket acts for (the request's that got it: the principal's own, or the one a
+   * trusted principal named; docs/tenants.md). Absent: none.
+   */
+  te?: string;
   /** Expiry, epoch ms. */
   e: number;
   /** A random nonce: the ticket's identity, claimed once. */
@@ -77,8 +83,12 @@ export class StreamTickets {
     this.inDatabase = config.role === 'primary';
   }
 
-  /** A ticket for the stream, on behalf of `principal`, with its rights and no more. */
-  issue(principal: Principal): IssuedTicket {
+  /**
+   * A ticket for the stream, on behalf of `principal`, with its rights and no more; bound to
+   * `tenant` (the request's tenant) when one is given: its stream shows that tenant's messages
+   * only, as the request that got it would have.
+   */
+  issue(principal: Principal, tenant?: string): IssuedTicket {
     const now = Date.now();
     const expires = Math.min(now + this.ttlMs, principal.expiresAt ?? Infinity);
     const claims: TicketClaims = { t: principal.name, e: expires, n: b64(randomBytes(12)) };
@@ -86,6 +96,7 @@ export class StreamTickets {
       claims.s = [...principal.scopes];
       claims.g = [...principal.groups];
     }
+    if (tenant !== undefined) claims.te = tenant;
     const payload = b64(Buffer.from(JSON.stringify(claims)));
     return {
       ticket: `${payload}.${this.sign(payload)}`,
@@ -106,13 +117,22 @@ export class StreamTickets {
   }
 
   private principalOf(claims: TicketClaims): Principal | null {
-    if (claims.s === undefined) return this.tokens.get(claims.t) ?? null;
+    const tenant = claims.te;
+    if (tenant !== undefined && !isTenantId(tenant)) return null;
+    if (claims.s === undefined) {
+      const token = this.tokens.get(claims.t);
+      // A token bound to a tenant is never issued a ticket for another one.
+      if (!token || (token.tenant !== undefined && tenant !== undefined && tenant !== token.tenant))
+        return null;
+      return tenant === undefined ? token : { ...token, tenant };
+    }
     return {
       kind: 'jwt',
       name: claims.t,
       scopes: new Set(claims.s.filter((s) => SCOPES.includes(s))),
       groups: claims.g ?? [],
       expiresAt: claims.e,
+      ...(tenant === undefined ? {} : { tenant }),
     };
   }
 

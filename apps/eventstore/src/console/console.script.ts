@@ -212,6 +212,8 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       fact('Type', m.messageType);
       fact('User', m.userId);
       fact('Stream', m.streamId ? link(m.streamId + ' @ version ' + m.streamVersion, '#stream/' + encodeURIComponent(m.streamId)) : null);
+      // A tenant's message (docs/tenants.md): its stream id and key are that tenant's names.
+      if (m.tenant) fact('Tenant', m.tenant);
       fact('Created', m.createdAt);
       fact('Content hash', m.contentHash);
       fact('Schema version', m.schemaVersion == null ? 1 : m.schemaVersion);

@@ -5,7 +5,7 @@ import { ErrorResponseDto } from './error-response.dto.js';
 const WHEN: Record<number, string> = {
   400: 'Malformed or invalid request; the message names the field or parameter',
   401: 'No bearer token, or an unknown one',
-  403: 'The token lacks the scope this operation needs',
+  403: 'The token lacks the scope this operation needs, or may not act for the tenant (`tenant_forbidden`)',
   404: 'Nothing at that index, name or id',
   405: 'Another method of this path; `Allow` lists them',
   408: 'The body did not arrive within ORDINAL_BODY_TIMEOUT_MS (a bulk import: sent nothing for ORDINAL_IMPORT_IDLE_TIMEOUT_MS)',

@@ -53,9 +53,16 @@ export class ErrorResponseDto {
   @ApiPropertyOptional({
     example: 'startIndex',
     description:
-      '400 `invalid_parameter`, `repeated_parameter` and `invalid_stream_id` of a path or query parameter: the name of the parameter refused',
+      "400 `invalid_parameter`, `repeated_parameter` and `invalid_stream_id` of a path or query parameter (and `invalid_tenant`: `Ordinal-Tenant` or the path's `tenant`): the name of the parameter refused",
   })
   parameter?: string;
+
+  @ApiPropertyOptional({
+    example: 'globex',
+    description:
+      '403 `tenant_forbidden`: the tenant the request asked to act for, which the principal may not (docs/tenants.md)',
+  })
+  tenant?: string;
 
   @ApiPropertyOptional({
     enum: TOKEN_REFUSAL_REASONS,

@@ -120,4 +120,9 @@ export const HTTP_STATUS_BY_CODE: Record<HttpErrorCode, number> = {
   missing_scope: 403,
   // An access rule does not let the principal read or write this (`denied` names the message).
   access_denied: 403,
+  // The principal may not act for the tenant it named (docs/tenants.md), or a principal bound to
+  // a tenant used a route that is not per tenant.
+  tenant_forbidden: 403,
+  // `Ordinal-Tenant` (or a path's tenant) is not a tenant id, or the header is repeated.
+  invalid_tenant: 400,
 };

@@ -1,6 +1,6 @@
 import { AuditTrail, type AuditedRequest } from '../audit/audit-trail.service.js';
 import { AccessPolicy } from '../access/access-policy.service.js';
-import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import { CurrentPrincipal, CurrentTenant } from '../auth/current-principal.decorator.js';
 import type { Principal } from '../auth/principal.js';
 import { Controller, Get, NotFoundException, Param, Query, Req } from '@nestjs/common';
 import {
@@ -44,7 +44,7 @@ export class EventsController {
   ) {}
 
   @Get('head')
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: 'The safe head',
     description:
@@ -57,11 +57,11 @@ export class EventsController {
   }
 
   @Get()
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: 'A page of the log',
     description:
-      'Messages from `fromIndex` in index order; continue from `nextIndex`. Needs the `read` scope; personal fields in clear need the `personal` scope too (docs/personal-data.md).',
+      "Messages from `fromIndex` in index order; continue from `nextIndex`. A request acting for a tenant gets that tenant's messages only, with their global indices (docs/tenants.md). Needs the `read` scope; personal fields in clear need the `personal` scope too (docs/personal-data.md).",
   })
   @ApiQuery({
     name: 'fromIndex',
@@ -116,6 +116,7 @@ export class EventsController {
   @ApiErrors(400, 409, 503)
   async page(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Req() request: AuditedRequest,
     @Query('fromIndex') fromRaw?: string,
     @Query('limit') limitRaw?: string,
@@ -136,6 +137,8 @@ export class EventsController {
       types,
       tombstones: tombstonesParam(tombstonesRaw),
       tiers: tiersParam(tiersRaw),
+      // A tenant's page: its messages only, read under its row-level security (docs/tenants.md).
+      ...(tenant === undefined ? {} : { tenant }),
     };
     const head = await this.reader.safeHead();
     const read =
@@ -166,11 +169,11 @@ export class EventsController {
   }
 
   @Get(':index')
-  @Scoped('read')
+  @Scoped('read', 'header')
   @ApiOperation({
     summary: 'One message by its index',
     description:
-      'The message, or its tombstone when it is hidden or erased (docs/lifecycle.md). Needs the `read` scope.',
+      "The message, or its tombstone when it is hidden or erased (docs/lifecycle.md). A request acting for a tenant finds that tenant's messages only: another tenant's index answers 404 as a missing one (docs/tenants.md). Needs the `read` scope.",
   })
   @ApiParam({ name: 'index', schema: { type: 'integer', minimum: 1 } })
   @ApiExtraModels(TombstoneResponseDto)
@@ -185,13 +188,17 @@ export class EventsController {
   @ApiErrors(400, 404, 503)
   async get(
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
     @Req() request: AuditedRequest,
     @Param('index') indexRaw: string,
     @PersonalScope() personal = false,
   ): Promise<MessageResponseDto | TombstoneResponseDto> {
     const index = intParam('index', indexRaw, 0, 1);
     const message = await this.reader.get(index);
-    if (!message) throw new NotFoundException(`No message has index ${index}`);
+    // Another tenant's message answers as no message at all: a tenant does not learn that
+    // another tenant's positions exist (docs/tenants.md).
+    if (!message || (tenant !== undefined && message.tenant !== tenant))
+      throw new NotFoundException(`No message has index ${index}`);
     this.access.assertRead(principal, message);
     this.audit.noteRead(request, [message]);
     return toMessageResponse(personal ? await this.personalData.revealOne(message) : message);

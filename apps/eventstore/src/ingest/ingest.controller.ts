@@ -1,5 +1,5 @@
 import { AccessPolicy } from '../access/access-policy.service.js';
-import { CurrentPrincipal } from '../auth/current-principal.decorator.js';
+import { CurrentPrincipal, CurrentTenant } from '../auth/current-principal.decorator.js';
 import type { Principal } from '../auth/principal.js';
 import {
   BadRequestException,
@@ -69,11 +69,12 @@ export class IngestController {
   ) {}
 
   @Put('message')
-  @Scoped('write')
+  @Scoped('write', 'header')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Publish one message',
-    description: 'Stores the message at the next global index. Needs the `write` scope.',
+    description:
+      "Stores the message at the next global index, for the request's tenant if it has one (docs/tenants.md). Needs the `write` scope.",
   })
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -103,6 +104,7 @@ export class IngestController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
   ): Promise<MessageResponseDto | DuplicateResponseDto> {
     if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 200)) {
       throw new BadRequestException('Idempotency-Key must be 1-200 characters');
@@ -117,6 +119,8 @@ export class IngestController {
     const { entries } = await this.writer.append({
       messages: [sent],
       correlation: requestCorrelation(request),
+      // The request's tenant (docs/tenants.md): the writer stores its names in its namespace.
+      ...(tenant === undefined ? {} : { tenant }),
     });
     const entry = entries[0];
     if (entry.status === 'repeat' && !isSameRequest(entry.message, sent))
@@ -136,7 +140,7 @@ export class IngestController {
   }
 
   @Post('messages')
-  @Scoped('write')
+  @Scoped('write', 'header')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Publish a batch atomically',
@@ -158,6 +162,7 @@ export class IngestController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @CurrentPrincipal() principal: Principal,
+    @CurrentTenant() tenant: string | undefined,
   ): Promise<BatchResponseDto> {
     if (dto.messages.length > this.config.maxBatchMessages) {
       throw new BadRequestException(
@@ -169,6 +174,8 @@ export class IngestController {
     const { entries } = await this.writer.append({
       messages: sent,
       correlation: requestCorrelation(request),
+      // The request's tenant (docs/tenants.md): the writer stores its names in its namespace.
+      ...(tenant === undefined ? {} : { tenant }),
     });
     // Entries committed beside a reused key stay committed: that entry alone says so.
     const reused = entries.map(

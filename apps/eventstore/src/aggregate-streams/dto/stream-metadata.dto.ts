@@ -53,6 +53,12 @@ export class StreamMetadataResponseDto implements StoredStreamMetadata {
   @ApiProperty({ example: 'order-1001', description: 'The stream id, or a category pattern' })
   streamId!: string;
 
+  @ApiPropertyOptional({
+    example: 'acme',
+    description: 'The tenant whose stream or category it is (docs/tenants.md); absent for none',
+  })
+  tenant?: string;
+
   @ApiProperty({ type: 'integer', minimum: 0, description: '0 when never written' })
   metadataVersion!: number;
 

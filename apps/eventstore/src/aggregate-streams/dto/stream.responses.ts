@@ -135,6 +135,13 @@ export class StreamSummaryDto {
   @ApiProperty()
   streamId!: string;
 
+  @ApiPropertyOptional({
+    example: 'acme',
+    description:
+      "For a principal of no tenant, the stream's tenant (docs/tenants.md); absent for a stream of no tenant",
+  })
+  tenant?: string;
+
   @ApiProperty({ type: 'integer', minimum: 1 })
   version!: number;
 
@@ -148,7 +155,8 @@ export class StreamListResponseDto {
   streams!: StreamSummaryDto[];
 
   @ApiPropertyOptional({
-    description: 'Present when the page is full: pass it as `after` for the next page',
+    description:
+      "Present when the page is full: pass it as `after` for the next page (for a principal of no tenant, a tenant's stream is named `<tenant>/<id>`)",
   })
   next?: string;
 }

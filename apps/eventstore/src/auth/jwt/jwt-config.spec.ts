@@ -19,6 +19,7 @@ describe('loadJwtConfig', () => {
       scopeClaim: null,
       subjectClaim: 'sub',
       groupsClaim: 'groups',
+      tenantClaim: 'tenant',
       maxTokenBytes: 8192,
     });
   });

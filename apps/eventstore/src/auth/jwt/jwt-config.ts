@@ -25,6 +25,11 @@ export interface JwtConfig {
   subjectClaim: string;
   /** The claim holding the principal's groups, matched by access rules (ORDINAL_JWT_GROUPS_CLAIM). @default 'groups' */
   groupsClaim: string;
+  /**
+   * The claim naming the principal's tenant (ORDINAL_JWT_TENANT_CLAIM; docs/tenants.md): absent
+   * from a token, the principal has no tenant; present, it must be a tenant id. @default 'tenant'
+   */
+  tenantClaim: string;
   /** A bearer token longer than this is refused unread (ORDINAL_JWT_MAX_BYTES). @default 8192 */
   maxTokenBytes: number;
   /** An unknown `kid` re-reads the key set at most this often (ms, ORDINAL_JWT_JWKS_COOLDOWN_MS). @default 30000 */
@@ -93,6 +98,7 @@ export function loadJwtConfig(env: Env): JwtConfig | null {
     scopePrefix: env.ORDINAL_JWT_SCOPE_PREFIX ?? '',
     subjectClaim: env.ORDINAL_JWT_SUBJECT_CLAIM || 'sub',
     groupsClaim: env.ORDINAL_JWT_GROUPS_CLAIM || 'groups',
+    tenantClaim: env.ORDINAL_JWT_TENANT_CLAIM || 'tenant',
     maxTokenBytes: intOf(env, 'ORDINAL_JWT_MAX_BYTES', 8192, 256, 65_536),
     jwksCooldownMs: intOf(env, 'ORDINAL_JWT_JWKS_COOLDOWN_MS', 30_000, 0, 86_400_000),
     jwksMaxAgeMs: intOf(env, 'ORDINAL_JWT_JWKS_MAX_AGE_MS', 600_000, 1000, 86_400_000),

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { isTenantId } from '@ordinal/log';
 import { SCOPES, type Scope } from '../api-token.js';
 import type { Principal } from '../principal.js';
 import { TokenRefusedException, type TokenRefusalReason } from '../token-refused.exception.js';
@@ -87,12 +88,21 @@ export class JwtVerifier {
       const scope = word.slice(prefix.length);
       if (SCOPES.includes(scope as Scope)) scopes.add(scope as Scope);
     }
+    // The tenant claim: absent, no tenant; anything but a tenant id refuses the token (a
+    // malformed claim must never read as "no tenant", which sees every tenant).
+    const tenant = claims[this.config.tenantClaim];
+    if (tenant !== undefined && !isTenantId(tenant))
+      throw new TokenRefusedException(
+        'claims',
+        `JWT's '${this.config.tenantClaim}' claim is not a tenant id (1-63 letters, digits, '_' or '.', starting with a letter or digit; ORDINAL_JWT_TENANT_CLAIM)`,
+      );
     return {
       kind: 'jwt',
       name: subject,
       scopes,
       groups: words(claims[this.config.groupsClaim]),
       expiresAt: payload.exp! * 1000,
+      ...(tenant === undefined ? {} : { tenant }),
     };
   }
 
