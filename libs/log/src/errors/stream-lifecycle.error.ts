@@ -42,3 +42,13 @@ export class ScavengeRunningError extends OrdinalError {
     );
   }
 }
+
+/** The tenant was deleted (docs/tenants.md#deleting-a-tenant): nothing can be appended for it again. */
+export class TenantDeletedError extends OrdinalError {
+  constructor(readonly tenant: string) {
+    super(
+      'tenant_deleted',
+      `Tenant ${tenant} was deleted: its messages read as tombstones and nothing can be appended for it again; use another tenant id`,
+    );
+  }
+}
