@@ -86,12 +86,15 @@ export class SubjectErasure {
 
   /**
    * Destroys again every key the ledger names (after a restore of the key store from a backup
-   * older than an erasure, say). Returns how many subjects the ledger holds.
+   * older than an erasure, say), and every key of a deleted tenant's subjects. Returns how many
+   * subjects the ledger holds and how many tenants were deleted.
    */
-  async reapply(): Promise<{ subjects: number }> {
+  async reapply(): Promise<{ subjects: number; tenants: number }> {
     const subjects = await this.erasedSubjects();
     if (subjects.length > 0) await this.personal.destroy(subjects);
-    return { subjects: subjects.length };
+    // And every deleted tenant's keys (docs/tenants.md#deleting-a-tenant).
+    const { tenants } = await this.personal.reapplyDeletedTenants();
+    return { subjects: subjects.length, tenants };
   }
 
   /** The hashes of every erased subject. */
