@@ -52,3 +52,13 @@ export class TenantDeletedError extends OrdinalError {
     );
   }
 }
+
+/** A tenant id outside `TENANT_PATTERN` (docs/tenants.md). */
+export class InvalidTenantError extends OrdinalError {
+  constructor(readonly tenant: unknown) {
+    super(
+      'invalid_tenant',
+      `A tenant id is 1-63 letters, digits, '_' or '.', starting with a letter or a digit, not ${JSON.stringify(tenant)}`,
+    );
+  }
+}

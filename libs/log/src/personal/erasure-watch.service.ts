@@ -58,7 +58,8 @@ export class ErasureWatch implements OnApplicationBootstrap, OnApplicationShutdo
           continue;
         }
         const subject = (marker.body as Partial<SubjectErasedBody> | null)?.subject;
-        if (typeof subject === 'string') this.personal.forget(subjectHash(subject));
+        // A tenant's marker names the tenant's subject (docs/tenants.md).
+        if (typeof subject === 'string') this.personal.forget(subjectHash(subject, marker.tenant));
       }
     } catch (error) {
       if (this.feed !== null)

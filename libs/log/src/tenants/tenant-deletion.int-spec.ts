@@ -304,5 +304,10 @@ describe.each<Ordering>(['gapless', 'concurrent'])('deleting a tenant (%s mode)'
     expect((await deletion.deletion('acme'))?.scavengedAt).not.toBeNull();
     // A second scavenge has nothing left of the tenant to erase.
     expect((await app.get(LogScavenger).run({ vacuum: false })).rowsErased).toBe(0);
+
+    // A tenant's subject is erased as that tenant's: the same id elsewhere keeps its key.
+    const erased = await app.get(SubjectErasure).erase('c-1', 'art. 17', { tenant: 'globex' });
+    expect(erased.subjectHash).toMatch(/^globex\/[0-9a-f]{64}$/);
+    expect(await clear()).toEqual([null, null, 'c-1@none.example']);
   });
 });

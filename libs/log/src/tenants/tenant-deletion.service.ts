@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OrdinalError, ReadOnlyReplicaError, execute, toPosition } from '@ordinal/pg';
+import { ReadOnlyReplicaError, execute, toPosition } from '@ordinal/pg';
+import { InvalidTenantError } from '../errors/index.js';
 import { LOCKS, SYSTEM_USER, TABLES, TENANT_DELETED_TYPE } from '../log.constants.js';
 import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
@@ -9,16 +10,6 @@ import { LiveRouter } from '../router/live-router.service.js';
 import { isTenantId } from '../tenant.js';
 import { tenantLockKey } from '../writer/category-locks.js';
 import { LogWriter } from '../writer/log-writer.service.js';
-
-/** A tenant id outside `TENANT_PATTERN` (docs/tenants.md). */
-export class InvalidTenantError extends OrdinalError {
-  constructor(readonly tenant: unknown) {
-    super(
-      'invalid_tenant',
-      `A tenant id is 1-63 letters, digits, '_' or '.', starting with a letter or a digit, not ${JSON.stringify(tenant)}`,
-    );
-  }
-}
 
 /** What a tenant's deletion answers (docs/tenants.md#deleting-a-tenant). */
 export interface TenantDeletionResult {
