@@ -6,6 +6,10 @@ import { gunzipSync } from 'node:zlib';
 import type { INestApplicationContext } from '@nestjs/common';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
 import { startLogContext } from '@ordinal/test-support/log-context';
+import { HeldTransaction, sessionsBlockedBy } from '@ordinal/test-support/held-transaction';
+import { waitFor } from '@ordinal/test-support/test-server';
+import { LOCKS } from '../log.constants.js';
+import { tenantLockKey } from '../writer/category-locks.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogReader } from '../reader/log-reader.service.js';
 import type { Ordering } from '../log-options.js';
@@ -309,5 +313,55 @@ describe.each<Ordering>(['gapless', 'concurrent'])('deleting a tenant (%s mode)'
     const erased = await app.get(SubjectErasure).erase('c-1', 'art. 17', { tenant: 'globex' });
     expect(erased.subjectHash).toMatch(/^globex\/[0-9a-f]{64}$/);
     expect(await clear()).toEqual([null, null, 'c-1@none.example']);
+  });
+
+  /** The lock a flush of the tenant's messages takes (gapless: the log's; concurrent: the tenant's, shared). */
+  const flushLock = (held: HeldTransaction) =>
+    ordering === 'gapless'
+      ? held.lockLog()
+      : held.query('SELECT pg_advisory_xact_lock_shared($1::bigint)', [
+          String(tenantLockKey('acme')),
+        ]);
+  const blocked = async (held: HeldTransaction, what: string) => {
+    const pid = await held.pid();
+    await waitFor(
+      async () => (await sessionsBlockedBy((t, v) => db.query(t, v), pid)) > 0,
+      10_000,
+      what,
+    );
+  };
+
+  it('waits for a flush of the tenant in flight; a flush waiting on the deletion is refused once it commits', async () => {
+    app = await start(db, ordering, directory);
+    const writer = app.get(LogWriter);
+    await writer.append({ tenant: 'acme', messages: [{ messageType: 'Placed', body: {} }] });
+
+    // A flush holds its lock: the deletion waits for it.
+    const flush = await HeldTransaction.begin(db.url);
+    await flushLock(flush);
+    const deleting = app.get(TenantDeletion).delete('acme');
+    await blocked(flush, 'the deletion to wait for the flush');
+    expect(await db.query(`SELECT tenant FROM deleted_tenants`)).toEqual([]);
+    await flush.commit();
+    expect(await deleting).toMatchObject({ tenant: 'acme', alreadyDeleted: false });
+
+    // A deletion holds its lock (globex's, by hand): a flush of the tenant waits, then fails.
+    const deletion = await HeldTransaction.begin(db.url);
+    await deletion.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+      ordering === 'gapless' ? LOCKS.log : String(tenantLockKey('globex')),
+    ]);
+    // Settled to a value at once: it fails while the test still awaits the commit.
+    const appending = writer
+      .append({ tenant: 'globex', messages: [{ messageType: 'Placed', body: {} }] })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    await blocked(deletion, 'the flush to wait for the deletion');
+    await deletion.query(
+      `INSERT INTO deleted_tenants (tenant, deleted_by, through_index) VALUES ('globex', 'test', 0)`,
+    );
+    await deletion.commit();
+    expect(await appending).toMatchObject({ code: 'tenant_deleted', tenant: 'globex' });
   });
 });
