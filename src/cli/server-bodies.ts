@@ -164,6 +164,21 @@ export interface ErasureBody {
 /** `POST /api/erasures/reapply`. */
 export interface ReapplyBody {
   subjects: number;
+  /** Deleted tenants whose keys were destroyed again (absent from servers before tenants). */
+  tenants?: number;
+}
+
+/** `DELETE /api/admin/tenants/:tenant`. */
+export interface TenantDeletionBody {
+  tenant: string;
+  deletedAt: string;
+  deletedBy: string;
+  reason: string;
+  throughIndex: number;
+  markerIndex: number | null;
+  keysDestroyed: number;
+  scavengedAt: string | null;
+  alreadyDeleted: boolean;
 }
 
 /** `POST /api/admin/redact`. */

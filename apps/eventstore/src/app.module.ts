@@ -40,6 +40,7 @@ import {
   ScavengeController,
   ScavengeSchedule,
   SegmentsController,
+  TenantsAdminController,
 } from './operations/index.js';
 import { ConsoleController } from './console/console.controller.js';
 import { DashboardController } from './dashboard/dashboard.controller.js';
@@ -89,6 +90,7 @@ export class AppModule {
         DeadLettersController,
         ScavengeController,
         SegmentsController,
+        TenantsAdminController,
         ConsoleController,
         DashboardController,
         ConsumerGroupsController,

@@ -30,6 +30,8 @@ export const ORDINAL_ERROR_CODES = [
   'segment_not_found',
   'segment_not_archivable',
   'segment_busy',
+  'tenant_deleted',
+  'invalid_tenant',
   // @ordinal/ownership (and the module options)
   'ownership_lost',
   'invalid_configuration',

@@ -82,6 +82,12 @@ export class LogLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApp
     // The key store, the master key's check and the erasure ledger reapplied: a key store
     // restored from a backup older than an erasure forgets again before anything is read.
     await this.personal.start(() => this.erasure.erasedSubjects());
+    // Deleted tenants are a ledger too (docs/tenants.md#deleting-a-tenant).
+    const reapplied = await this.personal.reapplyDeletedTenants();
+    if (reapplied.keys > 0)
+      this.logger.log(
+        `Deleted tenants reapplied: ${reapplied.keys} keys of ${reapplied.tenants} deleted tenants destroyed again`,
+      );
     if (options.duplicateWindow > 0) {
       const rows = await execute<LatestHashRow>(
         this.dataSource.manager,

@@ -22,7 +22,12 @@ export const TABLES = {
   segmentSettings: 'log_segment_settings',
   /** Which chunks of archived segments hold rows of a stream. */
   archivedStreamChunks: 'archived_stream_chunks',
+  /** Deleted tenants (docs/tenants.md): their rows read as tombstones, their appends are refused. */
+  deletedTenants: 'deleted_tenants',
 } as const;
+
+/** The message type of the marker a tenant's deletion appends. */
+export const TENANT_DELETED_TYPE = '$tenant-deleted';
 
 /** The message type of the marker an erasure appends. */
 export const SUBJECT_ERASED_TYPE = '$subject-erased';

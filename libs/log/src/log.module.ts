@@ -25,6 +25,7 @@ import { PersonalData } from './personal/personal-data.service.js';
 import { PersonalDataRedactor } from './personal/personal-data-redactor.service.js';
 import { SubjectErasure } from './personal/subject-erasure.service.js';
 import { ErasureWatch } from './personal/erasure-watch.service.js';
+import { TenantDeletion } from './tenants/tenant-deletion.service.js';
 import {
   ConsumerOwnership,
   OWNERSHIP_OPTIONS,
@@ -59,6 +60,7 @@ import {
     PersonalDataRedactor,
     SubjectErasure,
     ErasureWatch,
+    TenantDeletion,
     {
       provide: OWNERSHIP_OPTIONS,
       useFactory: (options: ResolvedLogOptions): OwnershipOptions => ({
@@ -81,6 +83,7 @@ import {
     PersonalData,
     PersonalDataRedactor,
     SubjectErasure,
+    TenantDeletion,
     TenantSessions,
     LogReader,
     LogLifecycle,

@@ -24,6 +24,7 @@ import { publishCommand } from './publish.command.js';
 import { statusCommand } from './status.command.js';
 import { tailCommand } from './tail.command.js';
 import { tokenCommand } from './token.command.js';
+import { tenantsDeleteCommand } from './tenants.command.js';
 import {
   erasuresReapplyCommand,
   redactCommand,
@@ -65,6 +66,7 @@ export const COMMANDS: Command[] = [
   subjectsEraseCommand,
   erasuresReapplyCommand,
   redactCommand,
+  tenantsDeleteCommand,
   migrateCommand,
   tokenCommand,
 ];

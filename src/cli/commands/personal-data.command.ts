@@ -40,7 +40,9 @@ export const erasuresReapplyCommand: Command = {
     'Destroys again the key of every subject the erasure ledger names, after a key store was restored from a backup older than an erasure (every server start does it too). Needs an admin token.',
   async run({ term, client }) {
     const { body } = await client().request<ReapplyBody>('POST', '/api/erasures/reapply');
-    term.out(`Erasure ledger reapplied: ${body.subjects} subject(s) forgotten again\n`);
+    term.out(
+      `Erasure ledger reapplied: ${body.subjects} subject(s) forgotten again${body.tenants ? `, the keys of ${body.tenants} deleted tenant(s) destroyed again` : ''}\n`,
+    );
   },
 };
 

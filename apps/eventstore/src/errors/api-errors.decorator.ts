@@ -10,7 +10,7 @@ const WHEN: Record<number, string> = {
   405: 'Another method of this path; `Allow` lists them',
   408: 'The body did not arrive within ORDINAL_BODY_TIMEOUT_MS (a bulk import: sent nothing for ORDINAL_IMPORT_IDLE_TIMEOUT_MS)',
   409: 'Version conflict (`Ordinal-Current-Version` names the current version)',
-  410: 'The stream was tombstoned (`stream_tombstoned`): every call on it answers this, for ever',
+  410: 'The stream was tombstoned (`stream_tombstoned`), or its tenant deleted (`tenant_deleted`): every call on it answers this, for ever',
   413: 'Body over ORDINAL_BODY_LIMIT',
   415: 'A body that is not application/json',
   421: 'This server is a replica reader (ORDINAL_ROLE=replica-reader): it does not write; send the request to a primary instance',

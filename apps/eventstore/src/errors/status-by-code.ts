@@ -37,6 +37,10 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   segment_not_archivable: 409,
   // Another archive, restore or verify of the segment is running (in this process or another).
   segment_busy: 409,
+  // The tenant was deleted (docs/tenants.md#deleting-a-tenant): gone for good, its appends are refused.
+  tenant_deleted: 410,
+  // A tenant id outside 1-63 letters, digits, '_' and '.' (docs/tenants.md).
+  invalid_tenant: 400,
   snapshot_version_exceeds_stream: 409,
   invalid_stream_id: 400,
   invalid_version: 400,

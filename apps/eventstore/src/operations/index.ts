@@ -3,3 +3,4 @@ export * from './interface-rewind.controller.js';
 export * from './scavenge.controller.js';
 export * from './scavenge-schedule.service.js';
 export * from './segments.controller.js';
+export * from './tenants.controller.js';

@@ -99,4 +99,11 @@ export class ReapplyResponseDto {
     description: 'Subjects the ledger names; each key is destroyed again',
   })
   subjects!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Deleted tenants; every key of their subjects is destroyed again',
+  })
+  tenants!: number;
 }

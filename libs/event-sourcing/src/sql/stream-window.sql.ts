@@ -10,6 +10,9 @@ import { TABLES } from '@ordinal/log/internal';
  * enough ends the expired prefix; found by a range scan of the stream's index from the floor;
  * the age is compared in seconds, so no `max_age` can take a timestamp out of range).
  * The log's readers use the row-wise form of the same rules (`hiddenReason`).
+ *
+ * A stream of a deleted tenant (its stored id `<tenant>/<id>`, docs/tenants.md) is tombstoned,
+ * every version deleted: the tenant is gone for good.
  */
 export function streamWindow(category: string): string {
   if (!/^\$\d+$/.test(category)) throw new TypeError(`Bad parameter ${category}`);
@@ -19,9 +22,14 @@ export function streamWindow(category: string): string {
              SELECT * FROM ${TABLES.streamStates} WHERE stream_id = $1
            ), cr AS (
              SELECT * FROM ${TABLES.categoryRules} WHERE category = ${category}
+           ), gone AS (
+             SELECT strpos($1::text, '/') > 0 AND EXISTS (
+                      SELECT 1 FROM ${TABLES.deletedTenants} d WHERE d.tenant = split_part($1::text, '/', 1)) AS tenant_deleted
            ), rules AS (
-             SELECT coalesce((SELECT state FROM st), 'live') AS state,
-                    coalesce((SELECT deleted_through FROM st), 0) AS deleted_through,
+             SELECT CASE WHEN (SELECT tenant_deleted FROM gone) THEN 'tombstoned'
+                         ELSE coalesce((SELECT state FROM st), 'live') END AS state,
+                    CASE WHEN (SELECT tenant_deleted FROM gone) THEN (SELECT version FROM head)
+                         ELSE coalesce((SELECT deleted_through FROM st), 0) END AS deleted_through,
                     coalesce((SELECT truncate_before FROM st), (SELECT truncate_before FROM cr)) AS truncate_before,
                     coalesce((SELECT max_count FROM st), (SELECT max_count FROM cr)) AS max_count,
                     coalesce((SELECT max_age FROM st), (SELECT max_age FROM cr)) AS max_age

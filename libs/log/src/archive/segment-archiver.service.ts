@@ -280,8 +280,14 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
    * old one find out by their guard), then the old files go, and any file of an archived
    * segment that its manifest does not name (left by a crash) with them: no erased body stays
    * in the archive store.
+   *
+   * With `everyChunk` (a tenant was deleted since the last full scavenge,
+   * docs/tenants.md#deleting-a-tenant), every chunk is read: a tenant's rows outside any stream
+   * are in no stream's list of chunks.
    */
-  async scavengeArchived(): Promise<{ rows: number; bytes: number }> {
+  async scavengeArchived(
+    options: { everyChunk?: boolean } = {},
+  ): Promise<{ rows: number; bytes: number }> {
     const candidates = new Set(
       (
         await this.dataSource.query<{ chunk_first: string }[]>(
@@ -296,7 +302,7 @@ export class SegmentArchiver implements OnApplicationBootstrap, OnApplicationShu
     const erase = await this.eraseQuery();
     let bytes = 0;
     const rows = await this.rewriteArchived(
-      (chunk) => candidates.has(chunk.first),
+      (chunk) => options.everyChunk === true || candidates.has(chunk.first),
       async (held) => {
         const changed = await this.dataSource.query<
           { index: string; text: string; freed: string }[]

@@ -42,3 +42,23 @@ export class ScavengeRunningError extends OrdinalError {
     );
   }
 }
+
+/** The tenant was deleted (docs/tenants.md#deleting-a-tenant): nothing can be appended for it again. */
+export class TenantDeletedError extends OrdinalError {
+  constructor(readonly tenant: string) {
+    super(
+      'tenant_deleted',
+      `Tenant ${tenant} was deleted: its messages read as tombstones and nothing can be appended for it again; use another tenant id`,
+    );
+  }
+}
+
+/** A tenant id outside `TENANT_PATTERN` (docs/tenants.md). */
+export class InvalidTenantError extends OrdinalError {
+  constructor(readonly tenant: unknown) {
+    super(
+      'invalid_tenant',
+      `A tenant id is 1-63 letters, digits, '_' or '.', starting with a letter or a digit, not ${JSON.stringify(tenant)}`,
+    );
+  }
+}

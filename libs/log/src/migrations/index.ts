@@ -17,6 +17,7 @@ import { ConcurrentAppendCheckAfterLock1766000000100 } from './1766000000100-con
 import { Segments1766100000000 } from './1766100000000-segments.js';
 import { Archive1766200000000 } from './1766200000000-archive.js';
 import { Tenants1766300000000 } from './1766300000000-tenants.js';
+import { DeletedTenants1766300000100 } from './1766300000100-deleted-tenants.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -39,4 +40,5 @@ export const LOG_MIGRATIONS = [
   Segments1766100000000,
   Archive1766200000000,
   Tenants1766300000000,
+  DeletedTenants1766300000100,
 ];

@@ -6,14 +6,15 @@ import {
 } from '@nestjs/common';
 import { LiveRouter } from '../router/live-router.service.js';
 import type { LogFeed } from '../router/log-feed.js';
-import { SUBJECT_ERASED_TYPE } from '../log.constants.js';
+import { SUBJECT_ERASED_TYPE, TENANT_DELETED_TYPE } from '../log.constants.js';
 import { PersonalData } from './personal-data.service.js';
 import { subjectHash } from './personal-crypto.js';
 import type { SubjectErasedBody } from './subject-erasure.service.js';
 
 /**
  * Tells this process of erasures made by other processes: it follows the log's
- * `$subject-erased` markers live and drops each erased subject's key from memory, so a key
+ * `$subject-erased` markers live and drops each erased subject's key from memory (and the
+ * `$tenant-deleted` markers: every key of the deleted tenant's subjects), so a key
  * another server process destroyed is not used here past the marker's delivery (milliseconds,
  * NOTIFY's latency). The key store itself is the truth; this only empties the cache.
  *
@@ -41,7 +42,7 @@ export class ErasureWatch implements OnApplicationBootstrap, OnApplicationShutdo
     if (this.closed || this.feed !== null) return;
     const feed = (this.feed = this.router.open({
       fromIndex: this.router.deliveredUpTo + 1,
-      types: [SUBJECT_ERASED_TYPE],
+      types: [SUBJECT_ERASED_TYPE, TENANT_DELETED_TYPE],
     }));
     void this.follow(feed);
     await feed.headAtOpen.catch(() => undefined);
@@ -51,8 +52,14 @@ export class ErasureWatch implements OnApplicationBootstrap, OnApplicationShutdo
   private async follow(feed: LogFeed): Promise<void> {
     try {
       for await (const marker of feed) {
+        if (marker.messageType === TENANT_DELETED_TYPE) {
+          const tenant = (marker.body as { tenant?: unknown } | null)?.tenant;
+          if (typeof tenant === 'string') this.personal.forgetTenant(tenant);
+          continue;
+        }
         const subject = (marker.body as Partial<SubjectErasedBody> | null)?.subject;
-        if (typeof subject === 'string') this.personal.forget(subjectHash(subject));
+        // A tenant's marker names the tenant's subject (docs/tenants.md).
+        if (typeof subject === 'string') this.personal.forget(subjectHash(subject, marker.tenant));
       }
     } catch (error) {
       if (this.feed !== null)

@@ -1,6 +1,6 @@
 export * from './key-provider.js';
 export * from './personal-data-rule.js';
-export { subjectHash } from './personal-crypto.js';
+export { subjectHash, tenantSubjectHash } from './personal-crypto.js';
 export * from './personal-data.service.js';
 export * from './subject-erasure.service.js';
 export * from './personal-data-redactor.service.js';

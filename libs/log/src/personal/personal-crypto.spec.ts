@@ -1,4 +1,27 @@
-import { fieldContext, newDataKey, newDataKeys, open, seal } from './personal-crypto.js';
+import {
+  fieldContext,
+  newDataKey,
+  newDataKeys,
+  open,
+  seal,
+  subjectHash,
+  tenantSubjectHash,
+} from './personal-crypto.js';
+
+describe('subject names', () => {
+  it('keeps a subject of no tenant as it was, and gives each tenant its own subject, qualified', () => {
+    const plain = 'a6f7ef47ee8dc84af9056a3051ddc302f19581a96eb7e12f510fdf550326a399';
+    expect(subjectHash('c-1')).toBe(plain);
+    expect(subjectHash('c-1', null)).toBe(plain);
+    const acme = subjectHash('c-1', 'acme');
+    expect(acme).toBe(tenantSubjectHash('acme', 'c-1'));
+    expect(acme).toMatch(/^acme\/[0-9a-f]{64}$/);
+    expect(acme.slice(5)).not.toBe(plain);
+    expect(subjectHash('c-1', 'globex').slice(7)).not.toBe(acme.slice(5));
+    // An untenanted id that looks qualified is still a subject of no tenant.
+    expect(subjectHash('acme/c-1')).not.toContain('/');
+  });
+});
 
 describe('sealing personal fields', () => {
   it('gives every box its own IV, across refills of the IV pool, and each opens', () => {

@@ -16,8 +16,20 @@ const FORMAT = 1;
  * The key store's and the log's name for a subject: SHA-256 of its id (as text), hex. The
  * erasure ledger keeps only this, never the id.
  */
-export function subjectHash(subjectId: string): string {
+export function subjectHash(subjectId: string, tenant?: string | null): string {
+  if (tenant != null) return tenantSubjectHash(tenant, subjectId);
   return createHash('sha256').update(subjectId, 'utf8').digest('hex');
+}
+
+/**
+ * A tenant's subject's name (docs/tenants.md#deleting-a-tenant): its own, apart from the same id
+ * in another tenant or in no tenant. Qualified like every other name of a tenant,
+ * `<tenant>/<SHA-256 hex of "<tenant>/<id>">`: the key store tells a tenant's keys by it (its
+ * `tenant` column), an untenanted subject's name (64 hex digits) never holds a `/`, and the same
+ * id in two tenants hashes apart.
+ */
+export function tenantSubjectHash(tenant: string, subjectId: string): string {
+  return `${tenant}/${createHash('sha256').update(`${tenant}/${subjectId}`, 'utf8').digest('hex')}`;
 }
 
 /** A new random data key. */

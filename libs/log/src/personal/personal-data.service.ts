@@ -12,6 +12,7 @@ import {
   MasterKeyMismatchError,
   NoPersonalDataRuleError,
   SubjectErasedError,
+  TenantDeletedError,
 } from '../errors/index.js';
 import { replaceAt } from './json-pointer.js';
 import {
@@ -46,6 +47,7 @@ import { KeyStoreConnection } from './key-store.js';
 import {
   createKeys,
   destroyKeys,
+  destroyTenantKeys,
   ensureCheck,
   readKeys,
   type SubjectKeyRow,
@@ -202,16 +204,28 @@ export class PersonalData implements OnApplicationShutdown {
       const where = count > 1 ? `messages.${i}: ` : '';
       const plan = planSeal(rule, message.messageType, message.body);
       if ('problem' in plan) throw new InvalidMessageError(`${where}${plan.message}`);
-      plans.push({ rule, ...plan, subject: this.hashOf(plan.subjectId) });
+      plans.push({ rule, ...plan, subject: this.hashOf(plan.subjectId, request.tenant) });
     }
     const subjects = [...new Set(plans.flatMap((p) => (p ? [p.subject] : [])))];
+    const tenant = request.tenant;
+    // A deleted tenant's subjects get no key (docs/tenants.md#deleting-a-tenant).
+    if (tenant !== undefined && this.deletedTenants.has(tenant))
+      throw new TenantDeletedError(tenant);
     const keys = await this.keysOf(subjects, true);
+    // A key destroyed with its tenant (another process deleted it): the tenant's error, not the
+    // subject's (one query, only then).
+    const erasedWith =
+      tenant !== undefined && [...keys.values()].some((k) => k === 'erased')
+        ? await this.deletedAmong([tenant])
+        : new Set<string>();
     const messages = request.messages.map((message, i): NewMessage => {
       const plan = plans[i];
       if (!plan) return message;
       const key = keys.get(plan.subject);
-      if (key === undefined || key === 'erased')
+      if (key === undefined || key === 'erased') {
+        if (tenant !== undefined && erasedWith.has(tenant)) throw new TenantDeletedError(tenant);
         throw new SubjectErasedError(message.messageType, plan.rule.subject);
+      }
       const { fields, values } = plan;
       if (fields.length === 0) return { ...message, body: plan.body };
       // One box for all the message's fields (one cipher operation, not one per field), bound
@@ -230,13 +244,60 @@ export class PersonalData implements OnApplicationShutdown {
    * `subjectHash` of a subject id, remembered (a subject publishes many messages; a SHA-256
    * each cost a sixth of the sealing). Only the id's name in the key store: no key.
    */
-  private hashOf(subjectId: string): string {
-    let hash = this.hashes.get(subjectId);
+  private hashOf(subjectId: string, tenant?: string): string {
+    // A tenant's subject is its own (`tenantSubjectHash`). A tenant id holds no NUL: the two
+    // kinds of entry never meet.
+    const name = tenant === undefined ? `\u0000${subjectId}` : `${tenant}\u0000${subjectId}`;
+    let hash = this.hashes.get(name);
     if (hash === undefined) {
       if (this.hashes.size >= KEY_CACHE_SIZE) this.hashes.clear();
-      this.hashes.set(subjectId, (hash = subjectHash(subjectId)));
+      this.hashes.set(name, (hash = subjectHash(subjectId, tenant)));
     }
     return hash;
+  }
+
+  /** Tenants this process knows to be deleted (their keys destroyed, none made again here). */
+  private readonly deletedTenants = new Set<string>();
+
+  /** Which of these tenants are deleted (`deleted_tenants`, in the log's database). */
+  private async deletedAmong(tenants: string[]): Promise<Set<string>> {
+    const rows = await this.dataSource.query<{ tenant: string }[]>(
+      `SELECT tenant FROM ${TABLES.deletedTenants} WHERE tenant = ANY($1::text[])`,
+      [tenants],
+    );
+    return new Set(rows.map((r) => r.tenant));
+  }
+
+  /**
+   * Destroys every key of a deleted tenant's subjects (docs/tenants.md#deleting-a-tenant): in
+   * the key store (rows kept, keys NULL) and in this process's memory, which also makes no key
+   * for the tenant again. Returns how many keys it destroyed now (0 when they were already).
+   */
+  async destroyTenant(tenant: string): Promise<number> {
+    this.forgetTenant(tenant);
+    const rows = await this.store.query(destroyTenantKeys(this.options.keyStoreSchema, tenant));
+    return rows.length;
+  }
+
+  /**
+   * Destroys again the keys of every deleted tenant (`deleted_tenants` is their ledger): at
+   * start, and with the erasure ledger's reapply. Returns the tenants and the keys destroyed.
+   */
+  async reapplyDeletedTenants(): Promise<{ tenants: number; keys: number }> {
+    const rows = await this.dataSource.query<{ tenant: string }[]>(
+      `SELECT tenant FROM ${TABLES.deletedTenants}`,
+    );
+    let keys = 0;
+    for (const { tenant } of rows) keys += await this.destroyTenant(tenant);
+    return { tenants: rows.length, keys };
+  }
+
+  /** Drops a deleted tenant's keys from this process's memory (a deletion made elsewhere). */
+  forgetTenant(tenant: string): void {
+    this.deletedTenants.add(tenant);
+    const prefix = `${tenant}/`;
+    for (const subject of this.keys.keys())
+      if (subject.startsWith(prefix)) this.keys.set(subject, 'erased');
   }
 
   /**
@@ -539,8 +600,12 @@ export class PersonalData implements OnApplicationShutdown {
     }
     const keys = new Map<string, SubjectKey>();
     for (const row of rows) {
-      // An erasure in this process while the query ran wins over the key it read.
-      const erased = row.wrapped_key === null || this.keys.get(row.subject_hash) === 'erased';
+      // An erasure in this process while the query ran wins over the key it read, and so does
+      // the deletion of the subject's tenant.
+      const erased =
+        row.wrapped_key === null ||
+        this.keys.get(row.subject_hash) === 'erased' ||
+        this.ofDeletedTenant(row.subject_hash);
       const ours = made.get(row.subject_hash);
       const key = erased
         ? 'erased'
@@ -551,6 +616,13 @@ export class PersonalData implements OnApplicationShutdown {
       this.remember(row.subject_hash, key);
     }
     return keys;
+  }
+
+  /** Whether a subject's name is a tenant's this process knows to be deleted. */
+  private ofDeletedTenant(subject: string): boolean {
+    if (this.deletedTenants.size === 0) return false;
+    const slash = subject.indexOf('/');
+    return slash > 0 && this.deletedTenants.has(subject.slice(0, slash));
   }
 
   private unwrap(master: Buffer, row: SubjectKeyRow): Buffer {

@@ -10,6 +10,8 @@ import { planSeal, type SealPlan } from './seal-plan.js';
 export interface StoredRow {
   body: unknown;
   personal: SealedFields | null;
+  /** The row's tenant: its subject is the tenant's own (`tenantSubjectHash`). */
+  tenant?: string | null;
 }
 
 /** What sealing a stored row in place comes to (docs/personal-data.md#legacy-data-in-clear). */
@@ -56,7 +58,11 @@ export function planStoredSeal(
     return { outcome: row.personal ? 'sealed' : 'nothing' };
   const plan = planSeal(rule, messageType, row.body, clear);
   if ('problem' in plan) return { outcome: 'unredactable', reason: plan.message };
-  return { outcome: 'plan', plan, subject: row.personal?.subject ?? subjectHash(plan.subjectId) };
+  return {
+    outcome: 'plan',
+    plan,
+    subject: row.personal?.subject ?? subjectHash(plan.subjectId, row.tenant),
+  };
 }
 
 /**

@@ -5,6 +5,8 @@ import { LogWriter } from '../writer/log-writer.service.js';
 import { SUBJECT_ERASED_TYPE, SYSTEM_USER } from '../log.constants.js';
 import { PersonalData } from './personal-data.service.js';
 import { subjectHash } from './personal-crypto.js';
+import { isTenantId } from '../tenant.js';
+import { InvalidTenantError } from '../errors/index.js';
 import {
   readErasedSubjects,
   readErasure,
@@ -58,9 +60,19 @@ export class SubjectErasure {
     private readonly writer: LogWriter,
   ) {}
 
-  /** Erases the personal data of `subjectId` (the value its messages hold at the rule's subject). */
-  async erase(subjectId: string, reason = ''): Promise<ErasureResult> {
-    const hash = subjectHash(subjectId);
+  /**
+   * Erases the personal data of `subjectId` (the value its messages hold at the rule's subject);
+   * with `tenant`, of that tenant's subject of that id (docs/tenants.md: each tenant's subjects
+   * are its own), whose marker is then the tenant's.
+   */
+  async erase(
+    subjectId: string,
+    reason = '',
+    options: { tenant?: string } = {},
+  ): Promise<ErasureResult> {
+    const { tenant } = options;
+    if (tenant !== undefined && !isTenantId(tenant)) throw new InvalidTenantError(tenant);
+    const hash = subjectHash(subjectId, tenant);
     const [known] = await execute<ErasureRow>(this.dataSource.manager, readErasure(hash));
     if (known) return toResult(known, true);
     // The key first: once it is gone no reader anywhere gets the clear values, whatever follows.
@@ -74,6 +86,7 @@ export class SubjectErasure {
         },
       ],
       skipDuplicateWindow: true,
+      ...(tenant === undefined ? {} : { tenant }),
     });
     const entry = entries[0];
     const markerIndex = entry.status === 'duplicate' ? null : entry.message.id;
@@ -86,12 +99,15 @@ export class SubjectErasure {
 
   /**
    * Destroys again every key the ledger names (after a restore of the key store from a backup
-   * older than an erasure, say). Returns how many subjects the ledger holds.
+   * older than an erasure, say), and every key of a deleted tenant's subjects. Returns how many
+   * subjects the ledger holds and how many tenants were deleted.
    */
-  async reapply(): Promise<{ subjects: number }> {
+  async reapply(): Promise<{ subjects: number; tenants: number }> {
     const subjects = await this.erasedSubjects();
     if (subjects.length > 0) await this.personal.destroy(subjects);
-    return { subjects: subjects.length };
+    // And every deleted tenant's keys (docs/tenants.md#deleting-a-tenant).
+    const { tenants } = await this.personal.reapplyDeletedTenants();
+    return { subjects: subjects.length, tenants };
   }
 
   /** The hashes of every erased subject. */

@@ -164,8 +164,18 @@ export class LogScavenger {
     vacuum: boolean,
     onBatch?: (run: ScavengeRun) => void,
   ): Promise<ScavengeRun> {
+    // Tenants deleted and not scavenged yet (docs/tenants.md#deleting-a-tenant), read before the
+    // run takes its `through`: every row of theirs is below it, and every batch sees them deleted.
+    const tenants = (
+      await execute<{ tenant: string }>(session, {
+        text: `SELECT tenant FROM ${TABLES.deletedTenants} WHERE scavenged_at IS NULL`,
+        values: [],
+      })
+    ).map((row) => row.tenant);
     const [started] = await execute<ScavengeRunRow>(session, startScavengeRun());
     let run = (this.current = toRun(started));
+    // A run resumed had batches before these deletions, maybe: the next whole run records them.
+    const coversTenants = run.position === 0 && run.batches === 0 ? tenants : [];
     onBatch?.(run);
     if (run.position > 0)
       this.logger.log(`Scavenge run ${run.id} resumes at index ${run.position} of ${run.through}`);
@@ -196,7 +206,7 @@ export class LogScavenger {
           await new Promise((resolve) => setTimeout(resolve, rest));
       }
       // Archived segments: their files are written again without what the scavenge erases.
-      const archived = await this.archiver.scavengeArchived();
+      const archived = await this.archiver.scavengeArchived({ everyChunk: tenants.length > 0 });
       if (archived.rows > 0) {
         this.router.forgetKeptReads();
         await execute(session, {
@@ -205,6 +215,13 @@ export class LogScavenger {
           values: [String(run.id), archived.rows, archived.bytes],
         });
       }
+      // Every row of these tenants is erased now, in the table and in the archive.
+      if (coversTenants.length > 0)
+        await execute(session, {
+          text: `UPDATE ${TABLES.deletedTenants} SET scavenged_at = now()
+                 WHERE tenant = ANY($1::text[]) AND scavenged_at IS NULL`,
+          values: [coversTenants],
+        });
       // VACUUM cannot run in a transaction; on its own connection's autocommit it can.
       if (vacuum) await session.query('VACUUM messages');
       const [finished] = await execute<ScavengeRunRow>(

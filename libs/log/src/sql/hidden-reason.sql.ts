@@ -5,6 +5,10 @@ import { TABLES } from '../log.constants.js';
  * tombstone, as SQL text: NULL for a message, else `'deleted'`, `'truncated'`, `'expired'` or
  * `'scavenged'` (docs/lifecycle.md). The one definition every reader and the scavenge use.
  *
+ * A row of a deleted tenant (docs/tenants.md#deleting-a-tenant) is `'deleted'`, first of all
+ * (even once a scavenge erased it: the tenant's deletion is why). A row of no tenant pays only
+ * the `tenant IS NOT NULL` test for it.
+ *
  * A row outside any stream is never hidden, and costs nothing more than that test (most of a
  * log). A stream row looks its stream up in `stream_states` and its category in
  * `category_rules` (small tables: only streams with a lifecycle have a row there); a stream's
@@ -15,7 +19,8 @@ import { TABLES } from '../log.constants.js';
 export function hiddenReason(table: string = TABLES.messages): string {
   if (!/^[a-z_]+$/.test(table)) throw new TypeError(`Bad table alias ${table}`);
   const m = table;
-  return `CASE WHEN ${m}.erased IS NOT NULL THEN 'scavenged'
+  return `CASE WHEN ${m}.tenant IS NOT NULL AND EXISTS (SELECT 1 FROM ${TABLES.deletedTenants} d WHERE d.tenant = ${m}.tenant) THEN 'deleted'
+    WHEN ${m}.erased IS NOT NULL THEN 'scavenged'
     WHEN ${m}.stream_id IS NULL THEN NULL
     ELSE (SELECT CASE
         WHEN st.state = 'tombstoned' OR ${m}.stream_version <= st.deleted_through THEN 'deleted'

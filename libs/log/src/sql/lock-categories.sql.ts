@@ -17,3 +17,18 @@ export function lockCategories(sortedKeys: string[]): SqlQuery {
 export const LOCK_CATEGORIES = `SELECT pg_current_xact_id()::text AS xid,
              (SELECT count(pg_advisory_xact_lock(k)) FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, o)) AS locks,
              now() AS now`;
+
+/**
+ * `lockCategories`, then the tenants' advisory locks shared (`tenantLockKey`, sorted): a
+ * concurrent flush of tenants' messages, so that a tenant's deletion (which takes its lock
+ * exclusive) waits for it, and it for the deletion, before the flush reads the tenant's state.
+ */
+export function lockCategoriesAndTenants(sortedKeys: string[], tenantKeys: string[]): SqlQuery {
+  return {
+    text: `SELECT pg_current_xact_id()::text AS xid,
+             (SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) WITH ORDINALITY AS t(k, o)) AS locks,
+             (SELECT count(pg_advisory_xact_lock_shared(k)) FROM unnest($2::bigint[]) WITH ORDINALITY AS t(k, o)) AS tenant_locks,
+             now() AS now`,
+    values: [sortedKeys, tenantKeys],
+  };
+}

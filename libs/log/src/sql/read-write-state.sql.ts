@@ -9,8 +9,27 @@ import type { SqlQuery } from '@ordinal/pg';
  * (`[version, state, deletedThrough, truncateBefore, maxCount]` by stream id, the last two the
  * stream's own retention, else its category's, else null: what can hide a message as it is
  * appended). Runs as its own statement after the lock so its snapshot sees every earlier commit.
+ *
+ * With `tenants` (a batch of tenants' messages), also which of them are deleted
+ * (`deleted_tenants`, docs/tenants.md#deleting-a-tenant); a batch of no tenant reads the same
+ * statement as before tenants existed.
  */
-export function readWriteState(idempotencyKeys: string[], streamIds: string[]): SqlQuery {
+export function readWriteState(
+  idempotencyKeys: string[],
+  streamIds: string[],
+  tenants: string[] = [],
+): SqlQuery {
+  const base = readWriteStateBase(idempotencyKeys, streamIds);
+  if (tenants.length === 0) return base;
+  return {
+    text: `${base.text},
+      (SELECT coalesce(json_agg(d.tenant), '[]'::json) FROM ${TABLES.deletedTenants} d
+         WHERE d.tenant = ANY($3::text[])) AS deleted_tenants`,
+    values: [...base.values, tenants],
+  };
+}
+
+function readWriteStateBase(idempotencyKeys: string[], streamIds: string[]): SqlQuery {
   return {
     // The batch's keys are looked up once: a new key (the common case) costs one probe.
     text: `WITH keyed AS (

@@ -20,3 +20,28 @@ export function categoryLockKeys(batch: PendingAppend[]): string[] {
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map(String);
 }
+
+/**
+ * A tenant's advisory lock key (docs/tenants.md#deleting-a-tenant): a concurrent-mode flush of
+ * the tenant's messages holds it shared from before it reads the tenant's state to its commit,
+ * and the tenant's deletion takes it exclusive, so no flush that read the tenant live commits
+ * after the deletion.
+ */
+export function tenantLockKey(tenant: string): bigint {
+  return createHash('sha256').update(`ordinal:tenant:${tenant}`).digest().readBigInt64BE(0);
+}
+
+/** The batch's tenants, sorted (empty for a batch of no tenant). */
+export function batchTenants(batch: PendingAppend[]): string[] {
+  const tenants = new Set<string>();
+  for (const p of batch) if (p.request.tenant !== undefined) tenants.add(p.request.tenant);
+  return [...tenants].sort();
+}
+
+/** The lock keys of the batch's tenants, sorted. */
+export function tenantLockKeys(batch: PendingAppend[]): string[] {
+  return batchTenants(batch)
+    .map(tenantLockKey)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(String);
+}

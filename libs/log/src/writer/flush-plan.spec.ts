@@ -1,5 +1,10 @@
 import { INVALID_SPAN_CONTEXT, trace } from '@opentelemetry/api';
-import { LogFullError, StreamDeletedError, VersionConflictError } from '../errors/index.js';
+import {
+  LogFullError,
+  StreamDeletedError,
+  TenantDeletedError,
+  VersionConflictError,
+} from '../errors/index.js';
 import type { AppendRequest, ExpectedVersion, StoredMessage } from '../message.js';
 import { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type WriteState } from './flush-plan.js';
@@ -39,6 +44,31 @@ describe('planFlush', () => {
     expect(plan.rows.index).toEqual([11, 12, 13]);
     expect(plan.head).toBe(13);
     expect(plan.outcomes.map((o) => o.ok)).toEqual([true, true]);
+  });
+
+  it('refuses the appends of a deleted tenant, and only those', () => {
+    const plan = planFlush(
+      [
+        pending({ tenant: 'acme', messages: [{ messageType: 'A', body: {} }] }),
+        pending({ tenant: 'globex', messages: [{ messageType: 'B', body: {} }] }),
+        pending({ messages: [{ messageType: 'C', body: {} }] }),
+        pending({
+          tenant: 'acme',
+          messages: [{ messageType: 'D', body: {} }],
+          stream: { streamId: 'acme/order-1', expectedVersion: 'any' },
+        }),
+      ],
+      state({ deletedTenants: new Set(['acme']) }),
+      new DuplicateWindow(0),
+    );
+    expect(plan.outcomes.map((o) => (o.ok ? 'ok' : o.error))).toEqual([
+      new TenantDeletedError('acme'),
+      'ok',
+      'ok',
+      new TenantDeletedError('acme'),
+    ]);
+    expect(plan.rows.index).toEqual([11, 12]);
+    expect(plan.streamHeads.streamId).toEqual([]);
   });
 
   it('rejects only the conflicting stream append; its neighbours still get indices', () => {

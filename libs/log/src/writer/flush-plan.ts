@@ -5,6 +5,7 @@ import {
   StreamDeletedError,
   StreamNotFoundError,
   StreamTombstonedError,
+  TenantDeletedError,
   VersionConflictError,
 } from '../errors/index.js';
 import type { InsertColumns, StreamHeads, StreamStateChanges } from '../sql/index.js';
@@ -21,6 +22,8 @@ export interface WriteState {
   repeats: Map<string, StoredMessage>;
   /** Current head of each stream the batch appends to (absent = new stream, live at 0). */
   streams: Map<string, StreamHead>;
+  /** The batch's tenants that are deleted (docs/tenants.md#deleting-a-tenant): their appends fail. */
+  deletedTenants?: ReadonlySet<string>;
 }
 
 /** Lifecycle state of a stream (docs/lifecycle.md). */
@@ -146,7 +149,11 @@ export function planFlush(
   let head = state.head;
 
   for (const pending of batch) {
-    const { skipDuplicateWindow, delete: deleting } = pending.request;
+    const { skipDuplicateWindow, delete: deleting, tenant } = pending.request;
+    if (tenant !== undefined && state.deletedTenants?.has(tenant)) {
+      outcomes.push({ ok: false, error: new TenantDeletedError(tenant) });
+      continue;
+    }
     // A delete's marker is stored outside the stream (it takes no version of it).
     const stream = deleting ? undefined : pending.request.stream;
     let version = 0;

@@ -9,12 +9,13 @@ import {
   insertConcurrent,
   insertMessages,
   lockCategories,
+  lockCategoriesAndTenants,
   lockLog,
   readWriteState,
 } from '../sql/index.js';
 import { executeOn, executePrepared, toPosition, type PgConnection } from '@ordinal/pg';
 import { toStoredMessage, type MessageRow } from '../row-mapper.js';
-import { categoryLockKeys } from './category-locks.js';
+import { batchTenants, categoryLockKeys, tenantLockKeys } from './category-locks.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import { planFlush, type FlushPlan, type StreamState, type WriteState } from './flush-plan.js';
 import type { PendingAppend } from './pending-append.js';
@@ -36,12 +37,22 @@ const COMMIT = { text: 'COMMIT', values: [] };
 const ROLLBACK = { text: 'ROLLBACK', values: [] };
 
 const needsChecks = (batch: PendingAppend[]) =>
-  batch.some((p) => p.request.stream || p.prepared.some((m) => m.message.idempotencyKey));
+  batch.some(
+    (p) =>
+      p.request.stream ||
+      p.request.tenant !== undefined ||
+      p.prepared.some((m) => m.message.idempotencyKey),
+  );
 
-/** Keys must be looked up and `any` needs the current version: only the checked path knows them. */
+/**
+ * Keys must be looked up and `any` needs the current version: only the checked path knows them.
+ * So must a tenant's deletion (docs/tenants.md#deleting-a-tenant): a batch of tenants' messages
+ * takes the checked path, whatever else it holds; a batch of no tenant pays nothing for it.
+ */
 const needsReads = (batch: PendingAppend[]) =>
   batch.some(
     (p) =>
+      p.request.tenant !== undefined ||
       p.request.stream?.expectedVersion === 'any' ||
       p.request.stream?.expectedVersion === 'stream_exists' ||
       p.request.delete !== undefined ||
@@ -178,14 +189,19 @@ export class FlushStrategies {
   }
 
   /**
-   * Concurrent mode with idempotency keys, `any` or `stream_exists` versions, deletes, or a
-   * stream not where the optimistic plan assumed: locks, reads and inserts in a transaction.
+   * Concurrent mode with idempotency keys, `any` or `stream_exists` versions, deletes, tenants'
+   * messages, or a stream not where the optimistic plan assumed: locks, reads and inserts in a
+   * transaction. A batch of tenants' messages holds their tenant locks shared from before its
+   * read to its commit (a tenant's deletion takes them exclusive).
    */
   private concurrentChecked(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     return this.inTransaction(deadline, async (connection) => {
+      const tenantKeys = tenantLockKeys(batch);
       const [{ now }] = await executeOn<{ now: Date }>(
         connection,
-        lockCategories(categoryLockKeys(batch)),
+        tenantKeys.length === 0
+          ? lockCategories(categoryLockKeys(batch))
+          : lockCategoriesAndTenants(categoryLockKeys(batch), tenantKeys),
       );
       const state = await this.readState(connection, batch, 0, now);
       const plan = planFlush(batch, state, this.window);
@@ -396,7 +412,8 @@ export class FlushStrategies {
       repeats: MessageRow[];
       archived_repeats: string[];
       streams: Record<string, [string, StreamState, string, string | null, string | null]>;
-    }>(connection, readWriteState([...keys], [...streams]));
+      deleted_tenants?: string[];
+    }>(connection, readWriteState([...keys], [...streams], batchTenants(batch)));
     // A key of a message in an archived segment: its row comes from the archive (rare: a
     // resend after the archive age).
     const repeats = [...row.repeats];
@@ -407,6 +424,7 @@ export class FlushStrategies {
     return {
       head,
       now: now.toISOString(),
+      ...(row.deleted_tenants?.length ? { deletedTenants: new Set(row.deleted_tenants) } : {}),
       repeats: new Map(repeats.map((r) => [r.idempotency_key!, toStoredMessage(r)])),
       streams: new Map(
         Object.entries(row.streams).map(

@@ -144,7 +144,12 @@ export class LogWriter implements OnApplicationShutdown {
    * personal fields are stored only encrypted, whatever path it came by.
    */
   append(request: AppendRequest): Promise<AppendResult> {
-    if (this.personal.applies(request) && this.options.role !== 'replica-reader')
+    if (
+      this.personal.applies(request) &&
+      this.options.role !== 'replica-reader' &&
+      // A bad tenant id is refused by `enqueue` before any key is made for it.
+      (request.tenant === undefined || isTenantId(request.tenant))
+    )
       return this.personal.seal(request).then((sealed) => this.enqueue(sealed));
     return this.enqueue(request);
   }

@@ -1,5 +1,8 @@
 import type { SqlQuery } from '@ordinal/pg';
 
+/** The tenant of a subject's name `s` (`tenantSubjectHash`: `<tenant>/<hash>`), NULL for none. */
+const TENANT_OF_SUBJECT = `CASE WHEN strpos(s, '/') > 0 THEN split_part(s, '/', 1) END`;
+
 /** The key store's tables in `schema` (a validated identifier, never input). */
 export const keyStoreTables = (schema: string) => ({
   keys: `${schema}.subject_keys`,
@@ -22,6 +25,9 @@ export function createKeyStore(schema: string): string[] {
        created_at timestamptz NOT NULL DEFAULT now(),
        destroyed_at timestamptz,
        CHECK ((wrapped_key IS NULL) = (destroyed_at IS NOT NULL)))`,
+    // Tenants (docs/tenants.md#deleting-a-tenant): a tenant's subjects' keys, destroyed together.
+    `ALTER TABLE ${t.keys} ADD COLUMN IF NOT EXISTS tenant text`,
+    `CREATE INDEX IF NOT EXISTS subject_keys_tenant_ix ON ${t.keys} (tenant) WHERE tenant IS NOT NULL`,
     `CREATE TABLE IF NOT EXISTS ${t.check} (
        id int PRIMARY KEY CHECK (id = 1),
        sealed bytea NOT NULL,
@@ -31,6 +37,7 @@ export function createKeyStore(schema: string): string[] {
     `COMMENT ON COLUMN ${t.keys}.subject_hash IS 'SHA-256 (hex) of the subject id; the id itself is never stored here.'`,
     `COMMENT ON COLUMN ${t.keys}.wrapped_key IS 'The data key wrapped by the master key (version, IV, tag, ciphertext); NULL once destroyed by an erasure.'`,
     `COMMENT ON COLUMN ${t.keys}.created_at IS 'When the key was made (the subject''s first personal message).'`,
+    `COMMENT ON COLUMN ${t.keys}.tenant IS 'The tenant of the subject (its subject_hash is then <tenant>/<hash>), NULL for a subject of no tenant: deleting a tenant destroys all its keys.'`,
     `COMMENT ON COLUMN ${t.keys}.destroyed_at IS 'When an erasure destroyed the key (NULL while it exists).'`,
     `COMMENT ON TABLE ${t.check} IS 'A constant sealed by the master key the store was made with: a start with another master key fails instead of decrypting garbage.'`,
     `COMMENT ON COLUMN ${t.check}.id IS 'Always 1: one row.'`,
@@ -71,8 +78,8 @@ export function createKeys(schema: string, subjects: string[], wrapped: Buffer[]
   const { keys } = keyStoreTables(schema);
   return {
     text: `WITH made AS (
-             INSERT INTO ${keys} (subject_hash, wrapped_key)
-             SELECT * FROM unnest($1::text[], $2::bytea[])
+             INSERT INTO ${keys} (subject_hash, wrapped_key, tenant)
+             SELECT s, w, ${TENANT_OF_SUBJECT} FROM unnest($1::text[], $2::bytea[]) AS u(s, w)
              ON CONFLICT (subject_hash) DO NOTHING
              RETURNING subject_hash, wrapped_key)
            SELECT subject_hash, wrapped_key FROM made
@@ -87,10 +94,27 @@ export function createKeys(schema: string, subjects: string[], wrapped: Buffer[]
 export function destroyKeys(schema: string, subjects: string[]): SqlQuery {
   const { keys } = keyStoreTables(schema);
   return {
-    text: `INSERT INTO ${keys} (subject_hash, wrapped_key, destroyed_at)
-           SELECT s, NULL, now() FROM unnest($1::text[]) AS s
+    text: `INSERT INTO ${keys} (subject_hash, wrapped_key, destroyed_at, tenant)
+           SELECT s, NULL, now(), ${TENANT_OF_SUBJECT} FROM unnest($1::text[]) AS s
            ON CONFLICT (subject_hash) DO UPDATE SET wrapped_key = NULL, destroyed_at = coalesce(${keys}.destroyed_at, now())
            RETURNING subject_hash`,
     values: [subjects],
+  };
+}
+
+/**
+ * Destroys every key of a tenant's subjects (a tenant's deletion, docs/tenants.md): rows kept,
+ * keys NULL, so none is made again. Returns the subjects whose key it destroyed now.
+ */
+export function destroyTenantKeys(schema: string, tenant: string): SqlQuery {
+  const { keys } = keyStoreTables(schema);
+  return {
+    // A SELECT over the UPDATE: its rows come back as rows on either connection.
+    text: `WITH destroyed AS (
+             UPDATE ${keys} SET wrapped_key = NULL, destroyed_at = now()
+             WHERE tenant = $1 AND wrapped_key IS NOT NULL
+             RETURNING subject_hash)
+           SELECT subject_hash FROM destroyed`,
+    values: [tenant],
   };
 }

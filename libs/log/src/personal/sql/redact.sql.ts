@@ -9,6 +9,8 @@ export interface RedactRow {
   message_type: string;
   body: unknown;
   personal: SealedFields | null;
+  /** The row's tenant (its subject is the tenant's own, `tenantSubjectHash`), else null. */
+  tenant?: string | null;
 }
 
 /** The head of the log: a run walks up to it. */
@@ -31,7 +33,7 @@ export function readRedactBatch(
   lock = true,
 ): SqlQuery {
   return {
-    text: `SELECT index::text, message_type, body, personal FROM ${TABLES.messages}
+    text: `SELECT index::text, message_type, body, personal, tenant FROM ${TABLES.messages}
            WHERE index > $1::bigint AND index <= $1::bigint + $2::bigint
              AND message_type = ANY($3::text[]) AND erased IS NULL
            ORDER BY index${lock ? ' FOR UPDATE' : ''}`,
