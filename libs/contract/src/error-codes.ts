@@ -96,7 +96,6 @@ export const HTTP_ERROR_CODES = [
   'missing_scope',
   'access_denied',
   'tenant_forbidden',
-  'invalid_tenant',
 ] as const;
 
 /** A code of the HTTP layer (see `HTTP_ERROR_CODES`). */

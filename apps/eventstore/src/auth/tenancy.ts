@@ -1,5 +1,5 @@
 import { BadRequestException, ForbiddenException } from '@nestjs/common';
-import type { HttpErrorCode } from '@ordinal/contract';
+import type { ErrorCode, HttpErrorCode } from '@ordinal/contract';
 import { isTenantId } from '@ordinal/log';
 import { principalLabel, type Principal } from './principal.js';
 
@@ -45,7 +45,7 @@ export class TenantForbiddenException extends ForbiddenException {
 function invalidTenant(parameter: string, message: string): BadRequestException {
   return new BadRequestException({
     message,
-    code: 'invalid_tenant' satisfies HttpErrorCode,
+    code: 'invalid_tenant' satisfies ErrorCode,
     parameter,
   });
 }

@@ -39,7 +39,8 @@ export const STATUS_BY_CODE: Record<OrdinalErrorCode, number> = {
   segment_busy: 409,
   // The tenant was deleted (docs/tenants.md#deleting-a-tenant): gone for good, its appends are refused.
   tenant_deleted: 410,
-  // A tenant id outside 1-63 letters, digits, '_' and '.' (docs/tenants.md).
+  // A tenant id outside 1-63 letters, digits, '_' and '.' (docs/tenants.md): in `Ordinal-Tenant`
+  // or a path's tenant, or the header is repeated.
   invalid_tenant: 400,
   snapshot_version_exceeds_stream: 409,
   invalid_stream_id: 400,
@@ -127,6 +128,4 @@ export const HTTP_STATUS_BY_CODE: Record<HttpErrorCode, number> = {
   // The principal may not act for the tenant it named (docs/tenants.md), or a principal bound to
   // a tenant used a route that is not per tenant.
   tenant_forbidden: 403,
-  // `Ordinal-Tenant` (or a path's tenant) is not a tenant id, or the header is repeated.
-  invalid_tenant: 400,
 };

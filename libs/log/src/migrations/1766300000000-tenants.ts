@@ -20,6 +20,17 @@ export class Tenants1766300000000 implements MigrationInterface {
     await queryRunner.query(
       `COMMENT ON COLUMN messages.tenant IS 'The tenant the message belongs to (NULL: none). A tenant''s stream_id, category and idempotency_key are stored qualified: <tenant>/<name>.'`,
     );
+    // The segments that exist get the column's comment too (new ones copy it: LIKE … INCLUDING COMMENTS).
+    const segments = (await queryRunner.query(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = 'messages'::regclass`,
+    )) as { name: string }[];
+    for (const { name } of segments) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`Unexpected segment name ${name}`);
+      await queryRunner.query(
+        `COMMENT ON COLUMN ${name}.tenant IS 'The tenant the message belongs to (NULL: none). A tenant''s stream_id, category and idempotency_key are stored qualified: <tenant>/<name>.'`,
+      );
+    }
     await queryRunner.query(
       `CREATE INDEX messages_tenant_index_ix ON messages (tenant, index) WHERE tenant IS NOT NULL`,
     );
