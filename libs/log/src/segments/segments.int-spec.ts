@@ -224,14 +224,16 @@ describe('converting an existing log to segments', () => {
     db = await createTestDatabase();
     const rows = 1_000_000;
     await legacyLog(db, rows);
-    // The legacy log has no tenant column yet (a later migration adds it): read as NULL there.
+    // The legacy log has no tenant column nor deleted tenants yet (later migrations add them):
+    // read as NULL and as none there.
     const legacyColumns = await columnsOf(db);
     const pages = async (legacy: boolean) => {
       const out: unknown[] = [];
       for (const from of [1, 123_456, 999_990]) {
         const { text, values } = readRenderedPage(from, rows, 50, {}, 1 << 20);
         const source = legacy
-          ? text.replace(
+          ? 'WITH deleted_tenants (tenant) AS (SELECT NULL::text WHERE false) ' +
+            text.replace(
               /FROM messages\b/,
               'FROM (SELECT m.*, NULL::text AS tenant FROM messages m) messages',
             )
