@@ -14,6 +14,7 @@ import {
   type TestServer,
 } from '../support/test-server.js';
 import { assertConforms } from '../support/conformance.js';
+import { OrdinalClient, memoryBookmark } from '@ordinal/client';
 import { SseConnection } from '../support/sse-connection.js';
 
 const ISSUER = 'https://idp.example.test/';
@@ -223,6 +224,24 @@ describe('tenants: identities, the Ordinal-Tenant header, and every read and wri
       // Its own message it reads
       const own = await http(server.baseUrl, 'GET', `/api/events/${at.a1}`, undefined, acme);
       expect(own.body).toMatchObject({ id: at.a1, tenant: 'acme' });
+    });
+
+    it("a tenant's pull consumer (@ordinal/client) handles its messages only, each with ctx.tenant", async () => {
+      const client = new OrdinalClient({ baseUrl: server.baseUrl, token: 'acme-secret' });
+      const seen: [number, string | undefined, string | undefined][] = [];
+      const consumer = client.consume({
+        bookmark: memoryBookmark(0),
+        endIndex: at.a3,
+        handler: (message, ctx) => {
+          seen.push([ctx.index, ctx.tenant, message.tenant]);
+        },
+      });
+      await consumer.done;
+      expect(seen).toEqual([
+        [at.a1, 'acme', 'acme'],
+        [at.a2, 'acme', 'acme'],
+        [at.a3, 'acme', 'acme'],
+      ]);
     });
 
     it('an untenanted operator sees every tenant, with the tenant field', async () => {

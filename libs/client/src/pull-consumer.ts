@@ -21,6 +21,8 @@ export interface MessageContext {
    * move the bookmark.
    */
   late: boolean;
+  /** The message's tenant (docs/tenants.md); absent for a message of no tenant. */
+  tenant?: string;
   /** The message's correlation id (absent on messages stored before correlation ids existed). */
   correlationId?: string;
   /** What caused the message. */
@@ -202,12 +204,13 @@ export class PullConsumer {
 /** The ids a handler's context carries for `message`. */
 function lineageOf(
   message: OrdinalMessage,
-): Pick<MessageContext, 'correlationId' | 'causationId' | 'traceparent' | 'causedBy'> {
+): Pick<MessageContext, 'tenant' | 'correlationId' | 'causationId' | 'traceparent' | 'causedBy'> {
   const causedBy = {
     correlationId: message.correlationId ?? String(message.id),
     causationId: String(message.id),
   };
   return {
+    ...(message.tenant === undefined ? {} : { tenant: message.tenant }),
     correlationId: message.correlationId,
     causationId: message.causationId,
     traceparent: message.traceparent,
