@@ -213,4 +213,18 @@ describe.each<Ordering>(['gapless', 'concurrent'])('tenants in the log (%s mode)
     // And the owner (the server) is not subject to it
     expect(await db.query('SELECT tenant FROM messages')).toHaveLength(3);
   });
+
+  it('reads a tenant’s category under its row-level security: a mis-tagged row of another tenant stays out', async () => {
+    await appendTo('acme', 'order-1', 0);
+    // A row a bug tagged with globex, under acme's names (far above the head: no writer meets it)
+    await db.query(
+      `INSERT INTO messages (index, message_type, body, content_hash, stream_id, stream_version, category, tenant)
+       VALUES (5000, 'Forged', '{}', 'x', 'acme/order-666', 1, 'acme/order', 'globex')`,
+    );
+    const plain = await reader.pageCategory('acme/order', 1, 10);
+    expect(plain.map((m) => m.id)).toEqual([1, 5000]);
+    // Read for acme, the wall drops it
+    const forAcme = await reader.pageCategory('acme/order', 1, 10, 'acme');
+    expect(forAcme.map((m) => [m.id, m.tenant, m.streamId])).toEqual([[1, 'acme', 'order-1']]);
+  });
 });

@@ -196,9 +196,16 @@ export class LogReader {
 
   /**
    * Up to `limit` messages of one stream category from `fromIndex` (inclusive). Skips the
-   * watermark in every mode: one category's positions commit in order.
+   * watermark in every mode: one category's positions commit in order. A tenant's category is
+   * its stored name (`<tenant>/<category>`); with `tenant`, the read also runs under that
+   * tenant's row-level security (docs/tenants.md).
    */
-  async pageCategory(category: string, fromIndex: number, limit: number): Promise<StoredMessage[]> {
+  async pageCategory(
+    category: string,
+    fromIndex: number,
+    limit: number,
+    tenant?: string,
+  ): Promise<StoredMessage[]> {
     return this.guard(async () => {
       const messages: StoredMessage[] = [];
       for (let from = fromIndex; messages.length < limit && from <= MAX_POSITION;) {
@@ -206,7 +213,7 @@ export class LogReader {
         const read = await this.overTiers<MessageRow>(
           from,
           MAX_POSITION,
-          {},
+          tenant === undefined ? {} : { tenant },
           Infinity,
           Infinity,
           (f, t) => readCategoryPage(category, f, left, t),

@@ -31,6 +31,7 @@ export class SourceReader {
         qualify(this.tenant, this.stream.category),
         position + 1,
         limit,
+        this.tenant,
       );
       const last = messages.at(-1)?.id ?? position;
       const to = messages.length === limit ? last : Math.max(last, head, position);
