@@ -2,7 +2,7 @@
  * What the CLI reads of the server's answers (the fields it prints; the server's response
  * DTOs in apps/eventstore describe them whole). A `--json` flag prints the body as it came.
  */
-import type { SegmentsResponse } from '@ordinal/client';
+import type { SegmentsResponse, TenantDeletion } from '@ordinal/client';
 
 /** One projection or subscription of `GET /api/projections`. */
 export interface ProjectionBody {
@@ -168,18 +168,8 @@ export interface ReapplyBody {
   tenants?: number;
 }
 
-/** `DELETE /api/admin/tenants/:tenant`. */
-export interface TenantDeletionBody {
-  tenant: string;
-  deletedAt: string;
-  deletedBy: string;
-  reason: string;
-  throughIndex: number;
-  markerIndex: number | null;
-  keysDestroyed: number;
-  scavengedAt: string | null;
-  alreadyDeleted: boolean;
-}
+/** `DELETE /api/admin/tenants/:tenant` (the contract's shape). */
+export type TenantDeletionBody = TenantDeletion;
 
 /** `POST /api/admin/redact`. */
 export interface RedactBody {

@@ -15,7 +15,7 @@ export {
   type HttpErrorCode,
 } from '@ordinal/contract';
 export { ConsumerGroupMember, type ConsumerGroupOptions } from './consumer-group.js';
-export type { SegmentInfo, SegmentsResponse } from '@ordinal/contract';
+export type { SegmentInfo, SegmentsResponse, TenantDeletion } from '@ordinal/contract';
 export type {
   GroupDelivery,
   GroupFetchResponse,

@@ -10,3 +10,4 @@ export * from './sse-events.js';
 export * from './development.js';
 export * from './consumer-groups.js';
 export * from './segments.js';
+export * from './tenants.js';

@@ -7,30 +7,13 @@ import { LOG_MODULE_OPTIONS } from '../log.module-definition.js';
 import type { ResolvedLogOptions } from '../log-options.js';
 import { PersonalData } from '../personal/personal-data.service.js';
 import { LiveRouter } from '../router/live-router.service.js';
+import type { TenantDeletion as TenantDeletionAnswer } from '@ordinal/contract';
 import { isTenantId } from '../tenant.js';
 import { tenantLockKey } from '../writer/category-locks.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 
-/** What a tenant's deletion answers (docs/tenants.md#deleting-a-tenant). */
-export interface TenantDeletionResult {
-  tenant: string;
-  deletedAt: string;
-  deletedBy: string;
-  reason: string;
-  /**
-   * The log's head when the deletion committed: every position of the tenant is at or below
-   * it, and reads back as a `deleted` tombstone from then on.
-   */
-  throughIndex: number;
-  /** Index of the `$tenant-deleted` marker. */
-  markerIndex: number | null;
-  /** Keys of the tenant's subjects destroyed by the first deletion (crypto-shredding). */
-  keysDestroyed: number;
-  /** When a scavenge had erased every row of the tenant (null until one has). */
-  scavengedAt: string | null;
-  /** True when the tenant had been deleted before (nothing was done again). */
-  alreadyDeleted: boolean;
-}
+/** What a tenant's deletion answers: the contract's shape (docs/tenants.md#deleting-a-tenant). */
+export type TenantDeletionResult = TenantDeletionAnswer;
 
 /** The body of a `$tenant-deleted` marker. */
 export interface TenantDeletedBody {
