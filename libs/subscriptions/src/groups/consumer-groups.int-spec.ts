@@ -461,6 +461,48 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(again.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
   });
 
+  it('hands out what a read-on finds as the claim would pick it: pinned, never a key whose earlier event is held, nor a key twice', async () => {
+    // Given a pinned_by_key group where member m1 holds key A's first event
+    const app = await startProjectionsApp(db.url, {
+      log: { ordering: 'gapless' },
+      subscriptions: { groupPollMs: 20 },
+    });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    const publish = async (k: string) => {
+      const [entry] = (await writer.append({ messages: [{ messageType: 'P', body: { k } }] }))
+        .entries;
+      if (entry.status !== 'created') throw new Error('not stored');
+      return entry.message.id;
+    };
+    await groups.define('pins', {
+      source: { types: ['P'] },
+      strategy: 'pinned_by_key',
+      keyPath: 'body.k',
+      ackTimeoutMs: 60_000,
+    });
+    const a1 = await publish('A');
+    const held = await groups.fetch('pins', { memberId: 'm1' });
+    expect(held.events.map((e) => e.index)).toEqual([a1]);
+    // When A's second event, B's two and C's first are read on by another member's fetch
+    const a2 = await publish('A');
+    const b1 = await publish('B');
+    const b2 = await publish('B');
+    const c1 = await publish('C');
+    const other = await groups.fetch('pins', { memberId: 'm2', max: 10 });
+    // Then it gets the first of each key with nothing held (B's first, C's), in one statement's read
+    expect(other.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([
+      [b1, 1],
+      [c1, 1],
+    ]);
+    // And each key's next event comes once the one before it is acknowledged
+    await groups.ack('pins', 'm1', held.epoch, [a1]);
+    await groups.ack('pins', 'm2', other.epoch, [b1]);
+    const next = await groups.fetch('pins', { memberId: 'm1', max: 10 });
+    expect(next.events.map((e) => e.index)).toEqual([a2, b2]);
+  });
+
   it('removes a member dead for longer than the retention; its id comes back above every epoch it had, so its old one stays refused', async () => {
     // Given members whose lease ends 100 ms after their last call, removed 100 ms after that
     const app = await startProjectionsApp(db.url, {

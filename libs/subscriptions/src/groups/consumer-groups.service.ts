@@ -68,7 +68,7 @@ export interface GroupFetchRequest {
 /** The longest a fetch waits. */
 export const MAX_WAIT_MS = 30_000;
 /** Events read from the log per read when the group runs dry. */
-const READ_PAGE = 1000;
+const READ_PAGE = 500;
 /** Deliveries one group keeps read ahead of its members at most (ready and in flight together). */
 const READ_AHEAD = 10_000;
 

@@ -13,6 +13,7 @@ import { GroupClaimBoundedScans1765200000500 } from './1765200000500-group-claim
 import { GroupDeliveriesCascadeByTrigger1765200000510 } from './1765200000510-group-deliveries-cascade-by-trigger.js';
 import { GroupClaimExpiryByIndex1765200000520 } from './1765200000520-group-claim-expiry-by-index.js';
 import { ConsumerRequestErrorCode1765200000530 } from './1765200000530-consumer-request-error-code.js';
+import { GroupClaimHandsOnRead1765200000600 } from './1765200000600-group-claim-hands-on-read.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -31,4 +32,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   GroupDeliveriesCascadeByTrigger1765200000510,
   GroupClaimExpiryByIndex1765200000520,
   ConsumerRequestErrorCode1765200000530,
+  GroupClaimHandsOnRead1765200000600,
 ];

@@ -36,13 +36,17 @@ export interface FillQuery {
    * Reads the log on after `$2` up to `$3` (a safe head read before, or no bound for one
    * category, whose positions commit in order) straight into group `$1`'s deliveries: the
    * matching messages' indices and ordering keys, nothing else, at most `$4`; hidden messages are
-   * done for the group and never added. One row: the indices read, in order (the read covers up
-   * to the last one when `$4` were found, else `$3`). `$5`: the source's types or category,
-   * `$6`: the keyPath's parts after its root. The rows go in with `below_read_to` false (the
-   * claim looks for those above the checkpoint only) and without ON CONFLICT: nothing adds a
-   * delivery above `read_to` but this read (late arrivals and replays are at or below it), and
-   * the check cost as much as the insert. A group reads hot segments only: a read reaching an
-   * archived one fails (SQLSTATE OA001, `ordinal_require_hot`) instead of passing it.
+   * done for the group and never added. The first `$9` it may hand out go in held by member `$7`
+   * under epoch `$8` (attempt 1, deadline `$10`), as the claim would pick them: the lowest
+   * indices; for pinned strategies, only a key's first row when no delivery of the key is
+   * outstanding (and every row without a key). One row: the indices read, in order (the read
+   * covers up to the last one when `$4` were found, else `$3`), and those handed out. `$5`: the
+   * source's types or category, `$6`: the keyPath's parts after its root. The rows go in with
+   * `below_read_to` false (the claim looks for those above the checkpoint only) and without ON
+   * CONFLICT: nothing adds a delivery above `read_to` but this read (late arrivals and replays
+   * are at or below it), and the check cost as much as the insert. A group reads hot segments
+   * only: a read reaching an archived one fails (SQLSTATE OA001, `ordinal_require_hot`) instead
+   * of passing it.
    */
   text: string;
   source: string[] | null;
@@ -59,17 +63,36 @@ export function fillQuery(definition: ConsumerGroupDefinition): FillQuery {
         ? 'AND m.category = ($5::text[])[1]'
         : '';
   const key = keySql(definition);
+  // A pinned key waits for its earlier deliveries: only its first row here, and only when none
+  // is outstanding (the CTEs see the deliveries as they were before this statement's insert).
+  const handed =
+    definition.strategy === 'round_robin'
+      ? `SELECT r.index FROM read r ORDER BY r.index LIMIT greatest($9::int, 0)`
+      : `SELECT r.index FROM (
+           SELECT r.index, r.key, row_number() OVER (PARTITION BY r.key ORDER BY r.index) AS nth FROM read r
+         ) r
+         WHERE r.key IS NULL OR (r.nth = 1 AND NOT EXISTS (
+           SELECT 1 FROM ${D} e WHERE e.group_name = $1::text AND e.key = r.key))
+         ORDER BY r.index LIMIT greatest($9::int, 0)`;
   return {
     text: `WITH read AS (
              SELECT m.index, ${key.sql} AS key
              FROM (SELECT * FROM ${M} WHERE ordinal_require_hot($2::bigint + 1, $3::bigint)) m
              WHERE m.index > $2::bigint AND m.index <= $3::bigint ${filter} AND (${HIDDEN}) IS NULL
              ORDER BY m.index LIMIT $4::int
+           ), handed AS (
+             ${handed}
            ), added AS (
-             INSERT INTO ${D} (group_name, index, key, late, below_read_to)
-               SELECT $1::text, index, key, false, false FROM read
+             INSERT INTO ${D} (group_name, index, key, late, below_read_to, member_id, epoch, attempt, deadline)
+               SELECT $1::text, read.index, read.key, false, false,
+                      CASE WHEN handed.index IS NOT NULL THEN $7::text END,
+                      CASE WHEN handed.index IS NOT NULL THEN $8::bigint END,
+                      CASE WHEN handed.index IS NOT NULL THEN 1 ELSE 0 END,
+                      CASE WHEN handed.index IS NOT NULL THEN $10::timestamptz END
+               FROM read LEFT JOIN handed ON handed.index = read.index
            )
-           SELECT coalesce(array_agg(read.index ORDER BY read.index), '{}'::bigint[]) FROM read`,
+           SELECT coalesce((SELECT array_agg(read.index ORDER BY read.index) FROM read), '{}'::bigint[]),
+                  coalesce((SELECT array_agg(handed.index ORDER BY handed.index) FROM handed), '{}'::bigint[])`,
     source: 'types' in source ? source.types : 'category' in source ? [source.category] : null,
     keyPath: key.path,
   };
