@@ -5,13 +5,13 @@ import { cpuUs } from './proc-cpu.js';
 /** PostgreSQL CPU per event (µs) of each step of the least a group does per event. */
 export interface GroupFloor {
   pgCpuUsPerEvent: number;
-  parts: { add: number; hand: number; render: number; ack: number };
+  parts: { add: number; render: number; ack: number };
 }
 
 /**
  * The floor under a consumer group's PostgreSQL cost: for `events` of the filled log, in
- * batches of `batch`, one statement each that adds the deliveries, marks them held, renders
- * their messages (as a fetch does) and deletes them (as an ack does), on the group tables with
+ * batches of `batch`, one statement each that adds the deliveries already held (as a read-on
+ * hands them out), renders their messages (as a fetch does) and deletes them (as an ack does), on the group tables with
  * their indexes, without anything else a claim does (no lock, expiry, pick, checkpoint, or
  * function). The backend's CPU per event, from /proc; a group (`bench-floor`, not defined)
  * leaves no row behind.
@@ -29,7 +29,7 @@ export async function groupFloor(
     await client.query('SET enable_seqscan = off; SET enable_bitmapscan = off; SET jit = off');
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     const pid = rows[0].pid;
-    const spent = { add: 0, hand: 0, render: 0, ack: 0 };
+    const spent = { add: 0, render: 0, ack: 0 };
     const step = async (part: keyof typeof spent, text: string, indices: number[]) => {
       const before = cpuUs(pid);
       await client.query(text, [indices]);
@@ -43,15 +43,9 @@ export async function groupFloor(
       );
       await step(
         'add',
-        `INSERT INTO consumer_group_deliveries (group_name, index, key, late, below_read_to)
-         SELECT 'bench-floor', i, NULL, false, false FROM unnest($1::bigint[]) i`,
-        indices,
-      );
-      await step(
-        'hand',
-        `UPDATE consumer_group_deliveries SET member_id = 'm', epoch = 1, attempt = attempt + 1,
-           deadline = clock_timestamp() + interval '1 minute'
-         WHERE group_name = 'bench-floor' AND index = ANY($1::bigint[])`,
+        `INSERT INTO consumer_group_deliveries (group_name, index, key, late, below_read_to, member_id, epoch, attempt, deadline)
+         SELECT 'bench-floor', i, NULL, false, false, 'm', 1, 1, clock_timestamp() + interval '1 minute'
+         FROM unnest($1::bigint[]) i`,
         indices,
       );
       await step(
@@ -72,7 +66,6 @@ export async function groupFloor(
       pgCpuUsPerEvent: perEvent(cpuUs(pid) - started),
       parts: {
         add: perEvent(spent.add),
-        hand: perEvent(spent.hand),
         render: perEvent(spent.render),
         ack: perEvent(spent.ack),
       },
