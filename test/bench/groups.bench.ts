@@ -8,8 +8,8 @@
  * 500), `BENCH_ACKS` (latency samples, default 200). Each run also reports the CPU it cost
  * per event (µs, from /proc: the server process, the member processes, the database's
  * PostgreSQL backends), which other work on a shared machine disturbs far less than throughput.
- * Last, `floor`: PostgreSQL's CPU per event for the least a group does per event (a row added,
- * marked held, rendered, deleted; batches of `BENCH_BATCH`), on the same database
+ * Last, `floor`: PostgreSQL's CPU per event for the least a group does per event (a row added
+ * held, rendered, deleted; batches of `BENCH_BATCH`), on the same database
  * (support/group-floor.ts). `BENCH_CPU_PROF=<dir>` writes the server's CPU profile there (node
  * --cpu-prof). Prints one JSON object.
  */
