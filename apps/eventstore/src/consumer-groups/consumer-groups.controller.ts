@@ -44,10 +44,9 @@ import {
   GroupReplayResponseDto,
   GroupSettleResponseDto,
 } from './dto/group.responses.js';
-import { fetchResponseJson } from './group-delivery.js';
+import { fetchResponseBody, type JsonBytes } from './group-delivery.js';
 import { PersonalData } from '@ordinal/log';
 import { PersonalScope } from '../personal-data/personal-scope.decorator.js';
-import type { JsonText } from '../sse/json-text.js';
 import type { ConsumerGroupInput } from '@ordinal/subscriptions';
 import { ApiTraceHeaders } from '../tracing/api-trace-headers.decorator.js';
 
@@ -153,7 +152,7 @@ export class ConsumerGroupsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @PersonalScope() personal = false,
-  ): Promise<JsonText<GroupFetchResponse>> {
+  ): Promise<JsonBytes<GroupFetchResponse>> {
     await this.groupAccess.assertRead(principal, group);
     const abort = new AbortController();
     const gone = () => abort.abort();
@@ -163,9 +162,9 @@ export class ConsumerGroupsController {
       const result = personal
         ? { ...fetched, events: await this.personalData.revealJson(fetched.events) }
         : fetched;
-      // The messages come rendered by PostgreSQL: the answer is written as text, not re-serialised.
+      // The messages come rendered by PostgreSQL: the answer is written as their bytes, not re-serialised.
       reply.type('application/json; charset=utf-8');
-      return fetchResponseJson(result);
+      return fetchResponseBody(result);
     } finally {
       request.raw.off('close', gone);
     }

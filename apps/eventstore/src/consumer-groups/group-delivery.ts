@@ -12,7 +12,30 @@ export function groupDeliveryJson(event: GroupDeliveryEvent): JsonText<GroupDeli
   return `{"index":${event.index},${event.json.slice(1, -1)},"deliveryAttempt":${event.deliveryAttempt},"late":${event.late}}` as JsonText<GroupDelivery>;
 }
 
-/** A fetch's answer as JSON text. */
-export function fetchResponseJson(result: GroupFetchResult): JsonText<GroupFetchResponse> {
-  return `{"memberId":${JSON.stringify(result.memberId)},"epoch":${result.epoch},"events":[${result.events.map(groupDeliveryJson).join(',')}]}` as JsonText<GroupFetchResponse>;
+/** UTF-8 bytes whose parse is a `T` (see JsonText). */
+export type JsonBytes<T> = Buffer & { readonly [jsonBytesOf]: T };
+declare const jsonBytesOf: unique symbol;
+
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/**
+ * A fetch's answer as JSON bytes, each event encoded on its own and the pieces copied once into
+ * the answer. Joining a batch's events into one string and writing that cost the server about 7
+ * times as much for 500 events (3.3–4.3 ms against 0.5 ms here, on the 2-core test machine):
+ * the joined string's pieces are slices of the rows' texts, and flattening and encoding that
+ * string, for its length and again for the socket, is slow. (docs/consumer-groups.md, "Throughput")
+ */
+export function fetchResponseBody(result: GroupFetchResult): JsonBytes<GroupFetchResponse> {
+  const parts: Buffer[] = [
+    Buffer.from(
+      `{"memberId":${JSON.stringify(result.memberId)},"epoch":${result.epoch},"events":[`,
+    ),
+  ];
+  result.events.forEach((event, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(Buffer.from(groupDeliveryJson(event)));
+  });
+  parts.push(CLOSE);
+  return Buffer.concat(parts) as JsonBytes<GroupFetchResponse>;
 }
