@@ -10,3 +10,4 @@ export {
 } from './subscriptions-options.js';
 export { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
 export type { ConsumerCommand } from './directory/consumer-requests.js';
+export { renderClaimed } from './groups/sql/group-claim.sql.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { RENDERED_ROW_JSON, TABLES } from '@ordinal/log/internal';
+import { renderClaimed } from '@ordinal/subscriptions/internal';
 import { cpuUs } from './proc-cpu.js';
 
 /** PostgreSQL CPU per event (µs) of each step of the least a group does per event. */
@@ -30,9 +30,14 @@ export async function groupFloor(
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     const pid = rows[0].pid;
     const spent = { add: 0, render: 0, ack: 0 };
-    const step = async (part: keyof typeof spent, text: string, indices: number[]) => {
+    const step = async (
+      part: keyof typeof spent,
+      query: string | { text: string; values: unknown[] },
+      indices: number[],
+    ) => {
       const before = cpuUs(pid);
-      await client.query(text, [indices]);
+      if (typeof query === 'string') await client.query(query, [indices]);
+      else await client.query(query.text, query.values);
       spent[part] += cpuUs(pid) - before;
     };
     const started = cpuUs(pid);
@@ -48,12 +53,8 @@ export async function groupFloor(
          FROM unnest($1::bigint[]) i`,
         indices,
       );
-      await step(
-        'render',
-        `SELECT index::text AS index, ${RENDERED_ROW_JSON} AS json, personal
-         FROM ${TABLES.messages} WHERE index = ANY($1::bigint[])`,
-        indices,
-      );
+      // The render a fetch runs (its statement, its shape for a run of neighbouring positions).
+      await step('render', renderClaimed(indices), indices);
       await step(
         'ack',
         `DELETE FROM consumer_group_deliveries
