@@ -216,6 +216,7 @@ export class Subscription implements OwnedConsumer {
   private async run(): Promise<void> {
     const { retryInitialMs, retryMaxMs } = this.deps.options;
     let delay = retryInitialMs;
+    let haltedHere = false;
     while (!this.stopped) {
       try {
         if (!this.initialised) await this.init();
@@ -241,6 +242,7 @@ export class Subscription implements OwnedConsumer {
         if (error instanceof HandlerFailedError) {
           const action = this.poison.failed(error, error.index <= this.liveFrom);
           if (action === 'stop') {
+            haltedHere = true;
             await this.recordFailure(error, null);
             break;
           }
@@ -256,6 +258,9 @@ export class Subscription implements OwnedConsumer {
     }
     // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
     this.loop = null;
+    // The stop policy shows `stopped` before its stop is recorded; a resume in between found
+    // this loop still here and could not start one. Run again for it (unless stop() was asked).
+    if (haltedHere && !this.poison.halted && !this.stopped) this.start();
   }
 
   private async init(): Promise<void> {
