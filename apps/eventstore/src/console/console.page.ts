@@ -106,6 +106,7 @@ export const CONSOLE_PAGE = `<!doctype html>
   <h2>Stream browser</h2>
   <form class="bar" id="stream-form">
     <label>Stream id <input id="stream-id" placeholder="e.g. order-1001"></label>
+    <label>Tenant <input id="stream-tenant-input" placeholder="none (needs the tenants scope)"></label>
     <button type="submit">Open</button>
   </form>
   <div class="status" id="stream-status"></div>
@@ -122,7 +123,7 @@ export const CONSOLE_PAGE = `<!doctype html>
     <div class="status" id="stream-list-status"></div>
   </div>
   <div id="stream-detail" hidden>
-    <dl class="facts"><dt>Stream</dt><dd id="stream-name"></dd><dt>Version</dt><dd id="stream-version"></dd><dt>Category</dt><dd id="stream-category"></dd><dt>State</dt><dd id="stream-state"></dd><dt>Metadata</dt><dd id="stream-metadata"></dd></dl>
+    <dl class="facts"><dt>Stream</dt><dd id="stream-name"></dd><dt id="stream-tenant-label" hidden>Tenant</dt><dd id="stream-tenant" hidden></dd><dt>Version</dt><dd id="stream-version"></dd><dt>Category</dt><dd id="stream-category"></dd><dt>State</dt><dd id="stream-state"></dd><dt>Metadata</dt><dd id="stream-metadata"></dd></dl>
     <h3>Snapshot</h3><div id="stream-snapshot"></div>
     <h3>Events</h3>
     <table>

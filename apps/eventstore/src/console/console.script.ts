@@ -26,8 +26,17 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   $('token').value = sessionStorage.getItem('ordinal-token') || '';
   const token = () => $('token').value.trim();
 
-  async function api(path) {
-    const response = await fetch(path, { headers: { authorization: 'Bearer ' + token() } });
+  /**
+   * The request's headers: the token, and Ordinal-Tenant when it reads a tenant's stream
+   * (docs/tenants.md; the server answers 403 tenant_forbidden to a token without the tenants scope).
+   */
+  function headers(tenant) {
+    const h = { authorization: 'Bearer ' + token() };
+    if (tenant) h['ordinal-tenant'] = tenant;
+    return h;
+  }
+  async function api(path, tenant) {
+    const response = await fetch(path, { headers: headers(tenant) });
     const text = await response.text();
     let body = null;
     try { body = text ? JSON.parse(text) : null; } catch { body = text; }
@@ -36,8 +45,8 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   }
 
   /** A JSON read that answers its status instead of throwing (the stream page reads 404 and 410 as states). */
-  async function apiRaw(path) {
-    const response = await fetch(path, { headers: { authorization: 'Bearer ' + token() } });
+  async function apiRaw(path, tenant) {
+    const response = await fetch(path, { headers: headers(tenant) });
     const text = await response.text();
     let body = null;
     try { body = text ? JSON.parse(text) : null; } catch { body = text; }
@@ -71,6 +80,12 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     $(id).className = 'status' + (error ? ' error' : '');
   }
   const json = (value) => JSON.stringify(value, null, 2);
+  // A stream's page: #stream/order-1 for a stream of no tenant, #stream/order-1?tenant=acme for
+  // tenant acme's order-1 (docs/tenants.md: two streams). The id is encoded, so a '?' in the
+  // fragment is always the query's.
+  const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_.]{0,62}$/;
+  const streamHash = (streamId, tenant) => '#stream/' + encodeURIComponent(streamId) + (tenant ? '?tenant=' + encodeURIComponent(tenant) : '');
+  const streamText = (m, between) => m.streamId + between + m.streamVersion + (m.tenant ? ' (tenant ' + m.tenant + ')' : '');
 
   // Summary line: head, safe head, ordering
   async function summary() {
@@ -97,7 +112,7 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       link(String(message.id), '#message/' + message.id),
       late ? message.messageType + ' (late)' : message.messageType,
       message.userId,
-      message.streamId ? link(message.streamId + '@' + message.streamVersion, '#stream/' + encodeURIComponent(message.streamId)) : '',
+      message.streamId ? link(streamText(message, '@'), streamHash(message.streamId, message.tenant)) : '',
       message.createdAt,
       { text: JSON.stringify(message.body), cls: 'json' },
     ]);
@@ -116,7 +131,7 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       link(String(t.id), '#message/' + t.id),
       t.messageType + ' (tombstone: ' + t.tombstone.reason + ')',
       '',
-      t.streamId ? link(t.streamId + '@' + t.streamVersion, '#stream/' + encodeURIComponent(t.streamId)) : '',
+      t.streamId ? link(streamText(t, '@'), streamHash(t.streamId, t.tenant)) : '',
       t.createdAt,
       { text: '', cls: 'json' },
     ]);
@@ -211,8 +226,9 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       fact('Index', m.id);
       fact('Type', m.messageType);
       fact('User', m.userId);
-      fact('Stream', m.streamId ? link(m.streamId + ' @ version ' + m.streamVersion, '#stream/' + encodeURIComponent(m.streamId)) : null);
-      // A tenant's message (docs/tenants.md): its stream id and key are that tenant's names.
+      // A tenant's message (docs/tenants.md): its stream id and key are that tenant's names, and
+      // its stream link opens the tenant's stream.
+      fact('Stream', m.streamId ? link(m.streamId + ' @ version ' + m.streamVersion, streamHash(m.streamId, m.tenant)) : null);
       if (m.tenant) fact('Tenant', m.tenant);
       fact('Created', m.createdAt);
       fact('Content hash', m.contentHash);
@@ -247,7 +263,7 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
         link(indent + c.id, '#message/' + c.id),
         { text: c.messageType },
         parent !== null ? link(String(parent), '#message/' + parent) : el('span', c.causationId || '-'),
-        { text: c.streamId ? c.streamId + ' @ ' + c.streamVersion : '-' },
+        c.streamId ? link(streamText(c, ' @ '), streamHash(c.streamId, c.tenant)) : el('span', '-'),
         { text: c.createdAt },
       ]);
       tr.dataset.index = String(c.id);
@@ -268,7 +284,8 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
       if (prefix) params.set('prefix', prefix);
       if (more && state.streamsNext) params.set('after', state.streamsNext);
       const page = await api('/api/streams?' + params);
-      for (const s of page.streams) rows.appendChild(row([link(s.streamId, '#stream/' + encodeURIComponent(s.streamId)), { text: s.version, cls: 'num' }, s.updatedAt]));
+      // A principal of no tenant lists every tenant's streams too, each with its tenant.
+      for (const s of page.streams) rows.appendChild(row([link(s.streamId + (s.tenant ? ' (tenant ' + s.tenant + ')' : ''), streamHash(s.streamId, s.tenant)), { text: s.version, cls: 'num' }, s.updatedAt]));
       if (!more && page.streams.length === 0) rows.appendChild(row([{ text: prefix ? 'no stream starts with ' + prefix : 'no streams yet', cls: 'empty' }]));
       state.streamsNext = page.next || null;
       $('stream-more').hidden = !state.streamsNext;
@@ -278,8 +295,10 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     }
   }
 
-  async function showStream(id) {
+  /** One stream's page; tenant: the tenant whose stream it is, sent as Ordinal-Tenant on every read. */
+  async function showStream(id, tenant) {
     $('stream-id').value = id;
+    $('stream-tenant-input').value = tenant || '';
     $('stream-detail').hidden = true;
     $('stream-list-box').hidden = Boolean(id);
     if (!id) {
@@ -288,15 +307,20 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     }
     setStatus('stream-status', 'loading...');
     try {
+      if (tenant && !TENANT_ID.test(tenant)) throw new Error("'" + tenant + "' is not a tenant id (1-63 letters, digits, '_' or '.', starting with a letter or digit)");
       const path = '/api/streams/' + encodeURIComponent(id);
       // Its state (docs/lifecycle.md): tombstoned answers 410 everywhere, deleted reads 404 stream_deleted.
-      const meta = await apiRaw(path + '/metadata');
-      const read = meta.status === 410 ? meta : await apiRaw(path + '?snapshot=false&limit=1000');
+      const meta = await apiRaw(path + '/metadata', tenant);
+      // A refusal of the tenant (403 tenant_forbidden: no tenants scope) is the page's answer.
+      if (meta.status === 400 || meta.status === 401 || meta.status === 403) throw new Error(meta.status + ': ' + ((meta.body && meta.body.message) || 'refused'));
+      const read = meta.status === 410 ? meta : await apiRaw(path + '?snapshot=false&limit=1000', tenant);
       const gone = read.status === 410 || (read.status === 404 && read.body && read.body.code === 'stream_deleted');
       if (!read.ok && !gone) throw new Error(read.status + ': ' + ((read.body && read.body.message) || 'failed'));
       const s = gone ? { streamId: id, version: read.body.lastVersion || 0, events: [], count: 0 } : read.body;
-      const snap = gone ? null : (await api(path + '/snapshot')).snapshot;
+      const snap = gone ? null : (await api(path + '/snapshot', tenant)).snapshot;
       $('stream-name').textContent = s.streamId;
+      $('stream-tenant').textContent = tenant || '';
+      $('stream-tenant').hidden = $('stream-tenant-label').hidden = !tenant;
       $('stream-version').textContent = String(s.version);
       $('stream-category').textContent = s.streamId.split('-')[0];
       $('stream-state').textContent = read.status === 410 ? 'tombstoned (for ever)'
@@ -379,9 +403,12 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     }
   }
 
-  // Routing: #tail, #message/42, #stream/order-1, #consumers
+  // Routing: #tail, #message/42, #stream/order-1, #stream/order-1?tenant=acme, #consumers
   function route() {
-    const [view, ...rest] = (location.hash.slice(1) || 'tail').split('/');
+    const hash = location.hash.slice(1) || 'tail';
+    const q = hash.indexOf('?');
+    const query = new URLSearchParams(q < 0 ? '' : hash.slice(q + 1));
+    const [view, ...rest] = (q < 0 ? hash : hash.slice(0, q)).split('/');
     const arg = decodeURIComponent(rest.join('/'));
     // (#dashboard and #storage: dashboard.js and storage.js draw them)
     const views = ['tail', 'message', 'stream', 'consumers', 'dashboard', 'storage'];
@@ -391,7 +418,7 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
     clearInterval(state.refresh);
     state.view = known;
     if (known === 'message') showMessageDetail(arg);
-    else if (known === 'stream') showStream(arg);
+    else if (known === 'stream') showStream(arg, query.get('tenant') || '');
     else if (known === 'consumers') { showConsumers(); state.refresh = setInterval(showConsumers, 2000); }
     else if (known === 'tail' && !state.tail.wanted && token()) tailConnect();
   }
@@ -402,7 +429,7 @@ export const CONSOLE_SCRIPT = String.raw`(() => {
   $('message-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#message/' + $('message-index').value.trim(); });
   $('stream-list-form').addEventListener('submit', (e) => { e.preventDefault(); listStreams(false); });
   $('stream-more').addEventListener('click', () => listStreams(true));
-  $('stream-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#stream/' + encodeURIComponent($('stream-id').value.trim()); });
+  $('stream-form').addEventListener('submit', (e) => { e.preventDefault(); location.hash = streamHash($('stream-id').value.trim(), $('stream-tenant-input').value.trim()); });
   $('save-token').addEventListener('click', () => {
     sessionStorage.setItem('ordinal-token', token());
     summary();
