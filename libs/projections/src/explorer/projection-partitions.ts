@@ -1,4 +1,4 @@
-import { type StoredMessage } from '@ordinal/log';
+import { type MessageKeys, type StoredMessage } from '@ordinal/log';
 import { shardOf } from '@ordinal/contract';
 import { InvalidProjectionError } from '../errors/index.js';
 import type { PartitionKey } from '../projection-options.js';
@@ -11,12 +11,32 @@ export interface ProjectionPartitions {
   names: string[];
   /** Per partition: whether a message belongs to it (undefined when unpartitioned). */
   accepts: (((message: StoredMessage) => boolean) | undefined)[];
+  /**
+   * Per partition: the same test on a message's keys alone, when the key is the stream or the
+   * user (undefined for a function of the message, or when unpartitioned). A process running
+   * some of the partitions then reads the keys of the others' rows only (SharedSource).
+   */
+  acceptsKeys: (((keys: MessageKeys) => boolean) | undefined)[];
 }
 
 function keyOf(partitionBy: PartitionKey): (message: StoredMessage) => string {
   if (partitionBy === 'streamId') return (m) => m.streamId ?? '';
   if (partitionBy === 'userId') return (m) => m.userId ?? '';
   return (m) => String(partitionBy(m) ?? '');
+}
+
+/**
+ * `partition(message)` computed once per message (or keys) object: every partition of a
+ * process tests the same objects of the group's shared read, and murmur3 of the key was most
+ * of a test.
+ */
+function once<T extends object>(partition: (value: T) => number): (value: T) => number {
+  const known = new WeakMap<T, number>();
+  return (value) => {
+    let n = known.get(value);
+    if (n === undefined) known.set(value, (n = partition(value)));
+    return n;
+  };
 }
 
 /**
@@ -41,13 +61,21 @@ export function projectionPartitions(
       `Projection '${name}' has partitionBy: ${JSON.stringify(by)}; use 'streamId', 'userId' or a function of the message returning its key`,
     );
   }
-  if (count === 1) return { names: [name], accepts: [undefined] };
+  if (count === 1) return { names: [name], accepts: [undefined], acceptsKeys: [undefined] };
   const key = keyOf(by);
+  const partitionOf = once((message: StoredMessage) => shardOf(key(message), count));
+  const byKeys =
+    by === 'streamId' || by === 'userId'
+      ? once((keys: MessageKeys) => shardOf(keys[by] ?? '', count))
+      : undefined;
   return {
     names: Array.from({ length: count }, (_, i) => `${name}#${i}`),
     accepts: Array.from(
       { length: count },
-      (_, i) => (message: StoredMessage) => shardOf(key(message), count) === i,
+      (_, i) => (message: StoredMessage) => partitionOf(message) === i,
+    ),
+    acceptsKeys: Array.from({ length: count }, (_, i) =>
+      byKeys ? (keys: MessageKeys) => byKeys(keys) === i : undefined,
     ),
   };
 }

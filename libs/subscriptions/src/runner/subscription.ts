@@ -214,6 +214,18 @@ export class Subscription implements OwnedConsumer {
   }
 
   private async run(): Promise<void> {
+    // Its group's shared read maps what the members running here want (SharedSource).
+    this.source.join?.(this.name);
+    try {
+      await this.loopUntilStopped();
+    } finally {
+      this.source.leave?.(this.name);
+    }
+    // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
+    this.loop = null;
+  }
+
+  private async loopUntilStopped(): Promise<void> {
     const { retryInitialMs, retryMaxMs } = this.deps.options;
     let delay = retryInitialMs;
     while (!this.stopped) {
@@ -254,8 +266,6 @@ export class Subscription implements OwnedConsumer {
         delay = Math.min(delay * 2, retryMaxMs);
       }
     }
-    // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
-    this.loop = null;
   }
 
   private async init(): Promise<void> {
