@@ -25,16 +25,21 @@ function keyOf(partitionBy: PartitionKey): (message: StoredMessage) => string {
   return (m) => String(partitionBy(m) ?? '');
 }
 
+/** Keys whose partition a projection remembers at most (then it starts afresh). */
+const KNOWN_KEYS = 65_536;
+
 /**
- * `partition(message)` computed once per message (or keys) object: every partition of a
- * process tests the same objects of the group's shared read, and murmur3 of the key was most
- * of a test.
+ * `shardOf(key, count)`, remembered per key: the partitions of a process test the same
+ * messages (each keeps its own), and most keys come back.
  */
-function once<T extends object>(partition: (value: T) => number): (value: T) => number {
-  const known = new WeakMap<T, number>();
-  return (value) => {
-    let n = known.get(value);
-    if (n === undefined) known.set(value, (n = partition(value)));
+function partitionOfKey(count: number): (key: string) => number {
+  const known = new Map<string, number>();
+  return (key) => {
+    let n = known.get(key);
+    if (n === undefined) {
+      if (known.size >= KNOWN_KEYS) known.clear();
+      known.set(key, (n = shardOf(key, count)));
+    }
     return n;
   };
 }
@@ -63,19 +68,16 @@ export function projectionPartitions(
   }
   if (count === 1) return { names: [name], accepts: [undefined], acceptsKeys: [undefined] };
   const key = keyOf(by);
-  const partitionOf = once((message: StoredMessage) => shardOf(key(message), count));
-  const byKeys =
-    by === 'streamId' || by === 'userId'
-      ? once((keys: MessageKeys) => shardOf(keys[by] ?? '', count))
-      : undefined;
+  const partitionOf = partitionOfKey(count);
+  const keyed = by === 'streamId' || by === 'userId' ? by : undefined;
   return {
     names: Array.from({ length: count }, (_, i) => `${name}#${i}`),
     accepts: Array.from(
       { length: count },
-      (_, i) => (message: StoredMessage) => partitionOf(message) === i,
+      (_, i) => (message: StoredMessage) => partitionOf(key(message)) === i,
     ),
     acceptsKeys: Array.from({ length: count }, (_, i) =>
-      byKeys ? (keys: MessageKeys) => byKeys(keys) === i : undefined,
+      keyed ? (keys: MessageKeys) => partitionOf(keys[keyed] ?? '') === i : undefined,
     ),
   };
 }
