@@ -17,6 +17,52 @@ describe('murmur3_32 and shardOf (L9)', () => {
     expect(murmur3_32(text, seed)).toBe(expected);
   });
 
+  it('hashes the UTF-8 bytes of any string, ASCII or not, short or long', () => {
+    // The reference: the same algorithm over TextEncoder's bytes, written plainly.
+    const reference = (text: string, seed = 0) => {
+      const data = new TextEncoder().encode(text);
+      const mix = (k: number) =>
+        Math.imul(((x) => (x << 15) | (x >>> 17))(Math.imul(k, 0xcc9e2d51)), 0x1b873593);
+      let h = seed | 0;
+      const blocks = data.length & ~3;
+      for (let i = 0; i < blocks; i += 4) {
+        h ^= mix(data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24));
+        h = (Math.imul((h << 13) | (h >>> 19), 5) + 0xe6546b64) | 0;
+      }
+      let k = 0;
+      for (let i = (data.length & 3) - 1; i >= 0; i--) k ^= data[blocks + i] << (8 * i);
+      if (data.length & 3) h ^= mix(k);
+      h ^= data.length;
+      h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+      h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+      return (h ^ (h >>> 16)) | 0;
+    };
+    const texts = [
+      'user-1',
+      'order-77',
+      'é',
+      'user-ü-✓',
+      'a\u0000b',
+      '日本語のキー',
+      'emoji 🙂 key',
+      'x'.repeat(1000),
+      'ü'.repeat(300),
+      'tail-é',
+    ];
+    for (let n = 0; n < 300; n++)
+      texts.push(
+        String.fromCharCode(
+          ...Array.from({ length: n % 17 }, (_, i) => (n * 31 + i * 7919) % 0x3000),
+        ),
+      );
+    for (const text of texts) {
+      expect(murmur3_32(text)).toBe(reference(text));
+      expect(murmur3_32(text, 42)).toBe(reference(text, 42));
+    }
+    // A long key, then a short one: nothing of the first is left in the second's hash
+    expect(murmur3_32('abc')).toBe(0xb3dd93fa | 0);
+  });
+
   it('floors negative hashes into [0, count) and hashes no user as ""', () => {
     // Given a user whose hash is negative
     expect(murmur3_32('foo')).toBeLessThan(0);

@@ -1,4 +1,17 @@
 const encoder = new TextEncoder();
+/** The bytes of the string being hashed (grown as needed, never shrunk): no allocation per hash. */
+let scratch = new Uint8Array(256);
+
+/** `text`'s UTF-8 bytes into `scratch`; their count. ASCII (most keys) is copied without the encoder. */
+function utf8Into(text: string): number {
+  if (scratch.length < text.length * 3) scratch = new Uint8Array(text.length * 3);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return encoder.encodeInto(text, scratch).written;
+    scratch[i] = code;
+  }
+  return text.length;
+}
 
 /**
  * MurmurHash3 x86 32-bit of a string's UTF-8 bytes, as a signed 32-bit integer (Guava's
@@ -6,11 +19,12 @@ const encoder = new TextEncoder();
  * the same function, so a client can predict which shard holds a user.
  */
 export function murmur3_32(text: string, seed = 0): number {
-  const data = encoder.encode(text);
+  const length = utf8Into(text);
+  const data = scratch;
   const c1 = 0xcc9e2d51;
   const c2 = 0x1b873593;
   let h = seed | 0;
-  const blocks = data.length & ~3;
+  const blocks = length & ~3;
   for (let i = 0; i < blocks; i += 4) {
     let k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24);
     k = Math.imul(k, c1);
@@ -21,7 +35,7 @@ export function murmur3_32(text: string, seed = 0): number {
     h = (Math.imul(h, 5) + 0xe6546b64) | 0;
   }
   let k = 0;
-  switch (data.length & 3) {
+  switch (length & 3) {
     case 3:
       k ^= data[blocks + 2] << 16;
     // falls through
@@ -35,7 +49,7 @@ export function murmur3_32(text: string, seed = 0): number {
       k = Math.imul(k, c2);
       h ^= k;
   }
-  h ^= data.length;
+  h ^= length;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

@@ -26,6 +26,15 @@ export type StoredMessage = {
   readonly personal?: SealedFields;
 };
 
+/**
+ * What a keyed read (`LogReader.readKeyedUpTo`) knows of a row before it maps it: its position,
+ * type and keys (the plain stream id, as `StoredMessage.streamId` has it, and the user).
+ */
+export type MessageKeys = Pick<
+  StoredMessage,
+  'id' | 'messageType' | 'userId' | 'streamId' | 'tenant'
+>;
+
 /** A message's personal fields as the log stores them (the `personal` column). */
 export interface SealedFields {
   /** The subject's id hash (`subjectHash`): the key store's key, never the id itself. */

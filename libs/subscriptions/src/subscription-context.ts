@@ -1,4 +1,4 @@
-import type { StoredMessage } from '@ordinal/log';
+import type { MessageKeys, StoredMessage } from '@ordinal/log';
 import type { EntityManager } from 'typeorm';
 import type { SubscriptionStream } from './source/subscription-stream.js';
 import type { ErrorPolicy } from './error-policy.js';
@@ -75,6 +75,13 @@ export interface SubscribeOptions {
    * over them too): one partition of a partitioned projection.
    */
   accepts?: (message: StoredMessage) => boolean;
+  /**
+   * `accepts` on a message's keys alone, when they are all it looks at (a projection
+   * partitioned by `streamId` or `userId`). While a process runs only some members of a group
+   * and each of them has one, the group's read there maps only the rows they want: the keys of
+   * the others' rows are read, not their bodies.
+   */
+  acceptsKeys?: (keys: MessageKeys) => boolean;
   /**
    * Runs first in every transaction that applies messages (batches, late arrivals, parked
    * replays), before any handler: it may lock rows and set the transaction's search_path, and

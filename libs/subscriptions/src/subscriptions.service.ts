@@ -112,6 +112,7 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
               members[0].tenant,
             ),
             members.length * 3,
+            members.map((m) => ({ name: m.name, acceptsKeys: m.acceptsKeys })),
           )
         : undefined;
     const list = members.map((options) => new Subscription(options, this.deps, shared));

@@ -54,6 +54,29 @@ async function readAll(reader: LogReader, rendered: boolean, types?: string[]): 
   return out;
 }
 
+/**
+ * Every message a keyed read keeps (every third position, and stream order-1's), page by page
+ * (scans of 211 rows, at most 97 kept): as a process running some partitions reads.
+ */
+async function readKeyedAll(reader: LogReader): Promise<string[]> {
+  const head = await reader.safeHead();
+  const out: string[] = [];
+  for (let after = 0; after < head;) {
+    const read = await reader.readKeyedUpTo(
+      after,
+      97,
+      {},
+      head,
+      (keys) => keys.id % 3 === 0 || keys.streamId === 'order-1',
+      211,
+    );
+    for (const message of read.messages) out.push(JSON.stringify(message));
+    expect(read.to).toBeGreaterThan(after);
+    after = read.to;
+  }
+  return out;
+}
+
 /** One correlation's messages from index 1, page by page. */
 async function correlation(reader: LogReader, id: string): Promise<unknown[]> {
   const head = await reader.safeHead();
@@ -122,6 +145,7 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
       rendered: await readAll(reader, true),
       plain: await readAll(reader, false),
       typed: await readAll(reader, true, ['OrderStep']),
+      keyed: await readKeyedAll(reader),
       one: await reader.get(777),
       category: await reader.pageCategory('order', 1, 1000),
       correlation: await correlation(reader, 'c-3'),
@@ -149,6 +173,13 @@ describe.each<Ordering>(['gapless', 'concurrent'])('archived segments (%s mode)'
     expect(await readAll(reader, true)).toEqual(before.rendered);
     expect(await readAll(reader, false)).toEqual(before.plain);
     expect(await readAll(reader, true, ['OrderStep'])).toEqual(before.typed);
+    expect(before.keyed).toEqual(
+      before.plain.filter((m) => {
+        const { id, streamId } = JSON.parse(m) as { id: number; streamId: string | null };
+        return id % 3 === 0 || streamId === 'order-1';
+      }),
+    );
+    expect(await readKeyedAll(reader)).toEqual(before.keyed);
     expect(await reader.get(777)).toEqual(before.one);
     expect(await reader.pageCategory('order', 1, 1000)).toEqual(before.category);
     expect(await correlation(reader, 'c-3')).toEqual(before.correlation);

@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { StoredMessage } from '../message.js';
+import type { MessageKeys, StoredMessage } from '../message.js';
 import {
   readCategoryPage,
   readCorrelationPage,
   readMessage,
+  readKeysPage,
   readPage,
+  readPageAt,
   readRenderedPage,
   cutRenderedPage,
   readSkippedBetween,
@@ -30,6 +32,7 @@ import {
   type MessageRow,
   type RenderedRow,
 } from '../row-mapper.js';
+import { unqualified } from '../tenant.js';
 import { MAX_POSITION, toPosition } from '@ordinal/pg';
 import { DatabaseUnavailableError } from '@ordinal/pg';
 import { isConnectionError, isQueryTimeout, driverError } from '@ordinal/pg';
@@ -48,6 +51,15 @@ export interface CoveredRead {
   skipped: number[];
   /** An id above every transaction running when `skipped` was read (RUNNING_XID_BOUND): every one with an id that could still fill them is below it. */
   xmax: string;
+}
+
+/** A row of a keyed read's first step (`readKeysPage`). */
+interface KeysRow {
+  index: string | number;
+  message_type: string;
+  user_id: string | null;
+  stream_id: string | null;
+  tenant: string | null;
 }
 
 /** Reads the log by position. Every read stops at the safe head (committed, gap-free). */
@@ -182,16 +194,92 @@ export class LogReader {
       }
       full ||= messages.length === limit;
       const to = full ? messages[messages.length - 1].id : reach;
-      if (!this.concurrent) return { messages, to, skipped: [], xmax: '0' };
-      const passed = await execute<{ position: string; xmax: string }>(
-        this.dataSource.manager,
-        readSkippedBetween(after, to),
-      );
-      if (passed.length === 0) return { messages, to, skipped: [], xmax: '0' };
-      const seen = new Set(messages.map((m) => m.id));
-      const skipped = passed.map((r) => toPosition(r.position)).filter((p) => !seen.has(p));
-      return { messages, to, skipped, xmax: passed[0].xmax };
+      return this.covered(after, to, messages, messages);
     });
+  }
+
+  /**
+   * `readUpTo` for a reader that wants only some of the rows by their keys (the partitions of a
+   * projection that one process runs): it reads the keys of up to `scan` rows first
+   * (MessageKeys: no body, no metadata, nothing mapped), then maps only the rows `keep` wants,
+   * at most `limit` of them. The read covers what it scanned: up to the `limit`-th kept row, or
+   * the last scanned row when it scanned `scan`, else `upTo` (or the end of an archived chunk).
+   * `full`: it stopped at `limit` or `scan`, so more may follow at once.
+   */
+  async readKeyedUpTo(
+    after: number,
+    limit: number,
+    filter: ReadFilter,
+    upTo: number,
+    keep: (keys: MessageKeys) => boolean,
+    scan: number,
+  ): Promise<CoveredRead & { full: boolean }> {
+    if (upTo <= after) return { messages: [], to: after, skipped: [], xmax: '0', full: false };
+    return this.guard(async () => {
+      const read = await this.overTiers<KeysRow>(after + 1, upTo, filter, scan, Infinity, (f, t) =>
+        readKeysPage(f, t, scan, filter),
+      );
+      const scanned: MessageKeys[] = [];
+      const kept: number[] = [];
+      for (const row of read.rows) {
+        const keys: MessageKeys = {
+          id: toPosition(row.index),
+          messageType: row.message_type,
+          userId: row.user_id,
+          streamId: unqualified(row.tenant, row.stream_id),
+          tenant: row.tenant,
+        };
+        scanned.push(keys);
+        if (keep(keys)) kept.push(keys.id);
+        if (kept.length === limit) break;
+      }
+      const full = kept.length === limit || read.rows.length === scan;
+      let to = kept.length === limit ? kept[limit - 1] : full ? scanned.at(-1)!.id : read.to;
+      const messages: StoredMessage[] = [];
+      // The kept rows, from the tier (or tiers: archived a chunk at a time) that holds them now.
+      for (let from = after + 1; kept.length > 0 && from <= to;) {
+        const rows = await this.overTiers<MessageRow>(
+          from,
+          to,
+          filter,
+          Infinity,
+          Infinity,
+          (f, t) => readPageAt(f, t, kept),
+        );
+        messages.push(...rows.rows.map(toStoredMessage));
+        from = rows.to + 1;
+      }
+      // A kept row that did not come back (never so far: rows stay, in one tier or the other)
+      // is not passed: the read covers only up to it, and the next one reads it again.
+      const missing = kept.findIndex((id, i) => messages[i]?.id !== id);
+      if (missing >= 0) {
+        to = kept[missing] - 1;
+        messages.splice(missing);
+      }
+      const covered = await this.covered(after, to, messages, scanned);
+      return { ...covered, full: full && missing < 0 };
+    });
+  }
+
+  /**
+   * The covered read of `messages` over `(after, to]`: in concurrent mode with the watched
+   * positions there that no row of `rows` (every row the read saw) holds.
+   */
+  private async covered(
+    after: number,
+    to: number,
+    messages: StoredMessage[],
+    rows: { id: number }[],
+  ): Promise<CoveredRead> {
+    if (!this.concurrent || to <= after) return { messages, to, skipped: [], xmax: '0' };
+    const passed = await execute<{ position: string; xmax: string }>(
+      this.dataSource.manager,
+      readSkippedBetween(after, to),
+    );
+    if (passed.length === 0) return { messages, to, skipped: [], xmax: '0' };
+    const seen = new Set(rows.map((m) => m.id));
+    const skipped = passed.map((r) => toPosition(r.position)).filter((p) => !seen.has(p));
+    return { messages, to, skipped, xmax: passed[0].xmax };
   }
 
   /**

@@ -55,6 +55,32 @@ export function readPage(
   return pageOf(MESSAGE_READ_COLUMNS, from, to, limit, filter);
 }
 
+/**
+ * The keys of the messages in `[from, to]` (index, type, user, stored stream id, tenant), in
+ * index order, at most `limit`, of the filter's types: a keyed read's first step, which maps
+ * only the rows its test keeps (`readPageAt`).
+ */
+export function readKeysPage(
+  from: number,
+  to: number,
+  limit: number,
+  filter: ReadFilter = {},
+): SqlQuery {
+  return pageOf('index, message_type, user_id, stream_id, tenant', from, to, limit, filter);
+}
+
+/**
+ * The messages at `positions` (a keyed read's rows: they matched its filter already) within
+ * `[from, to]`, in index order.
+ */
+export function readPageAt(from: number, to: number, positions: number[]): SqlQuery {
+  return {
+    text: `SELECT ${MESSAGE_READ_COLUMNS} FROM ${TABLES.messages}
+           WHERE index >= $1 AND index <= $2 AND index = ANY($3::bigint[]) ORDER BY index`,
+    values: [from, to, positions],
+  };
+}
+
 /** `columns` of the messages in `[from, to]`, in index order, at most `limit`, of the filter's types. */
 function pageOf(
   columns: string,

@@ -27,6 +27,7 @@ describe('projectionPartitions', () => {
     expect(projectionPartitions('p', undefined, undefined)).toEqual({
       names: ['p'],
       accepts: [undefined],
+      acceptsKeys: [undefined],
     });
   });
 
@@ -37,6 +38,30 @@ describe('projectionPartitions', () => {
       const owners = accepts.map((a, i) => (a!(message(key, null)) ? i : -1)).filter((i) => i >= 0);
       expect(owners).toEqual([shardOf(key, 8)]);
     }
+  });
+
+  it('tests the keys alone the same way for streamId and userId, not for a function of the message', () => {
+    for (const by of ['streamId', 'userId'] as const) {
+      const { accepts, acceptsKeys } = projectionPartitions('p', 5, by);
+      for (const key of ['order-1', 'user-ü-✓', '', 'x'.repeat(37)]) {
+        const m = by === 'streamId' ? message(key, 'other') : message('other', key);
+        const keys = {
+          id: 1,
+          messageType: 'T',
+          streamId: m.streamId,
+          userId: m.userId,
+          tenant: null,
+        };
+        expect(acceptsKeys.map((a) => a!(keys))).toEqual(accepts.map((a) => a!(m)));
+        expect(acceptsKeys.filter((a) => a!(keys))).toHaveLength(1);
+      }
+    }
+    expect(projectionPartitions('p', 4, (m) => m.messageType).acceptsKeys).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('keys by userId or by a function of the message', () => {

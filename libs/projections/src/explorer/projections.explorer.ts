@@ -208,6 +208,7 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
         batchSize: options.batchSize,
         onError: options.onError,
         accepts: partitions.accepts[i],
+        acceptsKeys: partitions.acceptsKeys[i],
         handle: this.handler(definition, dispatcher),
         gate: this.versions.gate(key),
         reset: async (manager) => {

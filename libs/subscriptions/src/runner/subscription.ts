@@ -214,6 +214,23 @@ export class Subscription implements OwnedConsumer {
   }
 
   private async run(): Promise<void> {
+    // Its group's shared read maps what the members running here want (SharedSource).
+    this.source.join?.(this.name);
+    let haltedHere: boolean;
+    try {
+      haltedHere = await this.loopUntilStopped();
+    } finally {
+      this.source.leave?.(this.name);
+    }
+    // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
+    this.loop = null;
+    // The stop policy shows `stopped` before its stop is recorded; a resume in between found
+    // this loop still here and could not start one. Run again for it (unless stop() was asked).
+    if (haltedHere && !this.poison.halted && !this.stopped) this.start();
+  }
+
+  /** Runs until stopped or halted; true when the stop policy halted it here. */
+  private async loopUntilStopped(): Promise<boolean> {
     const { retryInitialMs, retryMaxMs } = this.deps.options;
     let delay = retryInitialMs;
     let haltedHere = false;
@@ -256,11 +273,7 @@ export class Subscription implements OwnedConsumer {
         delay = Math.min(delay * 2, retryMaxMs);
       }
     }
-    // Ended by itself (lost ownership, stopped by its error policy) or by stop(): start() may run it again.
-    this.loop = null;
-    // The stop policy shows `stopped` before its stop is recorded; a resume in between found
-    // this loop still here and could not start one. Run again for it (unless stop() was asked).
-    if (haltedHere && !this.poison.halted && !this.stopped) this.start();
+    return haltedHere;
   }
 
   private async init(): Promise<void> {

@@ -1,8 +1,11 @@
-import { qualify, type CoveredRead, type LogReader } from '@ordinal/log';
+import { qualify, type CoveredRead, type LogReader, type MessageKeys } from '@ordinal/log';
 import { isCategoryStream, streamTypes, type SubscriptionStream } from './subscription-stream.js';
 
-/** One read of a subscription's stream: the messages, and the position the read covers. */
-export type SourceRead = CoveredRead;
+/**
+ * One read of a subscription's stream: the messages, and the position the read covers.
+ * `full`: a keyed read stopped at its limit or its scan, so more may follow at once.
+ */
+export type SourceRead = CoveredRead & { full?: boolean };
 
 /**
  * Reads a stream from a position. `$all` and type streams read up to the safe head (the low
@@ -39,5 +42,25 @@ export class SourceReader {
     }
     const filter = { types: streamTypes(this.stream), tenant: this.tenant };
     return this.reader.readUpTo(position, limit, filter, head);
+  }
+
+  /** Whether `readKeyed` can read this stream (not a category: that reads its own way). */
+  get keyed(): boolean {
+    return !isCategoryStream(this.stream);
+  }
+
+  /**
+   * `read`, mapping only the rows `keep` wants by their keys, at most `limit` of them among up
+   * to `scan` rows (LogReader.readKeyedUpTo). Only where `keyed`.
+   */
+  async readKeyed(
+    position: number,
+    limit: number,
+    keep: (keys: MessageKeys) => boolean,
+    scan: number,
+  ): Promise<SourceRead> {
+    const head = await this.reader.safeHead();
+    const filter = { types: streamTypes(this.stream), tenant: this.tenant };
+    return this.reader.readKeyedUpTo(position, limit, filter, head, keep, scan);
   }
 }
