@@ -228,7 +228,11 @@ describe('late arrivals property: external writers of every shape, readers joini
     };
     const readers: Reader[] = [];
     let live: { feed: LogFeed; drained: Promise<void>; reader: Reader }[] = [];
-    const open = (fromIndex: number, reader: Reader, watchBelow?: { arrivedSince: Date }) => {
+    const open = (
+      fromIndex: number,
+      reader: Reader,
+      watchBelow?: { arrivedSince: Date | null },
+    ) => {
       const feed = context
         .get(LiveRouter)
         .open({ fromIndex, ...(watchBelow ? { watchAbandonedBelow: watchBelow } : {}) });
@@ -351,8 +355,9 @@ describe('late arrivals property: external writers of every shape, readers joini
     // When the actors run, and the process restarts (if the scenario says so)
     await phase(scenario.before);
     if (scenario.after) {
-      // The consumer writes its bookmark down and stops; live feeds end with the process.
-      const savedAt = new Date();
+      // The consumer writes its bookmark down, with its feed's arrivedSince, and stops; live
+      // feeds end with the process.
+      const savedAt = live.find((l) => l.reader === consumer)!.feed.arrivedSince;
       const bookmark = consumer.inOrder.at(-1) ?? 0;
       for (const l of live) {
         l.feed.close();

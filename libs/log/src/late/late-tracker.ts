@@ -17,12 +17,19 @@ import { execute, type SqlRunner } from '@ordinal/pg';
  * snapshot), not only those running when the position was passed: one that inserted inside
  * the window and commits later is still delivered. A subscription keeps one; the live router
  * keeps one for all its feeds.
+ *
+ * It also knows, for each position, a time no claim of an arrival there can be stamped
+ * before (`missingSince`): when it was recorded, then the start of the last look-up that found
+ * no row there. A reader that stops owing only positions it watches resumes with the
+ * earliest of those as its `arrivedSince`, however late its look-ups come after a claim.
  */
 export class LateTracker {
   /** Each position's xmax: of when it was passed, then of when its watch was first seen over. */
   private readonly pending = new Map<number, bigint>();
   /** Positions whose watch has been seen over (their xmax is of that moment). */
   private readonly unwatched = new Set<number>();
+  /** Each position's latest time known to be before any claim of an arrival there. */
+  private readonly missing = new Map<number, Date>();
 
   get size(): number {
     return this.pending.size;
@@ -33,18 +40,33 @@ export class LateTracker {
     return [...this.pending.keys()].sort((a, b) => a - b);
   }
 
-  add(positions: number[], xmax: string): void {
-    for (const p of positions) if (!this.pending.has(p)) this.pending.set(p, BigInt(xmax));
+  /**
+   * Watches `positions` (passed with the snapshot bound `xmax`); `since`: a time before any
+   * claim of an arrival there (when they were recorded), if known.
+   */
+  add(positions: number[], xmax: string, since?: Date): void {
+    for (const p of positions) {
+      if (this.pending.has(p)) continue;
+      this.pending.set(p, BigInt(xmax));
+      if (since) this.missing.set(p, since);
+    }
+  }
+
+  /** A time before any claim of an arrival at `position` (undefined: not known, or not watched). */
+  missingSince(position: number): Date | undefined {
+    return this.missing.get(position);
   }
 
   clear(): void {
     this.pending.clear();
     this.unwatched.clear();
+    this.missing.clear();
   }
 
   forget(position: number): void {
     this.pending.delete(position);
     this.unwatched.delete(position);
+    this.missing.delete(position);
   }
 
   /** Looks the pending positions up; returns the arrived messages (still pending until `forget`). */
@@ -56,7 +78,13 @@ export class LateTracker {
       const position = toPosition(row.pending);
       if (row.index !== null && row.index !== undefined) {
         arrived.push(toStoredMessage(row as MessageRow));
-      } else if (!row.watching && !this.unwatched.has(position)) {
+        continue;
+      }
+      if (!this.pending.has(position)) continue;
+      // No row at the look-up's start: one committing later is claimed later still.
+      const known = this.missing.get(position);
+      if (known === undefined || known < row.checked_at) this.missing.set(position, row.checked_at);
+      if (!row.watching && !this.unwatched.has(position)) {
         // Its watch is over: wait for every transaction running now, which includes any that
         // inserted there while it was watched.
         this.unwatched.add(position);

@@ -51,6 +51,8 @@ export interface CoveredRead {
   skipped: number[];
   /** An id above every transaction running when `skipped` was read (RUNNING_XID_BOUND): every one with an id that could still fill them is below it. */
   xmax: string;
+  /** With `skipped`: when the first of them was recorded, before any claim of an arrival there (a reader's `arrivedSince` is never later). */
+  since?: Date;
 }
 
 /** A row of a keyed read's first step (`readKeysPage`). */
@@ -272,14 +274,19 @@ export class LogReader {
     rows: { id: number }[],
   ): Promise<CoveredRead> {
     if (!this.concurrent || to <= after) return { messages, to, skipped: [], xmax: '0' };
-    const passed = await execute<{ position: string; xmax: string }>(
+    const passed = await execute<{ position: string; xmax: string; recorded_at: Date }>(
       this.dataSource.manager,
       readSkippedBetween(after, to),
     );
     if (passed.length === 0) return { messages, to, skipped: [], xmax: '0' };
     const seen = new Set(rows.map((m) => m.id));
-    const skipped = passed.map((r) => toPosition(r.position)).filter((p) => !seen.has(p));
-    return { messages, to, skipped, xmax: passed[0].xmax };
+    const unseen = passed.filter((r) => !seen.has(toPosition(r.position)));
+    const skipped = unseen.map((r) => toPosition(r.position));
+    if (skipped.length === 0) return { messages, to, skipped, xmax: passed[0].xmax };
+    // When the first of them was recorded: no claim of an arrival at one is stamped before it.
+    let since = unseen[0].recorded_at;
+    for (const r of unseen) if (r.recorded_at < since) since = r.recorded_at;
+    return { messages, to, skipped, xmax: passed[0].xmax, since };
   }
 
   /**

@@ -204,14 +204,23 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       releaseAll: (feed) => this.budget.releaseAll(feed),
       openSkipped: async (upTo, arrivedSince) => {
         if (this.options.ordering !== 'concurrent') return { positions: [], xmax: '0' };
-        const rows = await execute<{ position: string; xmax: string }>(
+        const rows = await execute<{ position: string; xmax: string; recorded_at: Date }>(
           this.dataSource.manager,
           readOpenSkipped(upTo, arrivedSince),
         );
-        return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
+        // No claim of an arrival at one of them is stamped before its record.
+        let since: Date | undefined;
+        for (const r of rows)
+          if (since === undefined || r.recorded_at < since) since = r.recorded_at;
+        return {
+          positions: rows.map((r) => toPosition(r.position)),
+          xmax: rows[0]?.xmax ?? '0',
+          since,
+        };
       },
-      watch: (feed, positions, xmax) => this.watch(feed, positions, xmax),
+      watch: (feed, positions, xmax, since) => this.watch(feed, positions, xmax, since),
       unwatch: (feed) => this.unwatch(feed),
+      missingSince: (position) => this.late.missingSince(position),
     };
   }
 
@@ -445,7 +454,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       this.deliver(
         read.messages,
         read.to,
-        read.skipped.length > 0 ? { passed: read.skipped, xmax: read.xmax } : undefined,
+        read.skipped.length > 0
+          ? { passed: read.skipped, xmax: read.xmax, since: read.since }
+          : undefined,
       );
       this.applyOwn();
     }
@@ -509,9 +520,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     return bytes + MESSAGE_OVERHEAD_BYTES;
   }
 
-  private watch(feed: RouterFeed, positions: number[], xmax: string): void {
+  private watch(feed: RouterFeed, positions: number[], xmax: string, since?: Date): void {
     if (this.closed) return;
-    this.late.add(positions, xmax);
+    this.late.add(positions, xmax, since);
     for (const position of positions) {
       let feeds = this.watchers.get(position);
       if (!feeds) this.watchers.set(position, (feeds = new Set()));
@@ -551,15 +562,20 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       .check(this.dataSource.manager)
       .then((arrived) => {
         for (const message of arrived) {
+          // No claim of it is stamped before this: a feed that has not yielded it yet owes it from then.
+          const since = this.late.missingSince(message.id);
           for (const feed of this.watchers.get(message.id) ?? []) {
-            if (feed.offerLate(message)) this.counters.lateDeliveries++;
+            if (feed.offerLate(message, since)) this.counters.lateDeliveries++;
           }
           this.forget(message.id);
         }
         // Positions whose writers all ended without a row are final: nobody waits for them.
         const pending = new Set(this.late.positions());
-        for (const position of [...this.watchers.keys()])
-          if (!pending.has(position)) this.forget(position);
+        for (const position of [...this.watchers.keys()]) {
+          if (pending.has(position)) continue;
+          for (const feed of this.watchers.get(position) ?? []) feed.settle(position);
+          this.forget(position);
+        }
       })
       .catch((error: unknown) =>
         this.logger.warn(

@@ -25,8 +25,9 @@ export interface FeedOptions {
   /**
    * Also watch the passed positions below `fromIndex` (a consumer resuming from a bookmark it
    * moved past them; abandoned ones, and exact releases still watched): those not arrived yet,
-   * and those that arrived since `arrivedSince` (when the consumer last saved its bookmark).
-   * Absent: watch none.
+   * and those that arrived since `arrivedSince` — the previous feed's `arrivedSince`, read when
+   * the consumer saved its bookmark (null: none that arrived). Not the time of the save: an
+   * arrival claimed before it may not have reached the consumer yet. Absent: watch none.
    */
   watchAbandonedBelow?: { arrivedSince?: Date | null };
   /**
@@ -75,6 +76,13 @@ export interface LogFeed extends AsyncIterable<FeedMessage> {
   readonly position: number;
   /** True once the iteration ended because `toIndex` was passed. */
   readonly completed: boolean;
+  /**
+   * What to save with a bookmark taken now, for the feed that resumes from it
+   * (`watchAbandonedBelow.arrivedSince`): no late arrival this feed still owes (at a position it
+   * passed and watches, or found and not yielded yet) was claimed before it. Null while it owes
+   * none. At least once: an arrival it yields after it may come again after a restart.
+   */
+  readonly arrivedSince: Date | null;
   /** Ends the iteration (a pending `next()` resolves as done) and leaves the router. */
   close(): void;
   /**

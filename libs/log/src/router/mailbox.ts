@@ -4,6 +4,8 @@ import type { StoredMessage } from '../message.js';
 export interface PassedMark {
   readonly passed: number[];
   readonly xmax: string;
+  /** When the first of them was recorded (CoveredRead's `since`). */
+  readonly since?: Date;
 }
 
 export type MailboxItem = StoredMessage | PassedMark;

@@ -51,11 +51,19 @@ export interface FeedSource {
   openSkipped(
     upTo: number,
     arrivedSince: Date | null,
-  ): Promise<{ positions: number[]; xmax: string }>;
-  /** Watches positions this feed passed inside abandoned holes; an arrival comes back as `offerLate`. */
-  watch(feed: RouterFeed, positions: number[], xmax: string): void;
+  ): Promise<{ positions: number[]; xmax: string; since?: Date }>;
+  /**
+   * Watches positions this feed passed inside abandoned holes (`since`: when the first was
+   * recorded); an arrival comes back as `offerLate`, a position found final as `settle`.
+   */
+  watch(feed: RouterFeed, positions: number[], xmax: string, since?: Date): void;
   unwatch(feed: RouterFeed): void;
+  /** The watch's latest time before any claim of an arrival at `position`, if it knows one. */
+  missingSince(position: number): Date | undefined;
 }
+
+/** A time before every claim: what a feed owes from when it cannot tell better (it repeats, never misses). */
+const EVER = new Date(0);
 
 /**
  * One feed (R2, R3): register with the router first, replay `(position, head]` from the
@@ -81,9 +89,13 @@ export class RouterFeed implements LogFeed, BudgetHolder {
   private mailbox: Mailbox | null = null;
   private readonly toIndex: number;
   private readonly accepts: ((message: StoredMessage) => boolean) | null;
-  private readonly late: FeedMessage[] = [];
-  /** Positions this feed passed without a row (or, resuming, below its start) and waits on. */
-  private readonly watched = new Set<number>();
+  /** Late arrivals not yielded yet, each with a time before its claim (it is owed from then). */
+  private readonly late: { message: FeedMessage; since: Date }[] = [];
+  /**
+   * Positions this feed passed without a row (or, resuming, below its start) and waits on,
+   * each with when it was recorded (a time before any claim of an arrival there).
+   */
+  private readonly watched = new Map<number, Date>();
   /**
    * Rows a rendered page asks for: FIRST_PAGE_ROWS at first, then what fits `pageBytes` at
    * the size of the rows read last, so that PostgreSQL renders about the rows a page keeps
@@ -117,6 +129,16 @@ export class RouterFeed implements LogFeed, BudgetHolder {
     return this.done;
   }
 
+  get arrivedSince(): Date | null {
+    let since: Date | null = null;
+    for (const [position, recorded] of this.watched) {
+      const known = this.source.missingSince(position) ?? recorded;
+      if (since === null || known < since) since = known;
+    }
+    for (const { since: owed } of this.late) if (since === null || owed < since) since = owed;
+    return since;
+  }
+
   close(): void {
     this.closed = true;
     this.leave();
@@ -142,12 +164,18 @@ export class RouterFeed implements LogFeed, BudgetHolder {
    * A row committed at a position this feed watches: it is yielded marked late, once the feed
    * has passed that position; false when the feed does not watch it or its filter refuses it.
    */
-  offerLate(message: StoredMessage): boolean {
+  offerLate(message: StoredMessage, since?: Date): boolean {
+    const recorded = this.watched.get(message.id);
     if (this.closed || !this.watched.delete(message.id)) return false;
     if (this.accepts !== null && !this.accepts(message)) return false;
-    this.late.push({ ...message, late: true });
+    this.late.push({ message: { ...message, late: true }, since: since ?? recorded ?? EVER });
     this.mailbox?.poke();
     return true;
+  }
+
+  /** A position this feed watched is final without a row: nothing can arrive there any more. */
+  settle(position: number): void {
+    this.watched.delete(position);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<FeedMessage> {
@@ -189,7 +217,7 @@ export class RouterFeed implements LogFeed, BudgetHolder {
         this.options.watchAbandonedBelow.arrivedSince ?? null,
       );
       if (this.closed) return this.pos;
-      this.watch(open.positions, open.xmax);
+      this.watch(open.positions, open.xmax, open.since);
     }
     this.mailbox = this.source.attach(
       this.options.mailboxLimit ?? this.source.mailboxLimit,
@@ -218,19 +246,19 @@ export class RouterFeed implements LogFeed, BudgetHolder {
   /** Late arrivals at positions the feed has passed by now (a slow feed may not have reached one yet). */
   private *takeLate(): Generator<FeedMessage> {
     for (let i = 0; i < this.late.length && !this.closed;) {
-      if (this.late[i].id > this.pos) i++;
-      else yield this.late.splice(i, 1)[0];
+      if (this.late[i].message.id > this.pos) i++;
+      else yield this.late.splice(i, 1)[0].message;
     }
   }
 
-  private watch(positions: number[], xmax: string): void {
+  private watch(positions: number[], xmax: string, since?: Date): void {
     if (positions.length === 0) return;
-    for (const position of positions) this.watched.add(position);
-    this.source.watch(this, positions, xmax);
+    for (const position of positions) this.watched.set(position, since ?? EVER);
+    this.source.watch(this, positions, xmax, since);
   }
 
   private passed(read: CoveredRead): void {
-    this.watch(read.skipped, read.xmax);
+    this.watch(read.skipped, read.xmax, read.since);
   }
 
   /**
@@ -279,6 +307,9 @@ export class RouterFeed implements LogFeed, BudgetHolder {
         after = result.to;
       } else if (!ranged) after = result.to;
       fill();
+      // Watched before the page's messages are yielded: a consumer that saves its bookmark at
+      // one of them takes `arrivedSince` with the positions it passed below it.
+      this.passed(result);
       if (this.options.beforePage && result.messages.length > 0)
         await this.options.beforePage(result.messages);
       for (const message of result.messages) {
@@ -291,7 +322,6 @@ export class RouterFeed implements LogFeed, BudgetHolder {
       this.release(result);
       if (this.closed) return;
       this.pos = Math.max(this.pos, result.to);
-      this.passed(result);
       yield* this.takeLate();
     }
   }
@@ -334,6 +364,7 @@ export class RouterFeed implements LogFeed, BudgetHolder {
           this.watch(
             item.passed.filter((p) => p > this.pos && p <= this.toIndex),
             item.xmax,
+            item.since,
           );
           continue;
         }

@@ -163,10 +163,15 @@ export function recordFinalHoles(from: number, to: number, watchMs: number): Sql
  * Marks watched positions whose row has since committed; returns them (late arrivals), each
  * with whether it had been released exactly. Abandoned positions are looked at for ever,
  * exact releases while they are watched: two branches, each on its partial index.
+ *
+ * `arrived_at` is the clock when the row is marked, not `now()` (the statement's start, which
+ * can precede the row's commit): it is after the row committed, so after any late look-up
+ * that did not see the row (`readArrivals`' `checked_at`) — what a resuming reader's
+ * `arrivedSince` is compared with.
  */
 export function claimLateArrivals(): SqlQuery {
   return {
-    text: `UPDATE ${TABLES.skipped} s SET arrived_at = now()
+    text: `UPDATE ${TABLES.skipped} s SET arrived_at = clock_timestamp()
            FROM (SELECT position FROM ${TABLES.skipped} WHERE arrived_at IS NULL AND NOT released_exactly
                  UNION ALL
                  SELECT position FROM ${TABLES.skipped}

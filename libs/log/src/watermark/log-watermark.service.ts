@@ -74,6 +74,9 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   /** Start-up shortcut: once these writers end, every position up to `position` is final. */
   private barrier: { position: number; hole: Hole } | null | undefined = undefined;
   private rescanTimer: NodeJS.Timeout | null = null;
+  /** Re-scans under way: the shutdown waits for them (a claim that commits is counted and told). */
+  private readonly rescans = new Set<Promise<number[]>>();
+  private stopping = false;
   private readonly lateListeners = new Set<(positions: number[]) => void>();
   readonly counters: WatermarkCounters = {
     holesHeld: 0,
@@ -94,7 +97,11 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     if (this.rescanTimer) clearInterval(this.rescanTimer);
+    // A claim in flight may commit: its answer must be read before the pool closes, or the
+    // positions it marked arrived are counted and logged by no process.
+    await Promise.all(this.rescans);
     // The next process starts where this one got to (the periodic write may be a second behind).
     if (
       this.options.ordering === 'concurrent' &&
@@ -130,8 +137,16 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     return () => this.lateListeners.delete(listener);
   }
 
-  /** Looks for late arrivals now (also runs every `lateRescanMs`). */
-  async rescanLate(): Promise<number[]> {
+  /** Looks for late arrivals now (also runs every `lateRescanMs`); none once shutting down. */
+  rescanLate(): Promise<number[]> {
+    if (this.stopping) return Promise.resolve([]);
+    const rescan = this.claimLate();
+    this.rescans.add(rescan);
+    void rescan.finally(() => this.rescans.delete(rescan));
+    return rescan;
+  }
+
+  private async claimLate(): Promise<number[]> {
     try {
       const rows = await execute<{ position: string; exact: boolean }>(
         this.dataSource.manager,
