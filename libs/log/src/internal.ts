@@ -30,6 +30,7 @@ export { LateTracker } from './late/late-tracker.js';
 export { LOG_MIGRATIONS } from './migrations/index.js';
 export { parseImportLine, MESSAGE_FIELD_RULES } from './import/import-line.js';
 export { addSegment } from './segments/segments.sql.js';
+export { atPositions } from './sql/at-positions.sql.js';
 export { segmentTable } from './segments/segment-range.js';
 export {
   readFrom,

@@ -5,6 +5,7 @@ import { HIDDEN_REASON } from './hidden-reason.sql.js';
 import { TABLES } from '../log.constants.js';
 import type { SqlQuery } from '@ordinal/pg';
 import { PLAIN_STREAM_ID } from '../tenant.js';
+import { atPositions } from './at-positions.sql.js';
 
 /** Filter of a log read. Empty or absent lists mean "everything". */
 export interface ReadFilter {
@@ -71,13 +72,16 @@ export function readKeysPage(
 
 /**
  * The messages at `positions` (a keyed read's rows: they matched its filter already) within
- * `[from, to]`, in index order.
+ * `[from, to]`, in index order (read as their range when they are neighbours: `atPositions`).
  */
 export function readPageAt(from: number, to: number, positions: number[]): SqlQuery {
+  const at = atPositions(positions, from, to) ?? {
+    where: 'index >= $2::bigint AND index <= $3::bigint AND index = ANY($1::bigint[])',
+    values: [[], from, to],
+  };
   return {
-    text: `SELECT ${MESSAGE_READ_COLUMNS} FROM ${TABLES.messages}
-           WHERE index >= $1 AND index <= $2 AND index = ANY($3::bigint[]) ORDER BY index`,
-    values: [from, to, positions],
+    text: `SELECT ${MESSAGE_READ_COLUMNS} FROM ${TABLES.messages} WHERE ${at.where} ORDER BY index`,
+    values: at.values,
   };
 }
 

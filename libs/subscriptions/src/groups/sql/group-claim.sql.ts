@@ -1,5 +1,5 @@
 import type { SqlQuery } from '@ordinal/pg';
-import { RENDERED_ROW_JSON, TABLES } from '@ordinal/log/internal';
+import { RENDERED_ROW_JSON, TABLES, atPositions } from '@ordinal/log/internal';
 import type { SealedFields } from '@ordinal/log';
 import type { FillQuery } from './group-fill.sql.js';
 
@@ -91,35 +91,17 @@ export function claimForMember(request: ClaimRequest): SqlQuery {
 }
 
 /**
- * A claimed batch spread over at most this many positions per event is read as one range (its
- * rows picked by a filter); a sparser one by its list.
- */
-const DENSE_SPREAD = 4;
-
-/**
  * Claimed messages as the API renders them (unqualified columns are the message's; one hidden
  * since the group read it comes as its tombstone, never with its body), in a statement of its
- * own after the claim committed: it sees every change committed before it.
- *
- * A batch is almost always a run of neighbouring positions: it is read as the range from its
- * lowest to its highest index, one index scan, with the list as a filter (`index + 0` keeps the
- * list out of the index condition). Looked up by the list instead, PostgreSQL 15 descends the
- * primary key once per index, in every segment the range does not prune: about 3 times the
- * buffers and 3–4 times the CPU for a batch of 500 (docs/consumer-groups.md, "Throughput").
- * A sparse batch (redeliveries far apart) is looked up by its list within the range.
+ * own after the claim committed: it sees every change committed before it. A batch is almost
+ * always a run of neighbouring positions, read as its range (`atPositions`).
  */
 export function renderClaimed(indices: number[]): SqlQuery {
-  let from = indices[0];
-  let to = indices[0];
-  for (const index of indices) {
-    if (index < from) from = index;
-    if (index > to) to = index;
-  }
-  const pick = to - from + 1 <= DENSE_SPREAD * indices.length ? 'index + 0' : 'index';
+  const at = atPositions(indices)!;
   return {
     text: `SELECT index::text AS index, ${RENDERED_ROW_JSON} AS json, personal
            FROM (SELECT * FROM ${MESSAGES} WHERE ordinal_require_hot($2::bigint, $3::bigint)) AS ${MESSAGES}
-           WHERE index >= $2::bigint AND index <= $3::bigint AND ${pick} = ANY($1::bigint[])`,
-    values: [indices, from, to],
+           WHERE ${at.where}`,
+    values: at.values,
   };
 }
