@@ -183,7 +183,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       ready: this.ready,
       replayBatchSize: this.options.replayBatchSize,
       mailboxLimit: this.options.mailboxLimit,
-      attach: (limit, accepts) => this.attach(limit, accepts),
+      attach: (limit, accepts, onPassed) => this.attach(limit, accepts, onPassed),
       detach: (mailbox) => this.mailboxes.delete(mailbox),
       suspended: () => this.counters.suspensions++,
       safeHead: () => this.reader.safeHead(),
@@ -288,6 +288,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private attach(
     limit: number,
     accepts: ((message: StoredMessage) => boolean) | null,
+    onPassed: (mark: PassedMark) => void,
   ): Mailbox | null {
     if (this.closed) return null;
     // Half a stream's byte bound: its catch-up pages may take the other half.
@@ -296,6 +297,7 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       limit,
       accepts,
       Math.floor(this.options.streamBufferBytes / 2),
+      onPassed,
     );
     this.mailboxes.add(mailbox);
     return mailbox;

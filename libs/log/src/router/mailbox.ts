@@ -1,6 +1,9 @@
 import type { StoredMessage } from '../message.js';
 
-/** Positions the router read past inside abandoned holes (concurrent mode), ahead of the batch that passed them. */
+/**
+ * Positions the router read past inside abandoned holes (concurrent mode), handed to the feed
+ * as the router passes them, ahead of the batch that passed them.
+ */
 export interface PassedMark {
   readonly passed: number[];
   readonly xmax: string;
@@ -8,16 +11,14 @@ export interface PassedMark {
   readonly since?: Date;
 }
 
-export type MailboxItem = StoredMessage | PassedMark;
-
 /**
  * A feed's live buffer, filled by the router in index order. Bounded in messages and in bytes
  * (R3): the message that would exceed `limit` messages or `byteLimit` bytes empties it and
  * marks it overflowed; the router then drops it and the feed catches up from the database.
  */
 export class Mailbox {
-  private items: MailboxItem[] = [];
-  /** The size in bytes of each item of `items` (0 for a PassedMark). */
+  private items: StoredMessage[] = [];
+  /** The size in bytes of each item of `items`. */
   private sizes: number[] = [];
   private head = 0;
   /** Bytes of the messages waiting. */
@@ -34,6 +35,12 @@ export class Mailbox {
     private readonly limit: number,
     private readonly accepts: ((message: StoredMessage) => boolean) | null,
     private readonly byteLimit = Number.POSITIVE_INFINITY,
+    /**
+     * Told of passed positions at once, not when its consumer takes the batch after them: a
+     * slow feed's watch starts when the router passes them, so a row arriving there while the
+     * feed is still below is found, and yielded late as soon as the feed passes it.
+     */
+    private readonly onPassed: (mark: PassedMark) => void = () => undefined,
   ) {
     this.seenUpTo = registeredAt;
   }
@@ -54,10 +61,7 @@ export class Mailbox {
     sizes?: readonly number[],
   ): boolean {
     if (this.overflowed || this.closed) return false;
-    if (passed) {
-      this.items.push(passed);
-      this.sizes.push(0);
-    }
+    if (passed) this.onPassed(passed);
     for (let i = 0; i < messages.length; i++) {
       const message = messages[i];
       if (this.accepts !== null && !this.accepts(message)) continue;
@@ -76,7 +80,7 @@ export class Mailbox {
   }
 
   /** The oldest waiting item, if any. */
-  take(): MailboxItem | undefined {
+  take(): StoredMessage | undefined {
     if (this.head >= this.items.length) return undefined;
     this.bytes -= this.sizes[this.head];
     const message = this.items[this.head++];

@@ -3,7 +3,7 @@ import type { CoveredRead } from '../reader/log-reader.service.js';
 import type { ReadFilter } from '../sql/index.js';
 import { compileFilter } from './feed-filter.js';
 import type { FeedMessage, FeedOptions, LogFeed } from './log-feed.js';
-import type { Mailbox } from './mailbox.js';
+import type { Mailbox, PassedMark } from './mailbox.js';
 import type { BudgetHolder } from './page-budget.js';
 import { renderedJson } from '../row-mapper.js';
 
@@ -30,8 +30,12 @@ export interface FeedSource {
   hold(feed: RouterFeed, read: CoveredRead): void;
   release(feed: RouterFeed, read: CoveredRead): void;
   releaseAll(feed: RouterFeed): void;
-  /** Registers a mailbox; null when the router is shut down. */
-  attach(limit: number, accepts: ((message: StoredMessage) => boolean) | null): Mailbox | null;
+  /** Registers a mailbox (`onPassed`: told of passed positions as they are passed); null when the router is shut down. */
+  attach(
+    limit: number,
+    accepts: ((message: StoredMessage) => boolean) | null,
+    onPassed: (mark: PassedMark) => void,
+  ): Mailbox | null;
   detach(mailbox: Mailbox): void;
   /** Counts a suspension (metrics). */
   suspended(): void;
@@ -222,6 +226,13 @@ export class RouterFeed implements LogFeed, BudgetHolder {
     this.mailbox = this.source.attach(
       this.options.mailboxLimit ?? this.source.mailboxLimit,
       this.accepts,
+      // Positions the router passed inside abandoned holes: ours if we have not passed them yet.
+      (mark) =>
+        this.watch(
+          mark.passed.filter((p) => p > this.pos && p <= this.toIndex),
+          mark.xmax,
+          mark.since,
+        ),
     );
     if (this.mailbox === null) {
       this.closed = true;
@@ -359,15 +370,6 @@ export class RouterFeed implements LogFeed, BudgetHolder {
       if (this.pos >= this.toIndex) return;
       const item = mailbox.take();
       if (item !== undefined) {
-        if ('passed' in item) {
-          // Positions the router read past inside abandoned holes; ours if we had not passed them yet.
-          this.watch(
-            item.passed.filter((p) => p > this.pos && p <= this.toIndex),
-            item.xmax,
-            item.since,
-          );
-          continue;
-        }
         if (item.id <= this.pos) continue;
         if (item.id > this.toIndex) {
           this.pos = this.toIndex;
