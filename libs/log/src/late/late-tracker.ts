@@ -4,6 +4,9 @@ import { toPosition } from '@ordinal/pg';
 import { readArrivals, type ArrivalRow } from '../sql/index.js';
 import { execute, type SqlRunner } from '@ordinal/pg';
 
+/** Before every claim: what a position added without a time is owed from. */
+const EPOCH = new Date(0);
+
 /**
  * Positions a reader passed without a row that are watched for a late one (abandoned holes,
  * and exact releases while `watch_until` has not passed), each with the snapshot xmax of when
@@ -21,7 +24,8 @@ import { execute, type SqlRunner } from '@ordinal/pg';
  * It also knows, for each position, a time no claim of an arrival there can be stamped
  * before (`missingSince`): when it was recorded, then the start of the last look-up that found
  * no row there. A reader that stops owing only positions it watches resumes with the
- * earliest of those as its `arrivedSince`, however late its look-ups come after a claim.
+ * earliest of those as its `arrivedSince`, however late its look-ups come after a claim
+ * (`owedSince`, saved with its position).
  */
 export class LateTracker {
   /** Each position's xmax: of when it was passed, then of when its watch was first seen over. */
@@ -55,6 +59,24 @@ export class LateTracker {
   /** A time before any claim of an arrival at `position` (undefined: not known, or not watched). */
   missingSince(position: number): Date | undefined {
     return this.missing.get(position);
+  }
+
+  /**
+   * The earliest time this tracker still owes an arrival from, for a reader to save with its
+   * position and resume with as `arrivedSince`: the earliest `missingSince` over the positions
+   * it watches, arrivals `check` returned and not forgotten yet included (a time before their
+   * claim). A position added without a time counts from the epoch: it repeats, never misses.
+   * Null when it watches nothing. `except`: a position delivered in the transaction that saves
+   * this (no longer owed once it commits).
+   */
+  owedSince(except?: number): Date | null {
+    let since: Date | null = null;
+    for (const position of this.pending.keys()) {
+      if (position === except) continue;
+      const known = this.missing.get(position) ?? EPOCH;
+      if (since === null || known < since) since = known;
+    }
+    return since;
   }
 
   clear(): void {
