@@ -20,6 +20,11 @@ export interface Checkpoint {
   lastError: string | null;
   /** When the row was last written (the position, a late delivery, a failure). */
   updatedAt: Date;
+  /**
+   * What its restart watches late arrivals from (`watchAbandonedBelow.arrivedSince` of a
+   * feed): the earliest time it still owed one when it last wrote its position; null: none.
+   */
+  arrivedSince: Date | null;
 }
 
 function toCheckpoint(row: CheckpointRow): Checkpoint {
@@ -29,6 +34,7 @@ function toCheckpoint(row: CheckpointRow): Checkpoint {
     state: row.state,
     lastError: row.last_error,
     updatedAt: row.updated_at,
+    arrivedSince: row.arrived_since,
   };
 }
 
@@ -49,15 +55,26 @@ export class CheckpointStore {
     return toCheckpoint(row);
   }
 
-  /** Moves it from `expected` to `position` on `runner` (the batch's transaction). */
-  async advance(runner: SqlRunner, expected: number, position: number): Promise<void> {
-    const rows = await execute(runner, advanceCheckpoint(this.name, expected, position));
+  /**
+   * Moves it from `expected` to `position` on `runner` (the batch's transaction), with the
+   * earliest time it still owes a late arrival at or below `position` from (null: none).
+   */
+  async advance(
+    runner: SqlRunner,
+    expected: number,
+    position: number,
+    owedSince: Date | null,
+  ): Promise<void> {
+    const rows = await execute(runner, advanceCheckpoint(this.name, expected, position, owedSince));
     if (rows.length === 0) throw new CheckpointMovedError(this.name);
   }
 
-  /** Marks a late arrival's transaction as this subscription's (fails if it was reset below). */
-  async touch(runner: SqlRunner, atLeast: number): Promise<void> {
-    const rows = await execute(runner, touchCheckpoint(this.name, atLeast));
+  /**
+   * Marks a late arrival's transaction as this subscription's (fails if it was reset below),
+   * with what it owes once that arrival is delivered.
+   */
+  async touch(runner: SqlRunner, atLeast: number, owedSince: Date | null): Promise<void> {
+    const rows = await execute(runner, touchCheckpoint(this.name, atLeast, owedSince));
     if (rows.length === 0) throw new CheckpointMovedError(this.name);
   }
 
@@ -74,15 +91,24 @@ export class CheckpointStore {
     await execute(runner, resetCheckpoint(this.name, position, liveFrom));
   }
 
-  /** Abandoned positions at or below `position` not arrived yet (restored after a restart). */
+  /**
+   * Watched positions at or below `position` not arrived yet, or arrived since `arrivedSince`
+   * (restored after a restart), with when the first was recorded (before any claim there).
+   */
   async openSkipped(
     position: number,
-    arrivedSince: Date,
-  ): Promise<{ positions: number[]; xmax: string }> {
-    const rows = await execute<{ position: string; xmax: string }>(
+    arrivedSince: Date | null,
+  ): Promise<{ positions: number[]; xmax: string; since?: Date }> {
+    const rows = await execute<{ position: string; xmax: string; recorded_at: Date }>(
       this.dataSource.manager,
       readOpenSkipped(position, arrivedSince),
     );
-    return { positions: rows.map((r) => toPosition(r.position)), xmax: rows[0]?.xmax ?? '0' };
+    let since: Date | undefined;
+    for (const r of rows) if (since === undefined || r.recorded_at < since) since = r.recorded_at;
+    return {
+      positions: rows.map((r) => toPosition(r.position)),
+      xmax: rows[0]?.xmax ?? '0',
+      since,
+    };
   }
 }

@@ -286,8 +286,10 @@ export class Subscription implements OwnedConsumer {
     this.liveFrom = checkpoint.liveFrom;
     this.late.clear();
     if (this.source.watermarked) {
-      const open = await this.checkpoints.openSkipped(this.position, checkpoint.updatedAt);
-      this.late.add(open.positions, open.xmax);
+      // From what it still owed when it last wrote its position, not from when it wrote it: an
+      // arrival claimed before that write may not have been delivered yet.
+      const open = await this.checkpoints.openSkipped(this.position, checkpoint.arrivedSince);
+      this.late.add(open.positions, open.xmax, open.since);
     }
     this.initialised = true;
     this.waiters.reached(this.position);
@@ -311,8 +313,9 @@ export class Subscription implements OwnedConsumer {
       ? read.messages.filter(this.options.accepts)
       : read.messages;
     if (this.poison.setAside && read.to >= this.poison.setAside.index)
-      return this.setMessageAside(messages, read.skipped, read.xmax);
+      return this.setMessageAside(messages, read.skipped, read.xmax, read.since);
     if (this.options.gate) return this.gatedBatch(messages, from, read);
+    const owed = this.owedWith(read.skipped, read.since);
     if (messages.length > 0) {
       const span = startBatchSpan(
         this.name,
@@ -325,7 +328,7 @@ export class Subscription implements OwnedConsumer {
         await this.deps.dataSource.transaction(async (manager) => {
           for (const message of messages) await this.apply(message, manager, false, span);
           await this.lease?.fence(manager);
-          await this.checkpoints.advance(manager, from, read.to);
+          await this.checkpoints.advance(manager, from, read.to, owed);
         });
         endSpan(span);
       } catch (error) {
@@ -336,14 +339,14 @@ export class Subscription implements OwnedConsumer {
       const lease = this.lease;
       await this.deps.dataSource.transaction(async (manager) => {
         await lease.fence(manager);
-        await this.checkpoints.advance(manager, from, read.to);
+        await this.checkpoints.advance(manager, from, read.to, owed);
       });
     } else {
-      await this.checkpoints.advance(this.deps.dataSource.manager, from, read.to);
+      await this.checkpoints.advance(this.deps.dataSource.manager, from, read.to, owed);
     }
     this.position = read.to;
     if (read.skipped.length > 0) {
-      this.late.add(read.skipped, read.xmax);
+      this.late.add(read.skipped, read.xmax, read.since);
       // Debug, not warn: exact releases (every rolled-back write) are watched too, and the
       // watermark already warns once per abandoned hole.
       this.logger.debug(
@@ -362,7 +365,7 @@ export class Subscription implements OwnedConsumer {
   private async gatedBatch(
     messages: StoredMessage[],
     from: number,
-    read: { to: number; skipped: number[]; xmax: string },
+    read: { to: number; skipped: number[]; xmax: string; since?: Date },
   ): Promise<boolean> {
     let to = read.to;
     const span =
@@ -383,7 +386,8 @@ export class Subscription implements OwnedConsumer {
         for (const message of messages)
           if (message.id <= to) await this.apply(message, manager, false, span, gate.liveFrom);
         await this.lease?.fence(manager);
-        await this.checkpoints.advance(manager, from, to);
+        const passed = read.skipped.filter((p) => p <= to);
+        await this.checkpoints.advance(manager, from, to, this.owedWith(passed, read.since));
       });
       if (span) endSpan(span);
     } catch (error) {
@@ -393,7 +397,7 @@ export class Subscription implements OwnedConsumer {
     if (to <= from) return false;
     this.position = to;
     const passed = read.skipped.filter((p) => p <= to);
-    if (passed.length > 0) this.late.add(passed, read.xmax);
+    if (passed.length > 0) this.late.add(passed, read.xmax, read.since);
     this.waiters.reached(this.position);
     return true;
   }
@@ -416,7 +420,7 @@ export class Subscription implements OwnedConsumer {
         const gate = await this.options.gate?.(manager);
         await this.apply(message, manager, true, undefined, gate?.liveFrom);
         await this.lease?.fence(manager);
-        await this.checkpoints.touch(manager, message.id);
+        await this.checkpoints.touch(manager, message.id, this.late.owedSince(message.id));
       });
       this.late.forget(message.id);
       this.lateDelivered += 1;
@@ -462,6 +466,7 @@ export class Subscription implements OwnedConsumer {
     messages: StoredMessage[],
     skipped: number[],
     xmax: string,
+    since?: Date,
   ): Promise<boolean> {
     const aside = this.poison.setAside!;
     const from = this.position;
@@ -469,6 +474,7 @@ export class Subscription implements OwnedConsumer {
     const message = messages.find((m) => m.id === aside.index);
     const to =
       before.length > 0 || from < aside.index - 1 || !message ? aside.index - 1 : aside.index;
+    const passed = skipped.filter((p) => p <= to);
     await this.deps.dataSource.transaction(async (manager) => {
       const gate = await this.options.gate?.(manager);
       for (const m of before) await this.apply(m, manager, false, undefined, gate?.liveFrom);
@@ -482,11 +488,10 @@ export class Subscription implements OwnedConsumer {
           aside.failures,
         );
       await this.lease?.fence(manager);
-      await this.checkpoints.advance(manager, from, to);
+      await this.checkpoints.advance(manager, from, to, this.owedWith(passed, since));
     });
     this.position = to;
-    const passed = skipped.filter((p) => p <= to);
-    if (passed.length > 0) this.late.add(passed, xmax);
+    if (passed.length > 0) this.late.add(passed, xmax, since);
     if (to === aside.index || !message) {
       this.poison.passed(aside);
       if (message) {
@@ -549,6 +554,19 @@ export class Subscription implements OwnedConsumer {
     await this.checkpoints
       .fail(this.lastError, delay === null ? 'stopped' : 'failed')
       .catch(() => undefined);
+  }
+
+  /**
+   * What a checkpoint write that passes `skipped` (recorded no earlier than `since`) saves as
+   * the earliest time the subscription still owes a late arrival from: the tracker's, and those
+   * positions', which it watches once the write commits. Null when it owes none.
+   */
+  private owedWith(skipped: number[], since?: Date): Date | null {
+    const owed = this.late.owedSince();
+    if (skipped.length === 0) return owed;
+    // Positions passed without a known time count from the epoch, as the tracker counts them.
+    const passed = since ?? new Date(0);
+    return owed === null || passed < owed ? passed : owed;
   }
 
   private idleDelay(): number {
