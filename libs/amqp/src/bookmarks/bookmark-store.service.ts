@@ -14,20 +14,28 @@ export class BookmarkStore {
     return (await this.readSaved(name)).position;
   }
 
-  /** The saved bookmark of `name` and when it was written. */
-  async readSaved(name: string): Promise<{ position: number; savedAt: Date }> {
+  /**
+   * The saved bookmark of `name` and what the next run's late watch takes as `arrivedSince`:
+   * the earliest time the feed still owed a late arrival from when it was saved (null: none).
+   */
+  async readSaved(name: string): Promise<{ position: number; arrivedSince: Date | null }> {
     return this.guard(async () => {
-      const [row] = await execute<{ position: string; updated_at: Date }>(
+      const [row] = await execute<{ position: string; arrived_since: Date | null }>(
         this.dataSource.manager,
         readBookmark(name),
       );
-      return { position: toPosition(row.position), savedAt: row.updated_at };
+      return { position: toPosition(row.position), arrivedSince: row.arrived_since };
     });
   }
 
-  /** Moves the bookmark of `name` forward to `position`. */
-  async save(name: string, position: number): Promise<void> {
-    await this.guard(() => execute(this.dataSource.manager, saveBookmark(name, position)));
+  /**
+   * Moves the bookmark of `name` forward to `position`, with the earliest time the feed still
+   * owes a late arrival at or below it from (null: none).
+   */
+  async save(name: string, position: number, owedSince: Date | null): Promise<void> {
+    await this.guard(() =>
+      execute(this.dataSource.manager, saveBookmark(name, position, owedSince)),
+    );
   }
 
   /** Sets the bookmark of `name` to `position`, backwards too (a rewind). */

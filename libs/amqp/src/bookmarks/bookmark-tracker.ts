@@ -14,17 +14,26 @@ export class BookmarkTracker {
   private contiguousUpTo: number;
   private dispatchedUpTo: number;
   private readonly acked = new Set<number>();
+  /**
+   * Saved with the bookmark, for the next run's late watch (`watchAbandonedBelow.arrivedSince`):
+   * no late arrival this run still owes at or below any index it recorded was claimed before
+   * it (null: it owes none). The interface takes it from its feed (`LogFeed.arrivedSince`).
+   */
+  owedSince: Date | null;
 
   /**
    * @param start the saved bookmark this run resumes after
    * @param batch indices per bookmark move (ackBatch)
    * @param correlationUuid this run's `serverCorrelationUuid`
+   * @param owedSince what the saved bookmark owed (its run watches that much below `start`)
    */
   constructor(
     start: number,
     readonly batch: number,
     readonly correlationUuid: string,
+    owedSince: Date | null = null,
   ) {
+    this.owedSince = owedSince;
     if (!Number.isSafeInteger(batch) || batch < 1)
       throw new RangeError(`batch must be a positive integer, got ${batch}`);
     this.saved = this.contiguousUpTo = this.dispatchedUpTo = start;

@@ -71,8 +71,8 @@ export class ReplayableInterface extends PushInterface {
     const args = baseArguments(this.options.quorumQueues);
     await this.saving;
     await this.rewinding;
-    const { position: start, savedAt } = await this.bookmarks.readSaved(name);
-    const tracker = new BookmarkTracker(start, this.config.ackBatch, randomUUID());
+    const { position: start, arrivedSince } = await this.bookmarks.readSaved(name);
+    const tracker = new BookmarkTracker(start, this.config.ackBatch, randomUUID(), arrivedSince);
     this.tracker = tracker;
     this.position = start;
     this.catchUp = null;
@@ -80,7 +80,9 @@ export class ReplayableInterface extends PushInterface {
     let ackChannel: Channel | null = null;
     const feed = this.router.open({
       fromIndex: start + 1,
-      watchAbandonedBelow: { arrivedSince: savedAt },
+      // From what the last run still owed when it saved the bookmark, not from when it saved
+      // it: an arrival claimed before the save may not have reached that run's feed yet.
+      watchAbandonedBelow: { arrivedSince },
     });
     const window = new ConfirmWindow(channel, this.options.confirmWindow, name);
     const stop = () => {
@@ -128,9 +130,16 @@ export class ReplayableInterface extends PushInterface {
               () => this.counters.published++,
             );
             this.counters.late++;
+            // Confirmed before the next message is taken: the feed owes it no more, so what
+            // is saved with the bookmark from then on leaves it out (late arrivals are rare).
+            await window.settle();
           }
           continue;
         }
+        // What the feed owes now covers every position up to this message (it watched those it
+        // passed before yielding it), and every late arrival yielded so far is confirmed:
+        // saved with any bookmark up to here, a restart misses none of them.
+        tracker.owedSince = feed.arrivedSince;
         // Positions the feed passed without a row (rolled back, or abandoned holes) count as handled.
         if (message.id > passed + 1) tracker.skipRange(passed + 1, message.id - 1);
         passed = message.id;
@@ -242,7 +251,7 @@ export class ReplayableInterface extends PushInterface {
     const target = tracker.target;
     if (target <= tracker.bookmark) return;
     this.saving = this.bookmarks
-      .save(this.config.name, target)
+      .save(this.config.name, target, tracker.owedSince)
       .then(() => {
         tracker.markSaved(target);
         this.saveFailures = 0;
