@@ -65,9 +65,6 @@ const KEY_CACHE_SIZE = 100_000;
 /** The key the development mode uses without a configured one: never for real data. */
 const DEVELOPMENT_KEY = createHash('sha256').update('ordinal development master key').digest();
 
-/** Subjects whose box context is kept (`contextOf`): a catch-up's worth of them. */
-const CONTEXTS_KEPT = 10_000;
-
 function sameFields(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -485,7 +482,7 @@ export class PersonalData implements OnApplicationShutdown {
   /** The JSON text of the array of a message's sealed values; a box that does not open is a typed error. */
   private openBox(personal: SealedFields, key: Buffer, what: string): string {
     try {
-      return openBase64(key, personal.sealed, this.contextOf(personal)).toString('utf8');
+      return openBase64(key, personal.sealed, this.contextOf(personal, key)).toString('utf8');
     } catch (cause) {
       throw new OrdinalError(
         'master_key_mismatch',
@@ -498,18 +495,27 @@ export class PersonalData implements OnApplicationShutdown {
   /**
    * The bytes of a box's context (`fieldContext`), kept per subject: a catch-up opens many boxes
    * of each subject, all of one type's fields, and building the text and its bytes again for
-   * each cost a tenth of the open. Only names and pointers: nothing secret.
+   * each cost a tenth of the open. Kept beside the subject's key (a key is one subject's, and
+   * looking up an object costs less than hashing the subject's name again); they go with it.
+   * Only names and pointers: nothing secret.
    */
-  private contextOf(personal: SealedFields): Buffer {
-    const known = this.contexts.get(personal.subject);
-    if (known !== undefined && sameFields(known.fields, personal.fields)) return known.bytes;
+  private contextOf(personal: SealedFields, key: Buffer): Buffer {
+    const known = this.contexts.get(key);
+    if (
+      known !== undefined &&
+      known.subject === personal.subject &&
+      sameFields(known.fields, personal.fields)
+    )
+      return known.bytes;
     const bytes = Buffer.from(fieldContext(personal.subject, personal.fields.join(',')), 'utf8');
-    if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
-    this.contexts.set(personal.subject, { fields: personal.fields, bytes });
+    this.contexts.set(key, { subject: personal.subject, fields: personal.fields, bytes });
     return bytes;
   }
 
-  private readonly contexts = new Map<string, { fields: readonly string[]; bytes: Buffer }>();
+  private readonly contexts = new WeakMap<
+    Buffer,
+    { subject: string; fields: readonly string[]; bytes: Buffer }
+  >();
 
   /** Drops an erased subject's key from this process's memory (an erasure made elsewhere). */
   forget(subject: string): void {
