@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { replaceAt } from './json-pointer.js';
-import { arrayElements, locate, messageTextParts, spliceOpened } from './json-splice.js';
+import { locate, messageTextParts, spliceClear } from './json-splice.js';
 
 /** What the splice stands in for: parse the message, replace each value, drop `redacted`. */
 function parsedWay(json: string, pointers: string[], values: unknown[]): unknown {
@@ -11,12 +11,8 @@ function parsedWay(json: string, pointers: string[], values: unknown[]): unknown
 }
 
 function splice(json: string, pointers: string[], values: unknown[]): string | null {
-  return spliceOpened(
-    json,
-    messageTextParts(json),
-    pointers,
-    arrayElements(JSON.stringify(values)),
-  );
+  // A box holds the values as `JSON.stringify` writes their array.
+  return spliceClear(json, messageTextParts(json), pointers, JSON.stringify(values));
 }
 
 /** jsonb's text of a value: `": "` and `", "` between members and elements. */
@@ -73,7 +69,30 @@ describe('splicing opened values into JSON text', () => {
 
   it('throws on text it cannot walk (the caller then parses)', () => {
     expect(() => messageTextParts('{"id":3,"body":{"a": "x}')).toThrow(SyntaxError);
-    expect(() => arrayElements('{"not":"an array"}')).toThrow(SyntaxError);
+    const json = rendered({ email: null }, ['/email']);
+    expect(() =>
+      spliceClear(json, messageTextParts(json), ['/email'], '{"not":"an array"}'),
+    ).toThrow(SyntaxError);
+  });
+
+  it('answers null when the box does not hold one value per pointer (the caller then parses)', () => {
+    // Given a message of two fields
+    const json = rendered({ email: null, address: null }, ['/email', '/address']);
+    const parts = messageTextParts(json);
+    // Then fewer or more values than pointers splice nothing
+    expect(spliceClear(json, parts, ['/email', '/address'], '["a@b.example"]')).toBeNull();
+    expect(spliceClear(json, parts, ['/email'], '["a@b.example","x"]')).toBeNull();
+    expect(spliceClear(json, parts, ['/email', '/address'], '[]')).toBeNull();
+    // And values given in another order than the fields sit in the body land in their places
+    const out = spliceClear(
+      json,
+      parts,
+      ['/address', '/email'],
+      '[{"city":"Lyon"}, "a@b.example"]',
+    );
+    expect(JSON.parse(out!)).toEqual(
+      parsedWay(json, ['/address', '/email'], [{ city: 'Lyon' }, 'a@b.example']),
+    );
   });
 
   it('gives what parse, replace and stringify give, for any body and fields', () => {

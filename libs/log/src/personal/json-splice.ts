@@ -139,13 +139,6 @@ function elementRanges(text: string, i: number): [number, number][] {
   }
 }
 
-/** The elements of a JSON array's text, each as its own JSON text. */
-export function arrayElements(text: string): string[] {
-  const start = skipSpace(text, 0);
-  if (text.charCodeAt(start) !== OPEN_ARRAY) malformed(start);
-  return elementRanges(text, start).map(([s, e]) => text.slice(s, e));
-}
-
 const INDEX = /^(0|[1-9][0-9]*)$/;
 
 /**
@@ -153,22 +146,29 @@ const INDEX = /^(0|[1-9][0-9]*)$/;
  * when there is no such member or element (as `replaceAt` finds nothing to replace).
  */
 export function locate(text: string, i: number, pointer: string): [number, number] | null {
+  const at = locateStart(text, i, pointer);
+  return at < 0 ? null : [at, skipValue(text, at)];
+}
+
+/** Where the value at `pointer` starts inside the value that starts at `i`, or -1. */
+function locateStart(text: string, i: number, pointer: string): number {
   const tokens = pointerTokens(pointer);
-  if (tokens.length === 0) return null;
+  if (tokens.length === 0) return -1;
   let at = i;
-  for (const token of tokens) {
+  for (let t = 0; t < tokens.length; t++) {
+    const token = tokens[t];
     const c = text.charCodeAt(at);
     if (c === OPEN_OBJECT) {
       at = memberValue(text, at, token);
-      if (at < 0) return null;
+      if (at < 0) return -1;
     } else if (c === OPEN_ARRAY) {
-      if (!INDEX.test(token)) return null;
+      if (!INDEX.test(token)) return -1;
       const element = elementRanges(text, at)[Number(token)];
-      if (element === undefined) return null;
+      if (element === undefined) return -1;
       at = element[0];
-    } else return null;
+    } else return -1;
   }
-  return [at, skipValue(text, at)];
+  return at;
 }
 
 /** Where a message's JSON holds its body, its `redacted` member, and whether it is a tombstone. */
@@ -218,34 +218,76 @@ export function messageTextParts(json: string): MessageTextParts {
   return parts;
 }
 
-/**
- * A message's JSON text with the value at each of `pointers` in its body replaced by the JSON
- * text of the same place in `values`, and its `redacted` member dropped: what parsing it,
- * `replaceAt` of each value and stringifying it back gives, the rest of the text untouched.
- * `parts` are `messageTextParts(json)`. Null when the text has no body, or is a tombstone's.
+/*
+ * The edits of one `spliceClear`, in place of an array of tuples per message: the function runs
+ * to its end without calling out, so one set serves every call. [start, end) of the message's
+ * text is replaced by [valueStart, valueEnd) of the clear text.
  */
-export function spliceOpened(
+const editStarts: number[] = [];
+const editEnds: number[] = [];
+const valueStarts: number[] = [];
+const valueEnds: number[] = [];
+
+/**
+ * A message's JSON text with the value at each of `pointers` in its body replaced by the
+ * matching element of `clear`, the JSON text of an array as a box holds it
+ * (`["a@b.example",{"city":"Lyon"}]`), and its `redacted` member dropped: what parsing it,
+ * `replaceAt` of each value and stringifying it back gives, the rest of the text untouched.
+ * `parts` are `messageTextParts(json)`. The array is walked in step with the pointers and the
+ * new text is built from slices of the two texts, with nothing else made per message (no array
+ * of the values, no list of edits: a reader with the `personal` scope runs this once per
+ * message of a catch-up). Null when the text has no body or is a tombstone's, or when the
+ * array does not hold one value per pointer (the caller then parses).
+ */
+export function spliceClear(
   json: string,
   parts: MessageTextParts,
   pointers: readonly string[],
-  values: readonly string[],
+  clear: string,
 ): string | null {
   if (parts.body === null || parts.tombstone) return null;
-  const edits: [number, number, string][] = [];
+  let c = skipSpace(clear, 0);
+  if (clear.charCodeAt(c) !== OPEN_ARRAY) malformed(c);
+  c = skipSpace(clear, c + 1);
+  let count = 0;
   for (let i = 0; i < pointers.length; i++) {
-    const range = locate(json, parts.body, pointers[i]);
-    if (range !== null) edits.push([range[0], range[1], values[i]]);
+    if (clear.charCodeAt(c) === CLOSE_ARRAY) return null;
+    const valueEnd = skipValue(clear, c);
+    const at = locateStart(json, parts.body, pointers[i]);
+    if (at >= 0) {
+      // Kept in order of where they sit in the message (an insertion: a rule names few fields).
+      const end = skipValue(json, at);
+      let k = count++;
+      for (; k > 0 && editStarts[k - 1] > at; k--) {
+        editStarts[k] = editStarts[k - 1];
+        editEnds[k] = editEnds[k - 1];
+        valueStarts[k] = valueStarts[k - 1];
+        valueEnds[k] = valueEnds[k - 1];
+      }
+      editStarts[k] = at;
+      editEnds[k] = end;
+      valueStarts[k] = c;
+      valueEnds[k] = valueEnd;
+    }
+    c = skipSpace(clear, valueEnd);
+    if (clear.charCodeAt(c) === COMMA) c = skipSpace(clear, c + 1);
+    else if (clear.charCodeAt(c) !== CLOSE_ARRAY) malformed(c);
   }
-  if (parts.redacted !== null) edits.push([parts.redacted[0], parts.redacted[1], '']);
-  edits.sort((a, b) => a[0] - b[0]);
+  if (clear.charCodeAt(c) !== CLOSE_ARRAY) return null;
   let out = '';
   let from = 0;
-  for (const [start, end, text] of edits) {
+  for (let k = 0; k < count; k++) {
     // A rule's fields never nest (resolvePersonalDataRule refuses it): overlapping edits mean
     // text this scanner misread.
-    if (start < from) return null;
-    out += json.slice(from, start) + text;
-    from = end;
+    if (editStarts[k] < from) return null;
+    out += json.slice(from, editStarts[k]) + clear.slice(valueStarts[k], valueEnds[k]);
+    from = editEnds[k];
+  }
+  // `redacted` is the last member, after the body and so after every edit in it.
+  if (parts.redacted !== null) {
+    if (parts.redacted[0] < from) return null;
+    out += json.slice(from, parts.redacted[0]);
+    from = parts.redacted[1];
   }
   return out + json.slice(from);
 }

@@ -3,6 +3,7 @@ import {
   newDataKey,
   newDataKeys,
   open,
+  openBase64,
   seal,
   subjectHash,
   tenantSubjectHash,
@@ -49,6 +50,26 @@ describe('sealing personal fields', () => {
     const changed = Buffer.from(box);
     changed[changed.length - 1] ^= 1;
     expect(() => open(key, changed, context)).toThrow();
+  });
+
+  it('opens boxes given in base64 and contexts given as bytes, small boxes and large ones alike', () => {
+    // Given boxes as the log stores them, one small and one larger than the decoding buffer
+    const key = newDataKey();
+    const context = fieldContext('subject', '/email,/address');
+    const small = '["a@b.example",{"city":"Lyon"}]';
+    const large = JSON.stringify(['x'.repeat(10_000)]);
+    const [smallBox, largeBox] = [small, large].map((v) =>
+      seal(key, Buffer.from(v), context).toString('base64'),
+    );
+    // Then each opens to its own value, one after the other, however the context is given
+    expect(openBase64(key, smallBox, context).toString()).toBe(small);
+    expect(openBase64(key, largeBox, Buffer.from(context)).toString()).toBe(large);
+    expect(openBase64(key, smallBox, Buffer.from(context)).toString()).toBe(small);
+    // And refuses another context, and a changed byte
+    expect(() => openBase64(key, smallBox, fieldContext('other', '/email,/address'))).toThrow();
+    const changed = Buffer.from(smallBox, 'base64');
+    changed[changed.length - 1] ^= 1;
+    expect(() => openBase64(key, changed.toString('base64'), context)).toThrow();
   });
 
   it('draws data keys of 32 bytes, each its own', () => {
