@@ -14,6 +14,7 @@ import { GroupDeliveriesCascadeByTrigger1765200000510 } from './1765200000510-gr
 import { GroupClaimExpiryByIndex1765200000520 } from './1765200000520-group-claim-expiry-by-index.js';
 import { ConsumerRequestErrorCode1765200000530 } from './1765200000530-consumer-request-error-code.js';
 import { GroupClaimHandsOnRead1765200000600 } from './1765200000600-group-claim-hands-on-read.js';
+import { ConsumerNotices1765200000700 } from './1765200000700-consumer-notices.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -33,4 +34,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   GroupClaimExpiryByIndex1765200000520,
   ConsumerRequestErrorCode1765200000530,
   GroupClaimHandsOnRead1765200000600,
+  ConsumerNotices1765200000700,
 ];
