@@ -566,6 +566,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
    */
   private async probe(): Promise<void> {
     if (this.closed || !this.listener.connected || this.probePending !== null) return;
+    // A standby refuses NOTIFY and forwards none: a replica reader polls (and runs no consumer).
+    if (this.options.role === 'replica-reader') return;
     const payload = `${PROBE_PREFIX}${this.probeId}:${++this.probeSeq}`;
     this.probePending = payload;
     this.probeDeadline = setTimeout(() => {
