@@ -12,14 +12,15 @@ import {
   claimLeases,
   forgetDeadProcesses,
   heartbeat,
-  readLeases,
+  leasesOf,
+  membersOf,
   readConsumerLeases,
-  readMembers,
+  readGroups,
   registerConsumers,
   releaseLease,
   removeProcess,
   type ConsumerLeaseRow,
-  type LeaseStateRow,
+  type GroupStateRow,
 } from './sql/index.js';
 
 /** Ticks between two clean-ups of dead processes' rows. */
@@ -261,11 +262,9 @@ export class ConsumerOwnership implements BeforeApplicationShutdown {
       group.registered = true;
     }
     const names = [...this.groups.keys()];
-    const leases = await execute<LeaseStateRow>(await this.connection(), readLeases(names));
-    const members = await execute<{ owner: string; groups: string[] }>(
-      await this.connection(),
-      readMembers(names),
-    );
+    const state = await execute<GroupStateRow>(await this.connection(), readGroups(names));
+    const leases = leasesOf(state);
+    const members = membersOf(state);
     for (const [name, group] of this.groups) {
       const owners = new Map(
         leases

@@ -4,7 +4,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { isTenantId, LogReader, LogWatermark, LogWriter } from '@ordinal/log';
+import { isTenantId, LiveRouter, LogReader, LogWatermark, LogWriter } from '@ordinal/log';
 import { LOG_MODULE_OPTIONS, type ResolvedLogOptions } from '@ordinal/log/internal';
 import { ConsumerOwnership } from '@ordinal/ownership';
 import { execute } from '@ordinal/pg';
@@ -16,6 +16,7 @@ import {
   WaitTimeoutError,
 } from './errors/index.js';
 import { SUBSCRIPTIONS_OPTIONS } from './subscriptions.module-definition.js';
+import { SUBSCRIPTION_NOTICES } from './subscriptions.constants.js';
 import type { ResolvedSubscriptionsOptions } from './subscriptions-options.js';
 import type { SubscribeOptions } from './subscription-context.js';
 import { Subscription, type SubscriptionDeps } from './runner/subscription.js';
@@ -66,15 +67,30 @@ export class SubscriptionsService implements OnApplicationBootstrap, OnModuleDes
     @Inject(LOG_MODULE_OPTIONS) logOptions: ResolvedLogOptions,
     @Inject(SUBSCRIPTIONS_OPTIONS) options: ResolvedSubscriptionsOptions,
     private readonly ownership: ConsumerOwnership,
+    router: LiveRouter,
   ) {
     const concurrent = logOptions.ordering === 'concurrent';
     this.takeoverMs = logOptions.takeoverMs;
     this.parked = new ParkedStore(dataSource);
     this.directory = new ConsumerDirectory(dataSource);
-    this.requests = new ConsumerRequests(dataSource, 250);
-    this.deps = { dataSource, reader, watermark, concurrent, options };
+    const notified = () => router.notifyVerified;
+    this.requests = new ConsumerRequests(dataSource, 250, notified);
+    this.deps = { dataSource, reader, watermark, concurrent, options, notified };
     this.off.push(writer.onCommit(() => this.subscriptions.forEach((s) => s.notify())));
     this.off.push(watermark.onLate(() => this.subscriptions.forEach((s) => s.notifyLate())));
+    // Other processes' commits (NOTIFY, or the router's poll) wake them as own commits do; so
+    // does a change of whether NOTIFY is heard (an idle wait was timed for the other case).
+    this.off.push(
+      router.onNotice((notice) => {
+        if (notice.kind === 'head' || notice.kind === 'delivery')
+          this.subscriptions.forEach((s) => s.notify());
+        if (
+          notice.kind === 'delivery' ||
+          (notice.kind === 'notice' && notice.payload === SUBSCRIPTION_NOTICES.consumerRequest)
+        )
+          this.requests.kick();
+      }),
+    );
   }
 
   /** Registers a subscription and starts it (at bootstrap when the application is not started yet). */

@@ -5,6 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { STREAM_DELETED_TYPE, type StoredMessage } from '../message.js';
 import { LIFECYCLE_NOTICE, LOG_CHANNEL } from '../log.constants.js';
@@ -14,7 +15,7 @@ import { LogReader } from '../reader/log-reader.service.js';
 import { LogWriter } from '../writer/log-writer.service.js';
 import { LogWatermark } from '../watermark/log-watermark.service.js';
 import { LateTracker } from '../late/late-tracker.js';
-import { readOpenSkipped } from '../sql/index.js';
+import { notifyLog, readOpenSkipped } from '../sql/index.js';
 import { execute } from '@ordinal/pg';
 import { toPosition } from '@ordinal/pg';
 import { listenerClientConfig } from './listener-config.js';
@@ -63,6 +64,32 @@ export interface LiveRouterStats {
   /** The router is at work now (delivering, or reading the database); false when idle. */
   busy: boolean;
 }
+
+/**
+ * What the router tells the other services of its process (`onNotice`), so that they wait for
+ * NOTIFY instead of polling the database:
+ * - `head`: the log reached `head` beyond anything the router had heard of (another process's
+ *   commit, told by NOTIFY as soon as it arrives, or found by the router's own poll);
+ * - `notice`: a NOTIFY on the log's channel that is neither a head nor the router's own
+ *   (another library's: a consumer request, a projection build changed);
+ * - `delivery`: `notifyVerified` changed (NOTIFY is heard now, or no longer: poll meanwhile).
+ */
+export type RouterNotice =
+  | { kind: 'head'; head: number }
+  | { kind: 'notice'; payload: string }
+  | { kind: 'delivery'; verified: boolean };
+
+/** Payloads of the router's delivery probes start with this (followed by the router's id and a count). */
+const PROBE_PREFIX = 'probe:';
+/**
+ * How often the router checks that NOTIFY reaches it (a NOTIFY of its own through the pool,
+ * heard on its LISTEN connection), and how long it waits for it. A LISTEN that succeeded may
+ * still hear nothing: through a transaction pooler (PgBouncer) it lands on a lent server
+ * connection, and a connection that died silently reports no error until TCP gives up. Until a
+ * probe is heard, and from a probe not heard in time, `notifyVerified` is false.
+ */
+const PROBE_EVERY_MS = 30_000;
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** Own batches kept while a read is in flight; beyond this the read covers them. */
 const MAX_PENDING_OWN = 256;
@@ -154,6 +181,14 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly stopLate: () => void;
   private readonly sharedReads = new SharedReads();
   private readonly budget: PageBudget;
+  private readonly noticeListeners = new Set<(notice: RouterNotice) => void>();
+  private readonly probeId = randomUUID();
+  private probeSeq = 0;
+  /** The payload of the probe sent and not heard yet. */
+  private probePending: string | null = null;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probeDeadline: NodeJS.Timeout | null = null;
+  private verified = false;
   /** Bytes of own committed messages (the writer knows them), for the mailboxes' byte bound. */
   private readonly liveBytes = new WeakMap<StoredMessage, number>();
 
@@ -177,7 +212,17 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       client: listenerClientConfig(dataSource),
       channel: LOG_CHANNEL,
       onNotify: (payload) => this.onNotify(payload),
-      onConnected: () => this.wake(true),
+      onConnected: () => {
+        this.wake(true);
+        void this.probe();
+      },
+      onLost: () => {
+        // A probe in flight is not heard now: the next connection sends its own.
+        this.probePending = null;
+        if (this.probeDeadline) clearTimeout(this.probeDeadline);
+        this.probeDeadline = null;
+        this.setVerified(false);
+      },
     });
     this.source = {
       ready: this.ready,
@@ -232,6 +277,25 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     return new RouterFeed(this.source, options);
   }
 
+  /**
+   * Whether NOTIFY reaches this process now: LISTEN is established and the last probe (a
+   * NOTIFY of its own through the pool, every PROBE_EVERY_MS) was heard in time. While true,
+   * other processes' commits and notices are told at once (`onNotice`), and a service may poll
+   * the database rarely; while false it must poll as often as it wants to react.
+   */
+  get notifyVerified(): boolean {
+    return this.verified && this.listener.connected;
+  }
+
+  /**
+   * Listens to what the router hears (RouterNotice): heads beyond what it knew, other
+   * libraries' notices, and changes of `notifyVerified`. Returns the unsubscribe.
+   */
+  onNotice(listener: (notice: RouterNotice) => void): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
+  }
+
   /** The highest index handed to the feeds so far. */
   get deliveredUpTo(): number {
     return this.delivered;
@@ -265,6 +329,8 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     this.listener.start();
     this.pollTimer = setInterval(() => this.wake(true), this.options.livePollMs);
     this.pollTimer.unref();
+    this.probeTimer = setInterval(() => void this.probe(), PROBE_EVERY_MS);
+    this.probeTimer.unref();
     this.wake(false);
   }
 
@@ -274,6 +340,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
     this.stopFlushes();
     this.stopLate();
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    if (this.probeDeadline) clearTimeout(this.probeDeadline);
+    this.noticeListeners.clear();
     if (this.lateTimer) clearInterval(this.lateTimer);
     if (this.graceTimer) clearTimeout(this.graceTimer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
@@ -337,6 +406,15 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   private onNotify(payload: string): void {
+    if (payload.startsWith(PROBE_PREFIX)) {
+      if (payload === this.probePending) {
+        this.probePending = null;
+        if (this.probeDeadline) clearTimeout(this.probeDeadline);
+        this.probeDeadline = null;
+        this.setVerified(true);
+      }
+      return;
+    }
     if (payload === LIFECYCLE_NOTICE) {
       // Messages were hidden (or shown) by another transaction, maybe in another process:
       // pages read before it must not serve a read that starts after it.
@@ -345,7 +423,11 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       return;
     }
     const head = Number(payload);
-    if (!Number.isSafeInteger(head)) return this.wake(true);
+    // Not a head: another library's notice (consumer requests, projection builds), for them.
+    if (!Number.isSafeInteger(head)) return this.tell({ kind: 'notice', payload });
+    // Told at once, without the grace: a listener reads the database, where the commit is.
+    if (head > Math.max(this.delivered, this.knownHead, this.notifiedHead))
+      this.tell({ kind: 'head', head });
     if (head <= this.delivered || this.closed) return;
     this.notifiedHead = Math.max(this.notifiedHead, head);
     if (this.graceTimer || this.notifyWaitsOnFlush) return;
@@ -439,6 +521,9 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
   /** Reads `(delivered, safeHead]` once, in pages, for every feed at once. */
   private async readNew(): Promise<void> {
     const head = await this.reader.safeHead();
+    // A head no NOTIFY told of (it was lost, or never sent: a row written by hand): the poll is the net.
+    if (head > Math.max(this.delivered, this.knownHead, this.notifiedHead))
+      this.tell({ kind: 'head', head });
     this.knownHead = Math.max(this.knownHead, head);
     while (this.delivered < head && !this.closed) {
       if (this.mailboxes.size === 0) {
@@ -462,6 +547,42 @@ export class LiveRouter implements OnApplicationBootstrap, OnApplicationShutdown
       );
       this.applyOwn();
     }
+  }
+
+  private tell(notice: RouterNotice): void {
+    if (this.closed) return;
+    for (const listener of this.noticeListeners) listener(notice);
+  }
+
+  private setVerified(verified: boolean): void {
+    if (this.verified === verified) return;
+    this.verified = verified;
+    this.tell({ kind: 'delivery', verified });
+  }
+
+  /**
+   * Sends a NOTIFY of its own through the pool and waits PROBE_TIMEOUT_MS to hear it on the
+   * LISTEN connection (onNotify): heard, `notifyVerified` is true; not heard, false.
+   */
+  private async probe(): Promise<void> {
+    if (this.closed || !this.listener.connected || this.probePending !== null) return;
+    // A standby refuses NOTIFY and forwards none: a replica reader polls (and runs no consumer).
+    if (this.options.role === 'replica-reader') return;
+    const payload = `${PROBE_PREFIX}${this.probeId}:${++this.probeSeq}`;
+    this.probePending = payload;
+    this.probeDeadline = setTimeout(() => {
+      this.probeDeadline = null;
+      if (this.probePending !== payload) return;
+      this.probePending = null;
+      if (this.verified || this.probeSeq === 1)
+        this.logger.warn(
+          `NOTIFY ${LOG_CHANNEL} was not heard back within ${PROBE_TIMEOUT_MS} ms; consumers poll until it is`,
+        );
+      this.setVerified(false);
+    }, PROBE_TIMEOUT_MS);
+    this.probeDeadline.unref();
+    // A failed send is a probe not heard: the deadline says so.
+    await execute(this.dataSource.manager, notifyLog(payload)).catch(() => undefined);
   }
 
   /** Delivers own committed batches that continue the delivered run; stops at a gap (a read fills it). */

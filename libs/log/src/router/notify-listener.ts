@@ -10,6 +10,8 @@ export interface NotifyListenerOptions {
   onNotify(payload: string): void;
   /** Called after every (re)connection: notifications may have been missed meanwhile. */
   onConnected(): void;
+  /** Called when an established LISTEN is lost (notifications are missed until `onConnected`). */
+  onLost?(): void;
   /** First and longest wait before reconnecting (ms). @default 250, 10000 */
   minRetryMs?: number;
   maxRetryMs?: number;
@@ -76,8 +78,10 @@ export class NotifyListener {
   private lost(client: pg.Client, error?: unknown): void {
     if (this.client !== client) return;
     this.client = null;
+    const wasListening = this.listening;
     this.listening = false;
     client.end().catch(() => undefined);
+    if (wasListening && !this.stopped) this.options.onLost?.();
     if (this.stopped) return;
     const min = this.options.minRetryMs ?? 250;
     const max = this.options.maxRetryMs ?? 10_000;

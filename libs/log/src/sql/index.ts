@@ -15,3 +15,4 @@ export * from './read-correlation-page.sql.js';
 export * from './read-committed-head.sql.js';
 export * from './hidden-reason.sql.js';
 export * from './scavenge.sql.js';
+export * from './notify.sql.js';

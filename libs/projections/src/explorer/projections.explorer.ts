@@ -10,8 +10,9 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { UpcasterRegistry } from '@ordinal/event-sourcing';
-import { TenantSessions } from '@ordinal/log';
+import { LiveRouter, TenantSessions } from '@ordinal/log';
 import { SubscriptionsService, type MessageHandler } from '@ordinal/subscriptions';
+import { SUBSCRIPTION_NOTICES } from '@ordinal/subscriptions/internal';
 import {
   DataSource,
   DefaultNamingStrategy,
@@ -35,9 +36,16 @@ import { behindTenantWall } from './tenant-wall.js';
 /**
  * How often a process looks at the builds of its projections (docs/projections.md, "How
  * replicas follow the builds"): new ones to run (a rebuild started in another process),
- * finished or retired ones to stop, candidates it runs to promote by themselves.
+ * finished or retired ones to stop, candidates it runs to promote by themselves. This often
+ * while it runs a build that moves on by itself (a candidate's lag, a previous build reaching
+ * its stop), or while NOTIFY does not reach it.
  */
 const BUILD_CHECK_MS = 250;
+/**
+ * How often otherwise: every change of a build's row is announced (`projection-builds`, a
+ * trigger on projection_versions) and looked at at once; this is only the net.
+ */
+const BUILD_CHECK_QUIET_MS = 5_000;
 
 /** A projection this process has the code of. */
 interface LocalProjection {
@@ -52,10 +60,11 @@ interface LocalProjection {
  * Finds `@Projection` providers in every module through Nest's public DiscoveryService and
  * MetadataScanner (at module init), and at bootstrap, once migrations ran, registers the
  * builds its version runs (docs/projections.md, "Versions") as subscription groups of kind
- * `projection`. While it runs it follows the projection_versions rows every BUILD_CHECK_MS:
- * it joins builds of its version started anywhere (ownership shares their partitions with
- * the other processes), leaves the retired ones and the previous ones at their stop, and
- * promotes the candidates it runs once they are close enough.
+ * `projection`. While it runs it follows the projection_versions rows, when one is written
+ * (NOTIFY) and every BUILD_CHECK_MS or BUILD_CHECK_QUIET_MS: it joins builds of its version
+ * started anywhere (ownership shares their partitions with the other processes), leaves the
+ * retired ones and the previous ones at their stop, and promotes the candidates it runs once
+ * they are close enough.
  */
 @Injectable()
 export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
@@ -68,6 +77,9 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
   private failing = false;
   /** Changes to what runs here, one at a time (the periodic check, a rebuild, the start). */
   private queue: Promise<void> = Promise.resolve();
+  private checking = false;
+  private checkAgain = false;
+  private stopNotices: (() => void) | null = null;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -76,6 +88,7 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
     private readonly versions: ProjectionVersionsService,
     private readonly dataSource: DataSource,
     private readonly tenants: TenantSessions,
+    private readonly router: LiveRouter,
     @Optional() @Inject(UpcasterRegistry) private readonly upcasters?: UpcasterRegistry,
   ) {}
 
@@ -110,11 +123,20 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
 
   async onApplicationBootstrap(): Promise<void> {
     for (const definition of this.definitions.splice(0)) await this.register(definition);
+    // A build written anywhere, or NOTIFY heard again (or no longer): look now.
+    this.stopNotices = this.router.onNotice((notice) => {
+      if (
+        notice.kind === 'delivery' ||
+        (notice.kind === 'notice' && notice.payload === SUBSCRIPTION_NOTICES.projectionBuilds)
+      )
+        this.checkNow();
+    });
     this.scheduleChecks();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    this.stopNotices?.();
     if (this.timer) clearTimeout(this.timer);
     await this.queue;
   }
@@ -278,34 +300,65 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
     return result;
   }
 
-  /** Every BUILD_CHECK_MS: follow the builds of each projection, then promote what is ready. */
+  /** The next check after checkDelay(). */
   private scheduleChecks(): void {
     if (this.closed) return;
-    this.timer = setTimeout(() => {
-      void this.serially(async () => {
-        if (this.local.size === 0) return;
-        // One read of every build for all the projections here, however many.
-        const known = await this.versions.builds();
-        for (const local of this.local.values()) {
-          await this.follow(local, false, known);
-          await this.promoteReady(local);
-        }
-      })
-        .then(
-          () => {
-            if (this.failing) this.logger.log('Projection builds: looked at again');
-            this.failing = false;
-          },
-          (error: Error) => {
-            if (!this.failing)
-              this.logger.warn(
-                `Projection builds: looking at them failed (${error.message}); trying again every ${BUILD_CHECK_MS} ms`,
-              );
-            this.failing = true;
-          },
-        )
-        .finally(() => this.scheduleChecks());
-    }, BUILD_CHECK_MS);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.checkNow(), this.checkDelay());
+  }
+
+  /**
+   * BUILD_CHECK_MS while a build here moves on by itself (a candidate towards promotion, a
+   * previous build towards its stop: no row is written for that), while NOTIFY does not
+   * reach this process, or after a failed check; BUILD_CHECK_QUIET_MS otherwise.
+   */
+  private checkDelay(): number {
+    if (this.failing || !this.router.notifyVerified) return BUILD_CHECK_MS;
+    for (const local of this.local.values())
+      for (const build of local.builds.values())
+        if (build.state !== 'serving') return BUILD_CHECK_MS;
+    return BUILD_CHECK_QUIET_MS;
+  }
+
+  /** Follows the builds of each projection now, then promotes what is ready; one check at a time. */
+  private checkNow(): void {
+    if (this.closed) return;
+    if (this.checking) {
+      this.checkAgain = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.checking = true;
+    void this.serially(async () => {
+      if (this.local.size === 0) return;
+      // One read of every build for all the projections here, however many.
+      const known = await this.versions.builds();
+      for (const local of this.local.values()) {
+        await this.follow(local, false, known);
+        await this.promoteReady(local);
+      }
+    })
+      .then(
+        () => {
+          if (this.failing) this.logger.log('Projection builds: looked at again');
+          this.failing = false;
+        },
+        (error: Error) => {
+          if (!this.failing)
+            this.logger.warn(
+              `Projection builds: looking at them failed (${error.message}); trying again every ${BUILD_CHECK_MS} ms`,
+            );
+          this.failing = true;
+        },
+      )
+      .finally(() => {
+        this.checking = false;
+        if (this.checkAgain) {
+          this.checkAgain = false;
+          this.checkNow();
+        } else this.scheduleChecks();
+      });
   }
 
   /**

@@ -14,14 +14,22 @@ import {
   type RequestRow,
 } from '../sql/index.js';
 
+/**
+ * How often an owner looks for requests while NOTIFY reaches its process: a request's row is
+ * announced (`consumer-request`, a trigger) and `kick` looks at once; this poll is the net.
+ */
+const QUIET_POLL_MS = 5_000;
+
 /** What a request may ask of a consumer's owner. */
 export type ConsumerCommand = 'rebuild' | 'rebuild-in-place' | 'replay-parked' | 'resume';
 
 /**
  * Operations for a consumer another process owns: the requester writes a row in
  * `consumer_requests` and polls it; every process looks for requests addressed to the
- * consumers it owns (one query per poll, only while it owns something), runs them and
- * records the result or error. A typed error travels with its code: the requester raises an
+ * consumers it owns (one query per look, only while it owns something), runs them and
+ * records the result or error. It looks when a row is announced (`kick`, on the NOTIFY a
+ * trigger sends), and otherwise every `pollMs` while NOTIFY does not reach it, every
+ * QUIET_POLL_MS while it does. A typed error travels with its code: the requester raises an
  * error of that code (answered with its own status, as in-process); an error without one
  * (or with a code this version does not know) is `ConsumerRequestFailedError`.
  */
@@ -29,10 +37,15 @@ export class ConsumerRequests {
   private readonly logger = new Logger(ConsumerRequests.name);
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private look: (() => Promise<void>) | null = null;
+  private looking = false;
+  private again = false;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly pollMs: number,
+    /** Whether NOTIFY reaches this process (a request is then announced). */
+    private readonly notified: () => boolean = () => false,
   ) {}
 
   /** Asks the owner of `consumer` to run `command`; resolves with its result. */
@@ -58,7 +71,7 @@ export class ConsumerRequests {
     owned: () => string[],
     run: (consumer: string, command: ConsumerCommand) => Promise<unknown>,
   ): void {
-    const poll = async () => {
+    this.look = async () => {
       const names = owned();
       if (names.length > 0) {
         const rows = await execute<RequestRow>(
@@ -84,14 +97,40 @@ export class ConsumerRequests {
           );
         }
       }
-      if (!this.closed) this.timer = setTimeout(() => void poll(), this.pollMs);
     };
-    this.timer = setTimeout(() => void poll(), this.pollMs);
+    this.schedule();
+  }
+
+  /** Looks for requests now (one was announced, or NOTIFY reaches this process again). */
+  kick(): void {
+    if (this.closed || !this.look) return;
+    if (this.looking) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.looking = true;
+    void this.look()
+      .catch(() => undefined)
+      .finally(() => {
+        this.looking = false;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else this.schedule();
+      });
   }
 
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), this.notified() ? QUIET_POLL_MS : this.pollMs);
   }
 }
 

@@ -15,6 +15,7 @@ import { GroupClaimExpiryByIndex1765200000520 } from './1765200000520-group-clai
 import { ConsumerRequestErrorCode1765200000530 } from './1765200000530-consumer-request-error-code.js';
 import { GroupClaimHandsOnRead1765200000600 } from './1765200000600-group-claim-hands-on-read.js';
 import { CheckpointLateOwedSince1765200000700 } from './1765200000700-checkpoint-late-owed-since.js';
+import { ConsumerNotices1765200000800 } from './1765200000800-consumer-notices.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -35,4 +36,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   ConsumerRequestErrorCode1765200000530,
   GroupClaimHandsOnRead1765200000600,
   CheckpointLateOwedSince1765200000700,
+  ConsumerNotices1765200000800,
 ];

@@ -16,6 +16,7 @@ import { ParkedStore } from './parked-store.js';
 import { PoisonTracker } from './poison-tracker.js';
 import { replayParkedMessages, type ParkedReplay } from './parked-replay.js';
 import { Wake } from './wake.js';
+import { idleBackoffMs } from './idle-delay.js';
 import { endSpan, handleTraced, startBatchSpan } from './consumer-spans.js';
 import type { Span } from '@opentelemetry/api';
 
@@ -26,6 +27,8 @@ export interface SubscriptionDeps {
   watermark: LogWatermark;
   concurrent: boolean;
   options: ResolvedSubscriptionsOptions;
+  /** Whether other processes' commits wake it (NOTIFY reaches this process): its idle poll backs off then. */
+  notified: () => boolean;
 }
 
 /**
@@ -58,6 +61,8 @@ export class Subscription implements OwnedConsumer {
   private stopped = true;
   private loop: Promise<void> | null = null;
   private lateDueAt = 0;
+  /** Idle reads in a row that found nothing and that no wake started (idleBackoffMs). */
+  private idleRounds = 0;
   private lateSignalled = false;
   private lease: Lease | null = null;
   private readonly parked: ParkedStore;
@@ -241,7 +246,9 @@ export class Subscription implements OwnedConsumer {
         this.state = 'running';
         this.retries = 0;
         delay = retryInitialMs;
-        if (!progressed && !this.stopped) await this.wake.wait(this.idleDelay());
+        if (progressed) this.idleRounds = 0;
+        else if (!this.stopped)
+          this.idleRounds = (await this.wake.wait(this.idleDelay())) ? 0 : this.idleRounds + 1;
       } catch (error) {
         if (this.stopped) break;
         if (error instanceof OwnershipLostError || (this.lease && !this.lease.isHeld())) {
@@ -571,7 +578,10 @@ export class Subscription implements OwnedConsumer {
 
   private idleDelay(): number {
     const { idlePollMs, holdPollMs, lateCheckMs } = this.deps.options;
-    let ms = this.source.watermarked && this.deps.watermark.heldHole ? holdPollMs : idlePollMs;
+    let ms =
+      this.source.watermarked && this.deps.watermark.heldHole
+        ? holdPollMs
+        : idleBackoffMs(idlePollMs, this.idleRounds, this.deps.notified());
     if (this.late.size > 0) ms = Math.min(ms, lateCheckMs);
     return ms;
   }
