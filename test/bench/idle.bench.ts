@@ -20,16 +20,19 @@
  * model holds the event (polled every 1 ms; the handler itself takes about 1 ms of I/O).
  */
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readSync, statSync, closeSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
+import { LogWriter } from '@ordinal/nestjs';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { cpuUs } from './support/proc-cpu.js';
+import {
+  appendTicks,
+  poll,
+  spawnWorker as spawnProjectionWorker,
+  writerApp,
+  type Worker,
+} from './support/projection-bench.js';
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 9);
@@ -38,40 +41,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const REACTIONS = Number(process.env.BENCH_REACTIONS ?? 20);
 const STATEMENTS = process.env.BENCH_STATEMENTS === '1';
 const PG_LOG = process.env.BENCH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
-const WORKER = fileURLToPath(new URL('./support/projection-worker.js', import.meta.url));
-
-interface Worker {
-  child: ChildProcess;
-  pid: number;
-}
 
 /** A worker as the projections benchmark starts it. */
-function spawnWorker(url: string): Promise<Worker> {
-  const child = spawn(process.execPath, [WORKER], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: url,
-      PROJECTION: 'bench',
-      PARTITIONS: String(PARTITIONS),
-      PARTITION_BY: 'userId',
-      BATCH_SIZE: '500',
-      HANDLER_DELAY_MS: '1',
-      DB_POOL: '3',
-      SIDE_EFFECT_ROWS: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker ready')) resolve({ child, pid: child.pid! });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
-  });
-}
+const spawnWorker = (url: string) =>
+  spawnProjectionWorker(url, { PARTITIONS: String(PARTITIONS), BATCH_SIZE: '500', DB_POOL: '3' });
+const append = (writer: LogWriter, count: number, offset = 0) => appendTicks(writer, count, offset);
 
 const stop = (w: Worker) =>
   new Promise<void>((resolve) => {
@@ -83,54 +57,6 @@ const stop = (w: Worker) =>
     });
     w.child.kill('SIGTERM');
   });
-
-async function poll<T>(
-  check: () => Promise<T | null>,
-  timeoutMs: number,
-  what: string,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-async function writerApp(url: string) {
-  @Module({
-    imports: [
-      OrdinalModule.forRoot({
-        url,
-        typeorm: { extra: { max: 2 } },
-        log: { duplicateWindow: 0 },
-        cqrs: false,
-      }),
-    ],
-  })
-  class WriterModule {}
-  const app = await NestFactory.createApplicationContext(WriterModule, { logger: ['error'] });
-  await app.init();
-  return app;
-}
-
-async function append(writer: LogWriter, count: number, offset = 0): Promise<number> {
-  let last = 0;
-  for (let done = 0; done < count; done += 1000) {
-    const n = Math.min(1000, count - done);
-    const result = await writer.append({
-      messages: Array.from({ length: n }, (_, i) => ({
-        messageType: 'Tick',
-        userId: `user-${offset + done + i}`,
-        body: { i },
-      })),
-    });
-    last = (result.entries.at(-1) as { message: { id: number } }).message.id;
-  }
-  return last;
-}
 
 interface Setup {
   db: BenchDatabase;
@@ -148,7 +74,7 @@ async function setUp(logStatements: boolean): Promise<Setup> {
     await admin.query(`ALTER DATABASE ${db.name} SET log_min_duration_statement = 0`);
     await admin.end();
   }
-  const writer = await writerApp(db.url);
+  const writer = await writerApp(db.url, 2);
   const client = new pg.Client({ connectionString: db.url, application_name: 'idle-bench' });
   await client.connect();
   // Its own statements are not the workers': not logged.
@@ -281,7 +207,7 @@ async function statements(s: Setup) {
 
 /** Time from an append's answer (another process) until the read model holds the event. */
 async function reactions(s: Setup) {
-  const app = await writerApp(s.db.url);
+  const app = await writerApp(s.db.url, 2);
   const writer = app.get(LogWriter);
   const times: number[] = [];
   try {

@@ -31,15 +31,18 @@
  * BENCH_BLUE_GREEN_EVENTS=0 skips it; BENCH_ROUNDS=0 BENCH_KILLS=0 runs it alone.
  */
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
-import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
+import { LogWriter } from '@ordinal/nestjs';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { backendsOf, cpuMeter, type CpuSpent } from './support/proc-cpu.js';
 import { blueGreen } from './support/blue-green.js';
+import {
+  appendTicks,
+  poll,
+  spawnWorker as spawnProjectionWorker,
+  writerApp,
+  type Worker,
+} from './support/projection-bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 24000);
 /**
@@ -57,44 +60,27 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 const KILLS = Number(process.env.BENCH_KILLS ?? 10);
 const TAKEOVER_MS = Number(process.env.ORDINAL_TAKEOVER_MS ?? 5000);
 const BLUE_GREEN_EVENTS = Number(process.env.BENCH_BLUE_GREEN_EVENTS ?? 20_000);
-const WORKER = fileURLToPath(new URL('./support/projection-worker.js', import.meta.url));
-
-interface Worker {
-  child: ChildProcess;
-  pid: number;
-}
 
 function spawnWorker(url: string): Promise<Worker> {
   // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when it exits (SIGTERM at the end of a run).
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
-  const child = spawn(process.execPath, [...profile, WORKER], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: url,
+  return spawnProjectionWorker(
+    url,
+    {
       TAKEOVER_MS: String(TAKEOVER_MS),
-      PROJECTION: 'bench',
       PARTITIONS: String(PARTITIONS),
-      PARTITION_BY: 'userId',
       BATCH_SIZE: String(BATCH),
-      HANDLER_DELAY_MS: '1',
       DB_POOL: String(POOL),
       SIDE_EFFECT_ROWS: process.env.BENCH_SIDE_EFFECT_ROWS ?? '0',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker ready')) resolve({ child, pid: child.pid! });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
-  });
+    profile,
+  );
 }
+
+const append = (writer: LogWriter, count: number, offset = 0) =>
+  appendTicks(writer, count, offset, USERS);
 
 const kill = (w: Worker, signal: NodeJS.Signals) =>
   new Promise<void>((resolve) => {
@@ -102,21 +88,6 @@ const kill = (w: Worker, signal: NodeJS.Signals) =>
     w.child.once('exit', () => resolve());
     w.child.kill(signal);
   });
-
-async function poll<T>(
-  check: () => Promise<T | null>,
-  timeoutMs: number,
-  what: string,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** Live owner pid of every partition (null where none). */
 async function owners(client: pg.Client): Promise<(number | null)[]> {
@@ -139,7 +110,7 @@ async function setUp(): Promise<{
   app: Awaited<ReturnType<typeof writerApp>>;
 }> {
   const db = await createBenchDatabase();
-  const app = await writerApp(db.url);
+  const app = await writerApp(db.url, 4);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   await client.query(
@@ -147,39 +118,6 @@ async function setUp(): Promise<{
   );
   await client.query('CREATE TABLE side_effects (index bigint NOT NULL, pid integer NOT NULL)');
   return { db, client, app };
-}
-
-async function writerApp(url: string) {
-  @Module({
-    imports: [
-      OrdinalModule.forRoot({
-        url,
-        typeorm: { extra: { max: 4 } },
-        log: { duplicateWindow: 0 },
-        cqrs: false,
-      }),
-    ],
-  })
-  class WriterModule {}
-  const app = await NestFactory.createApplicationContext(WriterModule, { logger: ['error'] });
-  await app.init();
-  return app;
-}
-
-async function append(writer: LogWriter, count: number, offset = 0): Promise<number> {
-  let last = 0;
-  for (let done = 0; done < count; done += 1000) {
-    const n = Math.min(1000, count - done);
-    const result = await writer.append({
-      messages: Array.from({ length: n }, (_, i) => ({
-        messageType: 'Tick',
-        userId: `user-${(offset + done + i) % USERS}`,
-        body: { i },
-      })),
-    });
-    last = (result.entries.at(-1) as { message: { id: number } }).message.id;
-  }
-  return last;
 }
 
 /**
