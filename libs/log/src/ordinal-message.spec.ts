@@ -1,25 +1,14 @@
 import { MESSAGE_FIELDS } from '@ordinal/contract';
 import type { StoredMessage } from './message.js';
 import { storedValue, toOrdinalMessage } from './ordinal-message.js';
+import { storedMessage } from '@ordinal/test-support/stored-message';
 
-const plain: StoredMessage = {
-  id: 7,
+const plain: StoredMessage = storedMessage(7, {
   messageType: 'OrderPlaced',
-  userId: null,
   body: { orderId: 'o-1' },
-  metadata: null,
   contentHash: 'h',
   createdAt: '2026-12-01T08:00:00.000Z',
-  streamId: null,
-  streamVersion: null,
-  tenant: null,
-  schemaVersion: 1,
-  idempotencyKey: null,
-  correlationId: null,
-  causationId: null,
-  traceparent: null,
-  redacted: null,
-};
+});
 
 describe('toOrdinalMessage', () => {
   it('keeps the always-present fields, nulls included, and leaves out unset optional ones', () => {

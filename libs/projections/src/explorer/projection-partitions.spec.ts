@@ -2,25 +2,10 @@ import { type StoredMessage } from '@ordinal/log';
 import { shardOf } from '@ordinal/contract';
 import { InvalidProjectionError } from '../errors/index.js';
 import { projectionPartitions } from './projection-partitions.js';
+import { storedMessage } from '@ordinal/test-support/stored-message';
 
-const message = (streamId: string | null, userId: string | null): StoredMessage => ({
-  id: 1,
-  messageType: 'T',
-  userId,
-  body: {},
-  metadata: null,
-  contentHash: 'h',
-  createdAt: '',
-  streamId,
-  streamVersion: null,
-  tenant: null,
-  schemaVersion: 1,
-  idempotencyKey: null,
-  correlationId: null,
-  causationId: null,
-  traceparent: null,
-  redacted: null,
-});
+const message = (streamId: string | null, userId: string | null): StoredMessage =>
+  storedMessage(1, { messageType: 'T', userId, contentHash: 'h', streamId });
 
 describe('projectionPartitions', () => {
   it("one partition keeps the projection's own name and reads everything", () => {

@@ -5,25 +5,10 @@ import {
   streamAccepts,
   streamTypes,
 } from './subscription-stream.js';
+import { storedMessage } from '@ordinal/test-support/stored-message';
 
-const message = (messageType: string, streamId: string | null): StoredMessage => ({
-  id: 1,
-  messageType,
-  userId: null,
-  body: {},
-  metadata: null,
-  contentHash: 'h',
-  createdAt: '',
-  streamId,
-  streamVersion: streamId ? 1 : null,
-  tenant: null,
-  schemaVersion: 1,
-  idempotencyKey: null,
-  correlationId: null,
-  causationId: null,
-  traceparent: null,
-  redacted: null,
-});
+const message = (messageType: string, streamId: string | null): StoredMessage =>
+  storedMessage(1, { messageType, contentHash: 'h', streamId, streamVersion: streamId ? 1 : null });
 
 describe('subscription streams', () => {
   it('accepts by type, by category, or everything', () => {
