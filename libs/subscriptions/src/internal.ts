@@ -11,3 +11,4 @@ export {
 export { SUBSCRIPTIONS_MIGRATIONS } from './migrations/index.js';
 export type { ConsumerCommand } from './directory/consumer-requests.js';
 export { renderClaimed } from './groups/sql/group-claim.sql.js';
+export { PacedRun } from './runner/paced-run.js';

@@ -12,7 +12,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { UpcasterRegistry } from '@ordinal/event-sourcing';
 import { LiveRouter, TenantSessions } from '@ordinal/log';
 import { SubscriptionsService, type MessageHandler } from '@ordinal/subscriptions';
-import { SUBSCRIPTION_NOTICES } from '@ordinal/subscriptions/internal';
+import { PacedRun, SUBSCRIPTION_NOTICES } from '@ordinal/subscriptions/internal';
 import {
   DataSource,
   DefaultNamingStrategy,
@@ -71,14 +71,16 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
   private readonly logger = new Logger(ProjectionsExplorer.name);
   private readonly definitions: ProjectionDefinition[] = [];
   private readonly local = new Map<string, LocalProjection>();
-  private timer: NodeJS.Timeout | null = null;
   private closed = false;
   /** The last check failed (warned once until one succeeds). */
   private failing = false;
   /** Changes to what runs here, one at a time (the periodic check, a rebuild, the start). */
   private queue: Promise<void> = Promise.resolve();
-  private checking = false;
-  private checkAgain = false;
+  /** The look at the builds: at once when one is announced, else every checkDelay(). */
+  private readonly checks = new PacedRun(
+    () => this.check(),
+    () => this.checkDelay(),
+  );
   private stopNotices: (() => void) | null = null;
 
   constructor(
@@ -129,15 +131,15 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
         notice.kind === 'delivery' ||
         (notice.kind === 'notice' && notice.payload === SUBSCRIPTION_NOTICES.projectionBuilds)
       )
-        this.checkNow();
+        this.checks.now();
     });
-    this.scheduleChecks();
+    this.checks.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
     this.stopNotices?.();
-    if (this.timer) clearTimeout(this.timer);
+    this.checks.close();
     await this.queue;
   }
 
@@ -300,13 +302,6 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
     return result;
   }
 
-  /** The next check after checkDelay(). */
-  private scheduleChecks(): void {
-    if (this.closed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.checkNow(), this.checkDelay());
-  }
-
   /**
    * BUILD_CHECK_MS while a build here moves on by itself (a candidate towards promotion, a
    * previous build towards its stop: no row is written for that), while NOTIFY does not
@@ -320,17 +315,9 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
     return BUILD_CHECK_QUIET_MS;
   }
 
-  /** Follows the builds of each projection now, then promotes what is ready; one check at a time. */
-  private checkNow(): void {
-    if (this.closed) return;
-    if (this.checking) {
-      this.checkAgain = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.checking = true;
-    void this.serially(async () => {
+  /** Follows the builds of each projection, then promotes what is ready. */
+  private check(): Promise<void> {
+    return this.serially(async () => {
       if (this.local.size === 0) return;
       // One read of every build for all the projections here, however many.
       const known = await this.versions.builds();
@@ -338,27 +325,19 @@ export class ProjectionsExplorer implements OnModuleInit, OnApplicationBootstrap
         await this.follow(local, false, known);
         await this.promoteReady(local);
       }
-    })
-      .then(
-        () => {
-          if (this.failing) this.logger.log('Projection builds: looked at again');
-          this.failing = false;
-        },
-        (error: Error) => {
-          if (!this.failing)
-            this.logger.warn(
-              `Projection builds: looking at them failed (${error.message}); trying again every ${BUILD_CHECK_MS} ms`,
-            );
-          this.failing = true;
-        },
-      )
-      .finally(() => {
-        this.checking = false;
-        if (this.checkAgain) {
-          this.checkAgain = false;
-          this.checkNow();
-        } else this.scheduleChecks();
-      });
+    }).then(
+      () => {
+        if (this.failing) this.logger.log('Projection builds: looked at again');
+        this.failing = false;
+      },
+      (error: Error) => {
+        if (!this.failing)
+          this.logger.warn(
+            `Projection builds: looking at them failed (${error.message}); trying again every ${BUILD_CHECK_MS} ms`,
+          );
+        this.failing = true;
+      },
+    );
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   readRequest,
   type RequestRow,
 } from '../sql/index.js';
+import { PacedRun } from '../runner/paced-run.js';
 
 /**
  * How often an owner looks for requests while NOTIFY reaches its process: a request's row is
@@ -35,11 +36,8 @@ export type ConsumerCommand = 'rebuild' | 'rebuild-in-place' | 'replay-parked' |
  */
 export class ConsumerRequests {
   private readonly logger = new Logger(ConsumerRequests.name);
-  private timer: NodeJS.Timeout | null = null;
+  private looks: PacedRun | null = null;
   private closed = false;
-  private look: (() => Promise<void>) | null = null;
-  private looking = false;
-  private again = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -71,66 +69,48 @@ export class ConsumerRequests {
     owned: () => string[],
     run: (consumer: string, command: ConsumerCommand) => Promise<unknown>,
   ): void {
-    this.look = async () => {
-      const names = owned();
-      if (names.length > 0) {
-        const rows = await execute<RequestRow>(
-          this.dataSource.manager,
-          pendingRequests(names),
-        ).catch(() => [] as RequestRow[]);
-        for (const row of rows) {
-          let result: unknown = null;
-          let error: { message: string; code: string | null } | null = null;
-          try {
-            result = await run(row.consumer, row.command as ConsumerCommand);
-          } catch (e) {
-            error = {
-              message: (e as Error)?.message ?? String(e),
-              code: e instanceof OrdinalError ? e.code : null,
-            };
+    if (this.closed) return;
+    this.looks = new PacedRun(
+      async () => {
+        const names = owned();
+        if (names.length > 0) {
+          const rows = await execute<RequestRow>(
+            this.dataSource.manager,
+            pendingRequests(names),
+          ).catch(() => [] as RequestRow[]);
+          for (const row of rows) {
+            let result: unknown = null;
+            let error: { message: string; code: string | null } | null = null;
+            try {
+              result = await run(row.consumer, row.command as ConsumerCommand);
+            } catch (e) {
+              error = {
+                message: (e as Error)?.message ?? String(e),
+                code: e instanceof OrdinalError ? e.code : null,
+              };
+            }
+            this.logger.log(
+              `'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error.message})` : ''}`,
+            );
+            await execute(this.dataSource.manager, completeRequest(row.id, result, error)).catch(
+              () => undefined,
+            );
           }
-          this.logger.log(
-            `'${row.consumer}': ran ${row.command} asked by another process${error ? ` (failed: ${error.message})` : ''}`,
-          );
-          await execute(this.dataSource.manager, completeRequest(row.id, result, error)).catch(
-            () => undefined,
-          );
         }
-      }
-    };
-    this.schedule();
+      },
+      () => (this.notified() ? QUIET_POLL_MS : this.pollMs),
+    );
+    this.looks.start();
   }
 
   /** Looks for requests now (one was announced, or NOTIFY reaches this process again). */
   kick(): void {
-    if (this.closed || !this.look) return;
-    if (this.looking) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.looking = true;
-    void this.look()
-      .catch(() => undefined)
-      .finally(() => {
-        this.looking = false;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        } else this.schedule();
-      });
+    this.looks?.now();
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-  }
-
-  private schedule(): void {
-    if (this.closed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), this.notified() ? QUIET_POLL_MS : this.pollMs);
+    this.looks?.close();
   }
 }
 
