@@ -91,14 +91,27 @@ async function groupRun(
       stdio: ['ignore', 'pipe', 'inherit'],
     }),
   );
+  // Each member prints the events acknowledged so far after every ack (the server counted
+  // them, each once): all of them acknowledged is the checkpoint at the head, which one status
+  // read then confirms. Polling the status meanwhile cost the server and PostgreSQL 3-5 ms of
+  // CPU a read, about 12 µs an event at one read every 20 ms: the run's own measuring, not the
+  // group's work.
+  const acked = children.map(() => 0);
+  let allAcked: () => void = () => undefined;
+  const acknowledgedAll = new Promise<void>((resolve) => (allAcked = resolve));
   await Promise.all(
     children.map(
-      (child) =>
+      (child, i) =>
         new Promise<void>((resolve) => {
           let out = '';
           child.stdout.on('data', (chunk: Buffer) => {
             out += chunk.toString();
             if (out.includes('member ready')) resolve();
+            const lines = out.split('\n');
+            out = lines.pop()!;
+            for (const line of lines)
+              if (line.startsWith('acked-total ')) acked[i] = Number(line.slice(12));
+            if (acked.reduce((a, b) => a + b, 0) >= EVENTS) allAcked();
           });
         }),
     ),
@@ -109,6 +122,7 @@ async function groupRun(
     postgres: processes.backends,
   });
   const ready = performance.now();
+  await acknowledgedAll;
   for (;;) {
     const status = await api(baseUrl, 'GET', `/api/consumer-groups/${group}`);
     if ((status.checkpoint as number) >= head) break;

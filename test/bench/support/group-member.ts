@@ -9,7 +9,7 @@
  *   what it was given, unacknowledged, until killed)
  * - FAIL_INDICES (comma-separated indices whose handler always throws)
  * - HEARTBEAT_MS (lease renewal while a batch is handled, default 400)
- * - QUIET (`1`: print only `acked <count>` totals, for the benchmark)
+ * - QUIET (`1`: print only `acked-total <count>` after each ack, the events acknowledged so far, for the benchmark)
  *
  * Prints `member ready`, then `start <index> <attempt> <key> <time>` as the handler starts on an
  * event (time in ms with fractions, wall clock), and `acked <i,j,…>` with what each ack's answer
@@ -63,7 +63,7 @@ const member = new ConsumerGroupMember(requester, {
   },
   onAcknowledged: (indices) => {
     acknowledged += indices.length;
-    if (!quiet) process.stdout.write(`acked ${indices.join(',')}\n`);
+    process.stdout.write(quiet ? `acked-total ${acknowledged}\n` : `acked ${indices.join(',')}\n`);
   },
   onError: (error) => process.stderr.write(`member error: ${String(error)}\n`),
 });
@@ -77,7 +77,6 @@ process.once('SIGTERM', () => {
     process.exit(0);
   });
 });
-if (quiet) setInterval(() => process.stdout.write(`acked-total ${acknowledged}\n`), 200).unref();
 member.done.catch((error: unknown) => {
   process.stderr.write(`member failed: ${String(error)}\n`);
   process.exit(1);
