@@ -18,6 +18,7 @@ import { Segments1766100000000 } from './1766100000000-segments.js';
 import { Archive1766200000000 } from './1766200000000-archive.js';
 import { Tenants1766300000000 } from './1766300000000-tenants.js';
 import { DeletedTenants1766300000100 } from './1766300000100-deleted-tenants.js';
+import { IdempotencyKeysFreeAfterLock1766300000200 } from './1766300000200-idempotency-keys-free-after-lock.js';
 
 /** The log's migrations, in order. */
 export const LOG_MIGRATIONS = [
@@ -41,4 +42,5 @@ export const LOG_MIGRATIONS = [
   Archive1766200000000,
   Tenants1766300000000,
   DeletedTenants1766300000100,
+  IdempotencyKeysFreeAfterLock1766300000200,
 ];

@@ -139,16 +139,32 @@ const NO_STREAMS = {
   prior: [] as number[],
 };
 
+/** The batch's idempotency keys (as stored: a tenant's qualified). */
+const keysOf = (rows: InsertColumns): string[] =>
+  rows.idempotencyKey.filter((key): key is string => key !== null);
+
 /**
- * The whole gapless flush in one statement, for batches without idempotency keys (most REST,
- * AMQP and aggregate traffic): takes the log lock and then checks the streams are at the
- * versions the batch was planned for and live (`ordinal_lock_log_and_check_streams`, whose
- * query sees every commit made before the lock: the statement's own snapshot is older),
- * takes the head row, inserts after the head, moves the log and stream
+ * `lock` (a lock function answering whether the streams are as planned), then, only once it
+ * holds its locks and answered true, whether none of the keys in `keys` (a parameter) is stored
+ * (`ordinal_idempotency_keys_free`, whose query sees every commit made before the locks were
+ * granted); a batch without keys skips the lookup. A `CASE` runs its branches in order.
+ */
+const CHECKED_AFTER_LOCK = (lock: string, keys: string) =>
+  `CASE WHEN NOT ${lock} THEN false WHEN cardinality(${keys}::text[]) = 0 THEN true
+        ELSE ordinal_idempotency_keys_free(${keys}::text[]) END`;
+
+/**
+ * The whole gapless flush in one statement, for batches of no tenant, with exact expected
+ * versions or none (most REST, AMQP and aggregate traffic): takes the log lock and then checks
+ * the streams are at the versions the batch was planned for and live
+ * (`ordinal_lock_log_and_check_streams`, whose query sees every commit made before the lock:
+ * the statement's own snapshot is older) and that none of its idempotency keys is stored
+ * (`ordinal_idempotency_keys_free`, likewise), takes the head row, inserts after the head, moves the log and stream
  * heads, and notifies. Run outside an explicit transaction it is one round trip and one
  * commit. When a stream is not where the plan assumed, it changes nothing and answers
  * `ok = false` (or fails on the stream-version index if it read an older snapshot) — the
- * caller then takes the checked path. So does a stream with a `truncateBefore` or `maxCount`
+ * caller then takes the checked path. So does a key already stored (a resend: the checked path
+ * answers its repeat), and a stream with a `truncateBefore` or `maxCount`
  * (its own or its category's): the checked path reads them, to tell which appended messages
  * are hidden the moment they commit. When the batch would pass `MAX_POSITION` it changes
  * nothing either (`ok` with no `base`): the checked path decides which appends still fit.
@@ -162,7 +178,7 @@ export function appendBatch(
   const n = rows.messageType.length;
   return {
     text: `WITH expected AS (
-        SELECT ordinal_lock_log_and_check_streams($2::bigint, $4::text[], $5::bigint[]) AS ok
+        SELECT ${CHECKED_AFTER_LOCK('ordinal_lock_log_and_check_streams($2::bigint, $4::text[], $5::bigint[])', '$10')} AS ok
       ), head AS (
         UPDATE ${TABLES.logHead} h SET position = h.position + $3::bigint FROM expected
         WHERE h.id = 1 AND expected.ok AND h.position + $3::bigint <= $8::bigint
@@ -189,6 +205,7 @@ export function appendBatch(
       heads.version,
       String(MAX_POSITION),
       heads.prior,
+      keysOf(rows),
     ],
   };
 }
@@ -258,8 +275,8 @@ export function appendConcurrent(rows: InsertColumns, sortedLockKeys: string[]):
 }
 
 /**
- * Concurrent mode's stream append in one statement, for batches whose streams all name an
- * exact expected version (no idempotency keys, no `any`): run outside an explicit transaction
+ * Concurrent mode's append in one statement, for batches of no tenant whose streams all name an
+ * exact expected version (no `any`), or with idempotency keys: run outside an explicit transaction
  * it is one round trip and one commit, where the transactional path takes five. The same order
  * as `appendConcurrent`, with the stream check between the locks and the positions:
  *
@@ -268,15 +285,19 @@ export function appendConcurrent(rows: InsertColumns, sortedLockKeys: string[]):
  *    categories' advisory locks in ascending order, then checks — in a query of its own, whose
  *    fresh snapshot sees every commit made before the locks were granted — that every stream
  *    is at the version the batch was planned for, live, and without a retention that hides
- *    on append;
+ *    on append, and then that none of the batch's idempotency keys is stored
+ *    (`ordinal_idempotency_keys_free`, a fresh snapshot too);
  * 3. every `nextval` is in the projection of a join with `lock`'s one row, filtered on the
  *    check: positions are drawn under the locks, and none at all when a stream is elsewhere.
  *
- * When a stream is not where the plan assumed, the statement changes nothing, draws nothing and
- * answers `ok = false`; the caller then takes the transactional path, which decides each
- * append's outcome (and reads the lifecycle state and retention this check turns away). The
- * stream heads move only with the rows. Returns `ok`, the indices given (ascending in row
- * order) and the commit time.
+ * When a stream is not where the plan assumed, or a key is stored, the statement changes
+ * nothing, draws nothing and answers `ok = false`; a key another category's flush stores while
+ * this one runs fails on its primary key (messages_idempotency_key_uq), after positions were
+ * drawn (they become holes, as a rolled-back flush's do). Either way the caller then takes the
+ * transactional path, which decides each append's outcome (and reads the lifecycle state and
+ * retention this check turns away, and answers a stored key's repeat). The stream heads move
+ * only with the rows. Returns `ok`, the indices given (ascending in row order) and the commit
+ * time.
  */
 export function appendConcurrentStreams(
   rows: InsertColumns,
@@ -286,7 +307,7 @@ export function appendConcurrentStreams(
 ): SqlQuery {
   return {
     text: `WITH lock AS (
-        SELECT ordinal_lock_categories_and_check_streams($2::bigint[], $3::text[], $4::bigint[]) AS ok, now() AS now
+        SELECT ${CHECKED_AFTER_LOCK('ordinal_lock_categories_and_check_streams($2::bigint[], $3::text[], $4::bigint[])', '$8')} AS ok, now() AS now
       ), inserted AS (
         INSERT INTO ${TABLES.messages} (index, ${COLUMNS})
         SELECT nextval('${SEQUENCE}'), ${SELECT_ROW}
@@ -308,6 +329,7 @@ export function appendConcurrentStreams(
       heads.streamId,
       heads.version,
       heads.prior,
+      keysOf(rows),
     ],
   };
 }

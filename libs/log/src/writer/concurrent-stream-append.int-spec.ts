@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { createTestDatabase, type TestDatabase } from '@ordinal/test-support/test-database';
+import { watchFlushes } from '@ordinal/test-support/watch-flushes';
 import { startLogContext } from '@ordinal/test-support/log-context';
 import { LogWriter } from './log-writer.service.js';
 import { categoryLockKey } from './category-locks.js';
@@ -25,48 +25,6 @@ async function waitFor(check: () => Promise<boolean>, what: string): Promise<voi
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-type Release = (error?: unknown) => void;
-
-/**
- * Records every statement the writer's flushes send, one list per connection they lease (a
- * connection obtained from the flush strategies' `lease`, told by the call stack; the pool's
- * other users — the watermark, the router — are left alone). Returns the lists and the
- * function that stops recording.
- */
-function watchFlushes(dataSource: DataSource): { leases: string[][]; stop: () => void } {
-  const driver = dataSource.driver as PostgresDriver;
-  const obtain = driver.obtainMasterConnection.bind(driver);
-  const leases: string[][] = [];
-  driver.obtainMasterConnection = async () => {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 50;
-    const fromWriter = new Error().stack?.includes('flush-strategies') ?? false;
-    Error.stackTraceLimit = limit;
-    const [client, release] = (await obtain()) as [pg.ClientBase, Release];
-    if (!fromWriter) return [client, release];
-    const sent: string[] = [];
-    leases.push(sent);
-    const watched = new Proxy(client, {
-      get(target, property) {
-        if (property === 'query')
-          return (config: pg.QueryConfig) => {
-            sent.push(config.text);
-            return target.query(config);
-          };
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-      },
-    });
-    return [watched, release];
-  };
-  return {
-    leases,
-    stop: () => {
-      driver.obtainMasterConnection = obtain;
-    },
-  };
 }
 
 const ids = (result: AppendResult) =>

@@ -45,9 +45,11 @@ const needsChecks = (batch: PendingAppend[]) =>
   );
 
 /**
- * Keys must be looked up and `any` needs the current version: only the checked path knows them.
- * So must a tenant's deletion (docs/tenants.md#deleting-a-tenant): a batch of tenants' messages
- * takes the checked path, whatever else it holds; a batch of no tenant pays nothing for it.
+ * `any` needs the current version: only the checked path knows it. So must a tenant's deletion
+ * (docs/tenants.md#deleting-a-tenant): a batch of tenants' messages takes the checked path,
+ * whatever else it holds; a batch of no tenant pays nothing for it. Idempotency keys do not:
+ * the one statement checks that none is stored, and a stored one (a resend) sends the flush to
+ * the checked path, which answers its repeat.
  */
 const needsReads = (batch: PendingAppend[]) =>
   batch.some(
@@ -55,8 +57,7 @@ const needsReads = (batch: PendingAppend[]) =>
       p.request.tenant !== undefined ||
       p.request.stream?.expectedVersion === 'any' ||
       p.request.stream?.expectedVersion === 'stream_exists' ||
-      p.request.delete !== undefined ||
-      p.prepared.some((m) => m.message.idempotencyKey),
+      p.request.delete !== undefined,
   );
 
 /** The version each stream must be at for the batch as queued: its first append's expectation. */
@@ -83,12 +84,20 @@ const assumedState = (assumed: Map<string, number>): WriteState => ({
   ),
 });
 
-/** The optimistic statement read an older snapshot of a stream head than the lock let it see. */
-const isStreamVersionRace = (error: unknown) => {
+/**
+ * The optimistic statement read an older snapshot of a stream head than the lock let it see,
+ * or another flush stored one of its idempotency keys meanwhile (concurrent mode: flushes of
+ * other categories do not wait for its locks).
+ */
+const isOptimisticRace = (error: unknown) => {
   const e =
     (error as { driverError?: { code?: string; constraint?: string } })?.driverError ??
     (error as { code?: string; constraint?: string });
-  return e?.code === '23505' && e?.constraint === 'messages_stream_version_uq';
+  return (
+    e?.code === '23505' &&
+    (e?.constraint === 'messages_stream_version_uq' ||
+      e?.constraint === 'messages_idempotency_key_uq')
+  );
 };
 
 /**
@@ -114,10 +123,10 @@ export class FlushStrategies {
   }
 
   /**
-   * Gapless, no idempotency keys: the whole flush is one statement in autocommit (lock,
-   * head, version assertion, insert, notify), planned as if every stream were at the version
-   * its first append expects. If one is not, nothing changed and the checked path decides
-   * each append's outcome. Sending the statement is sending the commit, so a connection lost
+   * Gapless, no tenant, no `any`: the whole flush is one statement in autocommit (lock, head,
+   * version assertion, keys check, insert, notify), planned as if every stream were at the
+   * version its first append expects and no key were stored. If one is not, or one is, nothing
+   * changed and the checked path decides each append's outcome. Sending the statement is sending the commit, so a connection lost
    * after that leaves the outcome unknown.
    */
   private async optimistic(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
@@ -137,7 +146,7 @@ export class FlushStrategies {
         'ordinal_append_batch',
         statement,
       ).catch((error: unknown) => {
-        if (isStreamVersionRace(error)) return [{ ok: false, base: null, now: new Date() }];
+        if (isOptimisticRace(error)) return [{ ok: false, base: null, now: new Date() }];
         if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
         lease.broken ??= error;
         throw new CommitOutcomeUnknown(driverError(error).message);
@@ -156,7 +165,7 @@ export class FlushStrategies {
     return plan;
   }
 
-  /** Gapless with idempotency keys, `any` versions, or a stream not where the optimistic plan assumed: lock and read first, in a transaction. */
+  /** Gapless with tenants, `any` versions, a stored idempotency key, or a stream not where the optimistic plan assumed: lock and read first, in a transaction. */
   private checked(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     return this.inTransaction(deadline, async (connection) => {
       const [{ head, now }] = await executeOn<{ head: string; now: Date }>(connection, lockLog());
@@ -180,7 +189,8 @@ export class FlushStrategies {
    * then checks, and draws positions from the sequence inside the INSERT, after the table
    * lock — which is what lets a reader tell which transactions could still fill a hole.
    * Without streams or idempotency keys that is one statement; with streams at exact expected
-   * versions, one statement that falls back to the transaction; otherwise the transaction.
+   * versions or keys, one statement that falls back to the transaction; otherwise the
+   * transaction.
    */
   private concurrent(batch: PendingAppend[], deadline: number | null): Promise<FlushPlan> {
     if (!needsChecks(batch)) return this.concurrentAtOnce(batch, deadline);
@@ -189,8 +199,8 @@ export class FlushStrategies {
   }
 
   /**
-   * Concurrent mode with idempotency keys, `any` or `stream_exists` versions, deletes, tenants'
-   * messages, or a stream not where the optimistic plan assumed: locks, reads and inserts in a
+   * Concurrent mode with `any` or `stream_exists` versions, deletes, tenants' messages, a stored
+   * idempotency key, or a stream not where the optimistic plan assumed: locks, reads and inserts in a
    * transaction. A batch of tenants' messages holds their tenant locks shared from before its
    * read to its commit (a tenant's deletion takes them exclusive).
    */
@@ -220,8 +230,8 @@ export class FlushStrategies {
   }
 
   /**
-   * Concurrent mode, streams at exact expected versions and no idempotency keys (the cases
-   * gapless mode's `optimistic` covers): the flush is one statement in autocommit,
+   * Concurrent mode, streams at exact expected versions or idempotency keys (the cases gapless
+   * mode's `optimistic` covers): the flush is one statement in autocommit,
    * `appendConcurrentStreams`, planned as if every stream were at the version its first append
    * expects — id, category locks, a check of the streams in a fresh snapshot, then positions
    * drawn inside the INSERT and the stream heads moved. If a stream is elsewhere (or deleted,
@@ -250,7 +260,7 @@ export class FlushStrategies {
           plan.streamHeads,
         ),
       ).catch((error: unknown) => {
-        if (isStreamVersionRace(error)) return [{ ok: false, indices: null, now: new Date() }];
+        if (isOptimisticRace(error)) return [{ ok: false, indices: null, now: new Date() }];
         if (!isConnectionError(error) && !isQueryTimeout(error)) throw error;
         lease.broken ??= error;
         throw new CommitOutcomeUnknown(driverError(error).message);
