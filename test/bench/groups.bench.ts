@@ -1,9 +1,15 @@
 /**
  * `npm run bench:groups`: events through a consumer group of 1 and of 4 member processes
  * (test/bench/support/group-member.ts, each acknowledging every fetched batch in one request)
- * beside the plain SSE catch-up of the same events in the same run (the baseline), then the
- * ack latency at rest (one event fetched, its ack timed). Goal (issue 27): 4 members >= 0.5x
- * the plain SSE throughput; ack p99 < 20 ms at rest. The server runs in its own process with
+ * beside the plain SSE catch-up of the same events in the same run (the baseline, `plainSse`:
+ * a byte counter in this process that parses nothing and whose CPU is not counted, so it
+ * measures the server), then the ack latency at rest (one event fetched, its ack timed). Goal
+ * (issue 27): 4 members >= 0.5x the plain SSE throughput (`ratio4ToSse`); ack p99 < 20 ms at
+ * rest. Beside it, `plainSseClient`, a consumer like the members: one process of its own
+ * (support/sse-consumer.ts, `@ordinal/client`'s pull consumer over SSE) parsing every event and
+ * calling a handler per event, timed from its start to its last event and metered as a group
+ * run is (the process counted as `members`); `ratio4ToSseClient` and `ratio1ToSseClient` set
+ * the groups of 4 and of 1 against it. The server runs in its own process with
  * default settings. `BENCH_EVENTS` (default 100000), `BENCH_BATCH` (events per fetch, default
  * 500), `BENCH_ACKS` (latency samples, default 200). Each run also reports the CPU it cost
  * per event (µs, from /proc: the server process, the member processes, the database's
@@ -18,7 +24,8 @@ import pg from 'pg';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { createBenchDatabase } from './support/bench-database.js';
 import { startChild } from './support/child-server.js';
 import { countStream } from './support/sse-count.js';
@@ -29,6 +36,7 @@ import { groupFloor } from './support/group-floor.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain = join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
 const memberMain = join(here, 'support', 'group-member.js');
+const consumerMain = join(here, 'support', 'sse-consumer.js');
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 const ACKS = Number(process.env.BENCH_ACKS ?? 200);
@@ -147,6 +155,70 @@ async function groupRun(
   };
 }
 
+/** Resolves with the first match of `pattern` in what `child` has written to stdout so far or writes later; rejects if it exits first. */
+function output(child: ChildProcessByStdio<Writable, Readable, null>) {
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  return (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const match = out.match(pattern);
+        if (!match) return;
+        child.stdout.off('data', check);
+        child.off('exit', exited);
+        resolve(match);
+      };
+      const exited = (code: number | null) =>
+        reject(new Error(`${pattern} not seen; the process exited (${code}): ${out.slice(-500)}`));
+      child.stdout.on('data', check);
+      child.once('exit', exited);
+      check();
+    });
+}
+
+/**
+ * The same events read by one consumer process (support/sse-consumer.ts: `@ordinal/client`'s
+ * pull consumer over SSE, parsing every event and calling a handler per event, as the members
+ * do); events/s from the moment it is ready (it starts on its parent's word) to its last event.
+ */
+async function sseClientRun(baseUrl: string, head: number, processes: Processes) {
+  const spawned = performance.now();
+  const child = spawn(process.execPath, [consumerMain], {
+    env: {
+      ...process.env,
+      BASE_URL: baseUrl,
+      START_INDEX: String(head - EVENTS + 1),
+      END_INDEX: String(head),
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const until = output(child);
+  await until(/consumer ready/);
+  const meter = await cpuMeter({
+    server: () => [processes.server],
+    members: () => [child.pid!],
+    postgres: processes.backends,
+  });
+  const ready = performance.now();
+  child.stdin.write('go\n');
+  const [, handled, reconnections] = await until(/consumer done (\d+) (\d+)/);
+  const done = performance.now();
+  const spent = await meter.stop();
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  if (Number(handled) !== EVENTS)
+    throw new Error(`The SSE consumer handled ${handled} events, not ${EVENTS}`);
+  return {
+    events: EVENTS,
+    msFromReady: Math.round(done - ready),
+    eventsPerSecond: Math.round(EVENTS / ((done - ready) / 1000)),
+    consumerStartMs: Math.round(ready - spawned),
+    reconnections: Number(reconnections),
+    ...cpuPerEvent(spent, EVENTS),
+  };
+}
+
 /** Ack latency at rest: one event published, fetched, and its ack timed. */
 async function ackLatency(baseUrl: string) {
   await api(baseUrl, 'PUT', '/api/consumer-groups/latency', {
@@ -204,6 +276,7 @@ async function main(): Promise<void> {
     const sseCpu = cpuPerEvent(await sseMeter.stop(), sse.messages);
     agent.destroy();
     const sseRate = Math.round(sse.messages / (sse.ms / 1000));
+    const sseClient = await sseClientRun(server.baseUrl, head, processes);
     const one = await groupRun(server.baseUrl, 'bench-1', 1, head, processes);
     const four = await groupRun(server.baseUrl, 'bench-4', 4, head, processes);
     const latency = await ackLatency(server.baseUrl);
@@ -221,9 +294,12 @@ async function main(): Promise<void> {
             eventsPerSecond: sseRate,
             ...sseCpu,
           },
+          plainSseClient: sseClient,
           group1: one,
           group4: four,
           ratio4ToSse: Number((four.eventsPerSecond / sseRate).toFixed(3)),
+          ratio4ToSseClient: Number((four.eventsPerSecond / sseClient.eventsPerSecond).toFixed(3)),
+          ratio1ToSseClient: Number((one.eventsPerSecond / sseClient.eventsPerSecond).toFixed(3)),
           goalRatio: 0.5,
           ackLatency: latency,
           goalAckP99Ms: 20,
