@@ -19,7 +19,8 @@
  *
  * BENCH_DELAYS ("0,1,5" ms one way), BENCH_JITTER (0 ms), BENCH_CLIENTS ("1,32,128"),
  * BENCH_SECONDS (3 per phase), BENCH_ROUNDS (1), BENCH_PART ("ingest,sse,aggregates"),
- * BENCH_MODES ("gapless,concurrent"), BENCH_BATCH ("1,100"), BENCH_SSE_MESSAGES (20,000),
+ * BENCH_MODES ("gapless,concurrent"), BENCH_BATCH ("1,100"), BENCH_KEYED (`1`: every published
+ * message with an idempotency key of its own), BENCH_SSE_MESSAGES (20,000),
  * BENCH_SERVER_MAIN (another build's main.js) shorten or vary a run.
  */
 import 'reflect-metadata';
@@ -59,6 +60,7 @@ const CLIENTS = list('BENCH_CLIENTS', '1,32,128').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 const PARTS = new Set(list('BENCH_PART', 'ingest,sse,aggregates'));
+const KEYED = process.env.BENCH_KEYED === '1';
 const MODES = list('BENCH_MODES', 'gapless,concurrent');
 const BATCHES = list('BENCH_BATCH', '1,100').map(Number);
 const SSE_MESSAGES = Number(process.env.BENCH_SSE_MESSAGES ?? 20_000);
@@ -146,6 +148,7 @@ async function ingest(): Promise<unknown> {
         headers,
         bodyPrefix: `l${++phase}`,
         batch: batch > 1 ? batch : 0,
+        keyed: KEYED,
         // 128 clients × 100 messages is 12,800 in flight: more than 2 s a request on a slow machine.
         timeoutSeconds: 30,
       });
@@ -401,6 +404,7 @@ async function main(): Promise<void> {
     method: {
       delaysMsOneWay: DELAYS,
       jitterMs: JITTER,
+      keyedMessages: KEYED,
       secondsPerPhase: SECONDS,
       rounds: ROUNDS,
       roundTripsPerOp: 'concurrency / (rate × RTT), RTT = 2 × delay',

@@ -497,15 +497,25 @@ describe('concurrent mode never misses an acknowledged message (issue 10)', () =
         true,
       ],
       [
-        'a message with an idempotency key (the checked flush)',
+        'a stream append at any version (the checked flush: it reads the version first)',
         (base: string) =>
-          http(base, 'PUT', '/api/events/message', {
-            messageType: 'Waiting',
-            content: { n: 2 },
-            idempotencyKey: 'c4-key',
+          http(base, 'POST', '/api/streams/order-c4any/events', {
+            expectedVersion: 'any',
+            events: [{ eventType: 'OrderPlaced', data: { n: 2 } }],
           }),
         2,
         false,
+      ],
+      [
+        'a message with an idempotency key (one statement: the key is checked in it)',
+        (base: string) =>
+          http(base, 'PUT', '/api/events/message', {
+            messageType: 'Waiting',
+            content: { n: 4 },
+            idempotencyKey: 'c4-key',
+          }),
+        4,
+        true,
       ],
       [
         'a stream append',

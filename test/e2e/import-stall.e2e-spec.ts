@@ -123,6 +123,7 @@ describe('a keyed publish waiting behind an import', () => {
   it('answers 503 after ORDINAL_QUERY_TIMEOUT_MS from when it was sent, also when queued behind another publish', async () => {
     // Given an import holding the log, and a publish already waiting for it
     const importing = stalledImport(server.baseUrl);
+    let keyed: Awaited<ReturnType<typeof rawHttp>> | undefined;
     try {
       await importRunning(db);
       const first = rawHttp(server.baseUrl, 'PUT', '/api/events/message', {
@@ -141,7 +142,7 @@ describe('a keyed publish waiting behind an import', () => {
       );
       // When a publish with an idempotency key is sent behind them
       const started = performance.now();
-      const keyed = await rawHttp(server.baseUrl, 'PUT', '/api/events/message', {
+      keyed = await rawHttp(server.baseUrl, 'PUT', '/api/events/message', {
         messageType: 'Published',
         content: { n: 2 },
         idempotencyKey: 'behind-the-import',
@@ -150,10 +151,26 @@ describe('a keyed publish waiting behind an import', () => {
       // Then each is answered 503 once the query timeout has passed since it was sent, not later
       expect((await first).status).toBe(503);
       expect(keyed.status).toBe(503);
-      expect(keyed.body).not.toHaveProperty('outcomeUnknown');
       expect(waited).toBeLessThan(queryTimeoutMs * 1.5);
     } finally {
       importing.abort();
     }
+    // And what the keyed 503 said holds once the import is gone: without outcomeUnknown its
+    // message was never sent, or never committed (a resend with the key is safe either way)
+    await waitFor(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).length === 0,
+      10_000,
+      'the writes behind the import to end',
+    );
+    const stored = await db.query(
+      `SELECT 1 FROM messages WHERE idempotency_key = 'behind-the-import'`,
+    );
+    if ((keyed?.body as { outcomeUnknown?: boolean } | undefined)?.outcomeUnknown !== true)
+      expect(stored).toHaveLength(0);
   });
 });

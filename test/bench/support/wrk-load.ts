@@ -11,7 +11,8 @@ export const hasWrk = () => existsSync(WRK);
 /**
  * `clients` keep-alive connections for `seconds`, each request a fresh body (the Lua script
  * numbers them, so the duplicate window does not skip any): a PUT of one message, or with
- * `batch` a POST of `{"messages":[...]}` carrying that many. `msgPerSec` counts messages.
+ * `batch` a POST of `{"messages":[...]}` carrying that many; with `keyed`, each message with a
+ * new idempotency key. `msgPerSec` counts messages.
  */
 export function runWrk(options: {
   url: string;
@@ -22,6 +23,8 @@ export function runWrk(options: {
   batch?: number;
   /** wrk's per-request timeout (its default is 2 s; a timed-out request counts as a failure). */
   timeoutSeconds?: number;
+  /** Every message with an idempotency key of its own (never stored before). */
+  keyed?: boolean;
 }): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), 'ordinal-wrk-'));
   const script = join(dir, 'put.lua');
@@ -29,7 +32,10 @@ export function runWrk(options: {
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join('\n');
   const batch = options.batch ?? 0;
-  const one = `'{"messageType":"OrderPlaced","userId":"customer-' .. (n % 97) .. '","content":{"run":"${options.bodyPrefix}","t":' .. t .. ',"orderId":"o-' .. n .. '","total":49.9}}'`;
+  const key = options.keyed
+    ? `"idempotencyKey":"${options.bodyPrefix}-' .. t .. '-' .. n .. '",`
+    : '';
+  const one = `'{${key}"messageType":"OrderPlaced","userId":"customer-' .. (n % 97) .. '","content":{"run":"${options.bodyPrefix}","t":' .. t .. ',"orderId":"o-' .. n .. '","total":49.9}}'`;
   const request =
     batch > 0
       ? `request = function()\n  local parts = {}\n  for i = 1, ${batch} do\n    n = n + 1\n    parts[i] = ${one}\n  end\n  return wrk.format(nil, nil, nil, '{"messages":[' .. table.concat(parts, ',') .. ']}')\nend\n`
