@@ -159,13 +159,13 @@ const CHECKED_AFTER_LOCK = (lock: string, keys: string) =>
  * the streams are at the versions the batch was planned for and live
  * (`ordinal_lock_log_and_check_streams`, whose query sees every commit made before the lock:
  * the statement's own snapshot is older) and that none of its idempotency keys is stored
- * (`ordinal_idempotency_keys_free`, likewise), takes the head row, inserts after the head, moves the log and stream
- * heads, and notifies. Run outside an explicit transaction it is one round trip and one
- * commit. When a stream is not where the plan assumed, it changes nothing and answers
+ * (`ordinal_idempotency_keys_free`, likewise), takes the head row, inserts after the head,
+ * moves the log and stream heads, and notifies. Run outside an explicit transaction it is one
+ * round trip and one commit. When a stream is not where the plan assumed, it changes nothing and answers
  * `ok = false` (or fails on the stream-version index if it read an older snapshot) — the
  * caller then takes the checked path. So does a key already stored (a resend: the checked path
- * answers its repeat), and a stream with a `truncateBefore` or `maxCount`
- * (its own or its category's): the checked path reads them, to tell which appended messages
+ * answers its repeat), and a stream with a `truncateBefore` or `maxCount` (its own or its
+ * category's): the checked path reads them, to tell which appended messages
  * are hidden the moment they commit. When the batch would pass `MAX_POSITION` it changes
  * nothing either (`ok` with no `base`): the checked path decides which appends still fit.
  * Returns the first index given and the commit time.
@@ -275,9 +275,9 @@ export function appendConcurrent(rows: InsertColumns, sortedLockKeys: string[]):
 }
 
 /**
- * Concurrent mode's append in one statement, for batches of no tenant whose streams all name an
- * exact expected version (no `any`), or with idempotency keys: run outside an explicit transaction
- * it is one round trip and one commit, where the transactional path takes five. The same order
+ * Concurrent mode's append in one statement, for batches of no tenant whose streams all name
+ * an exact expected version (no `any`), or with idempotency keys: run outside an explicit
+ * transaction it is one round trip and one commit, where the transactional path takes five. The same order
  * as `appendConcurrent`, with the stream check between the locks and the positions:
  *
  * 1. the INSERT holds the messages table in RowExclusiveLock from parse time until the commit;
