@@ -461,6 +461,28 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(again.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
   });
 
+  it('reads several types in index order, each once: a type listed twice, and more types than a read merges', async () => {
+    // Given a group of two types (one listed twice) and one of nine, over events of both and others
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    const others = ['N1', 'N2', 'N3', 'N4', 'N5', 'N6', 'N7'];
+    await groups.define('two', { source: { types: ['X', 'Y', 'X'] } });
+    await groups.define('nine', { source: { types: ['Y', ...others, 'X'] } });
+    const wanted: number[] = [];
+    for (const type of ['X', 'Q', 'Y', 'X', 'Q', 'Y', 'Y', 'X']) {
+      const index = await append(writer, type);
+      if (type !== 'Q') wanted.push(index);
+    }
+    // When each fetches more than there is
+    const two = await groups.fetch('two', { memberId: 'm', max: 20 });
+    const nine = await groups.fetch('nine', { memberId: 'm', max: 20 });
+    // Then each gets every event of its types once, in index order
+    expect(two.events.map((e) => e.index)).toEqual(wanted);
+    expect(nine.events.map((e) => e.index)).toEqual(wanted);
+  });
+
   it('hands out what a read-on finds as the claim would pick it: pinned, never a key whose earlier event is held, nor a key twice', async () => {
     // Given a pinned_by_key group where member m1 holds key A's first event
     const app = await startProjectionsApp(db.url, {
