@@ -461,6 +461,25 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(again.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
   });
 
+  it('gives what a live member held past its ack timeout to the next fetch, its second delivery; the member keeps its epoch', async () => {
+    // Given a member holding an event with an ack timeout of 100 ms, its lease long
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('slow', { source: { types: ['L'] }, ackTimeoutMs: 100 });
+    const first = await append(writer, 'L');
+    const held = await groups.fetch('slow', { memberId: 'a' });
+    expect(held.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 1]]);
+    // When another member fetches after the timeout passed
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const other = await groups.fetch('slow', { memberId: 'b' });
+    // Then it gets the event (its second delivery), and the first member is still alive in its epoch
+    expect(other.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
+    const member = (await groups.status('slow')).members.find((m) => m.memberId === 'a');
+    expect([member?.alive, member?.epoch]).toEqual([true, held.epoch]);
+  });
+
   it('reads several types in index order, each once: a type listed twice, and more types than a read merges', async () => {
     // Given a group of two types (one listed twice) and one of nine, over events of both and others
     const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
