@@ -461,6 +461,47 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(again.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
   });
 
+  it('gives what a live member held past its ack timeout to the next fetch, its second delivery; the member keeps its epoch', async () => {
+    // Given a member holding an event with an ack timeout of 100 ms, its lease long
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('slow', { source: { types: ['L'] }, ackTimeoutMs: 100 });
+    const first = await append(writer, 'L');
+    const held = await groups.fetch('slow', { memberId: 'a' });
+    expect(held.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 1]]);
+    // When another member fetches after the timeout passed
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const other = await groups.fetch('slow', { memberId: 'b' });
+    // Then it gets the event (its second delivery), and the first member is still alive in its epoch
+    expect(other.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[first, 2]]);
+    const member = (await groups.status('slow')).members.find((m) => m.memberId === 'a');
+    expect([member?.alive, member?.epoch]).toEqual([true, held.epoch]);
+  });
+
+  it('reads several types in index order, each once: a type listed twice, and more types than a read merges', async () => {
+    // Given a group of two types (one listed twice) and one of nine, over events of both and others
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    const others = ['N1', 'N2', 'N3', 'N4', 'N5', 'N6', 'N7'];
+    await groups.define('two', { source: { types: ['X', 'Y', 'X'] } });
+    await groups.define('nine', { source: { types: ['Y', ...others, 'X'] } });
+    const wanted: number[] = [];
+    for (const type of ['X', 'Q', 'Y', 'X', 'Q', 'Y', 'Y', 'X']) {
+      const index = await append(writer, type);
+      if (type !== 'Q') wanted.push(index);
+    }
+    // When each fetches more than there is
+    const two = await groups.fetch('two', { memberId: 'm', max: 20 });
+    const nine = await groups.fetch('nine', { memberId: 'm', max: 20 });
+    // Then each gets every event of its types once, in index order
+    expect(two.events.map((e) => e.index)).toEqual(wanted);
+    expect(nine.events.map((e) => e.index)).toEqual(wanted);
+  });
+
   it('hands out what a read-on finds as the claim would pick it: pinned, never a key whose earlier event is held, nor a key twice', async () => {
     // Given a pinned_by_key group where member m1 holds key A's first event
     const app = await startProjectionsApp(db.url, {

@@ -16,6 +16,7 @@ import { ConsumerRequestErrorCode1765200000530 } from './1765200000530-consumer-
 import { GroupClaimHandsOnRead1765200000600 } from './1765200000600-group-claim-hands-on-read.js';
 import { CheckpointLateOwedSince1765200000700 } from './1765200000700-checkpoint-late-owed-since.js';
 import { ConsumerNotices1765200000800 } from './1765200000800-consumer-notices.js';
+import { GroupHeldIndexDeadline1765200000900 } from './1765200000900-group-held-index-deadline.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -37,4 +38,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   GroupClaimHandsOnRead1765200000600,
   CheckpointLateOwedSince1765200000700,
   ConsumerNotices1765200000800,
+  GroupHeldIndexDeadline1765200000900,
 ];
