@@ -41,9 +41,18 @@ export function filterClause(filter: ReadFilter, values: unknown[]): string {
   return clause + skipTombstones(filter);
 }
 
-/** The WHERE clause's tail that leaves tombstones out when the filter says so. */
+/**
+ * The WHERE clause's tail that leaves tombstones out when the filter says so. Written as a
+ * `CASE`, not as `(…) IS NULL`: PostgreSQL estimates the `IS NULL` of an expression it cannot
+ * know at one row in 200, so a read of some types planned to fetch every row of those types and
+ * sort them for one page (50 ms a page of 1,000 over 100,000 messages, 1.5 s with the JIT that
+ * estimate also set off, and growing with the log). A `CASE` it estimates at one in two, and a
+ * page is read in index order, as without the skip (skip-tombstones-plan.int-spec.ts).
+ */
 export function skipTombstones(filter: ReadFilter): string {
-  return filter.tombstones === 'skip' ? ` AND (${HIDDEN_REASON}) IS NULL` : '';
+  return filter.tombstones === 'skip'
+    ? ` AND CASE WHEN (${HIDDEN_REASON}) IS NULL THEN true ELSE false END`
+    : '';
 }
 
 /** Messages with `from <= index <= to`, in index order, at most `limit` of them. */
