@@ -87,7 +87,12 @@ describe.each<Ordering>(['gapless', 'concurrent'])('segments (%s mode)', (orderi
     const [{ n, first, last }] = await db.query<{ n: number; first: string; last: string }>(
       'SELECT count(*)::int AS n, min(index)::text AS first, max(index)::text AS last FROM messages',
     );
-    expect({ n, first, last }).toEqual({ n: 3000, first: '1', last: '3000' });
+    // Gapless: 1..3000. Concurrent: the positions a flush drew before it found no segment
+    // covering its first row (the keeper behind the head, on a loaded machine) are holes, and
+    // its retry draws new ones: every message is there once, the last perhaps above 3000.
+    expect({ n, first }).toEqual({ n: 3000, first: '1' });
+    if (ordering === 'gapless') expect(last).toBe('3000');
+    else expect(Number(last)).toBeGreaterThanOrEqual(3000);
     // Each row is in the segment of its index.
     const misplaced = await db.query(
       `SELECT 1 FROM messages m JOIN pg_class c ON c.oid = m.tableoid JOIN log_segments s ON s.table_name = c.relname
