@@ -190,7 +190,7 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     expect(got.events.map((e) => e.index)).toEqual([b]);
   });
 
-  it('deletes a group with its deliveries, also those a fetch added while the delete waited for the group', async () => {
+  it('deletes a group with its deliveries and batches, also those a fetch added while the delete waited for the group', async () => {
     // Given a group with three events in the log, and its row held by another transaction
     const { groups, writer } = await start({ ordering: 'gapless' });
     await groups.define('gone', { source: { types: ['G'] } });
@@ -208,11 +208,12 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     // Then none of the group's deliveries is left (the delete saw those the fetch committed)
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    const { rows } = await admin.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM consumer_group_deliveries WHERE group_name = 'gone'`,
+    const { rows } = await admin.query<{ rows: number; batches: number }>(
+      `SELECT (SELECT count(*)::int FROM consumer_group_deliveries WHERE group_name = 'gone') AS rows,
+              (SELECT count(*)::int FROM consumer_group_batches WHERE group_name = 'gone') AS batches`,
     );
     await admin.end();
-    expect(rows[0].n).toBe(0);
+    expect(rows[0]).toEqual({ rows: 0, batches: 0 });
   });
 
   it('answers an ack for a group that does not exist with ConsumerGroupNotFoundError', async () => {
@@ -581,6 +582,101 @@ describe('consumer groups in concurrent ordering: holes and late arrivals', () =
     // And a member new to the group starts above it too (epochs are never given twice)
     const fresh = await groups.fetch('brief', { memberId: 'fresh' });
     expect(fresh.epoch).toBeGreaterThan(3);
+  });
+
+  /** The held rows and batches of a group, straight from its tables. */
+  const heldShape = async (group: string) => {
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ rows: number; batches: number[][] }>(
+        `SELECT (SELECT count(*)::int FROM consumer_group_deliveries WHERE group_name = $1 AND member_id IS NOT NULL) AS rows,
+                (SELECT coalesce(json_agg(b.indices ORDER BY b.first_index), '[]') FROM consumer_group_batches b WHERE b.group_name = $1) AS batches`,
+        [group],
+      );
+      return rows[0];
+    } finally {
+      await admin.end();
+    }
+  };
+
+  it('keeps what a round_robin read-on hands out as one batch: a partial ack leaves the rest in flight and the checkpoint below it; the last ack removes it', async () => {
+    // Given a round_robin group and five events, all handed to one member by one fetch
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('batch', { source: { types: ['R'] } });
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await append(writer, 'R'));
+    const got = await groups.fetch('batch', { memberId: 'm', max: 5 });
+    expect(got.events.map((e) => [e.index, e.deliveryAttempt])).toEqual(ids.map((i) => [i, 1]));
+    // Then they are one batch, no held row
+    expect(await heldShape('batch')).toEqual({ rows: 0, batches: [ids] });
+    // When the member acknowledges the first, second and fourth (and one it never held)
+    const first = await groups.ack('batch', 'm', got.epoch, [ids[3], ids[0], ids[1], 999_999]);
+    // Then those are done, the checkpoint stops below the third, and two are still in flight
+    expect(first).toEqual({
+      done: [ids[0], ids[1], ids[3]],
+      notHeld: [999_999],
+      checkpoint: ids[1],
+    });
+    expect(await heldShape('batch')).toEqual({ rows: 0, batches: [[ids[2], ids[4]]] });
+    const status = await groups.status('batch');
+    expect([status.inFlight, status.members.map((m) => m.inFlight)]).toEqual([2, [2]]);
+    // And the last ack takes the batch away and moves the checkpoint to the end
+    const last = await groups.ack('batch', 'm', got.epoch, [ids[4], ids[2]]);
+    expect(last).toEqual({ done: [ids[2], ids[4]], notHeld: [], checkpoint: ids[4] });
+    expect(await heldShape('batch')).toEqual({ rows: 0, batches: [] });
+    expect((await groups.status('batch')).inFlight).toBe(0);
+  });
+
+  it('nacks one event of a batch: it goes to the next fetch as its second delivery, the others stay held and are acknowledged', async () => {
+    // Given three events handed to member a as one batch
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('retry', { source: { types: ['N'] } });
+    const ids = [await append(writer, 'N'), await append(writer, 'N'), await append(writer, 'N')];
+    const a = await groups.fetch('retry', { memberId: 'a', max: 10 });
+    expect(a.events.map((e) => e.index)).toEqual(ids);
+    // When a nacks the second for a retry
+    const nacked = await groups.nack('retry', 'a', a.epoch, [ids[1]], 'retry', 'boom');
+    expect([nacked.done, nacked.checkpoint]).toEqual([[ids[1]], ids[0] - 1]);
+    // Then member b gets it as its second delivery, and a still holds the other two
+    const b = await groups.fetch('retry', { memberId: 'b', max: 10 });
+    expect(b.events.map((e) => [e.index, e.deliveryAttempt])).toEqual([[ids[1], 2]]);
+    const members = (await groups.status('retry')).members;
+    expect(members.map((m) => [m.memberId, m.inFlight])).toEqual([
+      ['a', 2],
+      ['b', 1],
+    ]);
+    // And once both acknowledge, every event is done once and the checkpoint is at the end
+    expect((await groups.ack('retry', 'a', a.epoch, ids)).done).toEqual([ids[0], ids[2]]);
+    const end = await groups.ack('retry', 'b', b.epoch, [ids[1]]);
+    expect([end.done, end.checkpoint]).toEqual([[ids[1]], ids[2]]);
+    expect(await heldShape('retry')).toEqual({ rows: 0, batches: [] });
+  });
+
+  it('counts what a member holds in batches against maxInFlight', async () => {
+    // Given a group that lets a member hold 3, and five events
+    const app = await startProjectionsApp(db.url, { log: { ordering: 'gapless' } });
+    apps.push(app);
+    const groups = app.get(ConsumerGroupsService);
+    const writer = app.get(LogWriter);
+    await groups.define('room', { source: { types: ['Q'] }, maxInFlight: 3 });
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await append(writer, 'Q'));
+    // When the member fetches 10, then 10 more
+    const first = await groups.fetch('room', { memberId: 'm', max: 10 });
+    const none = await groups.fetch('room', { memberId: 'm', max: 10 });
+    // Then it got three, then none; after acking one, exactly one more
+    expect(first.events.map((e) => e.index)).toEqual(ids.slice(0, 3));
+    expect(none.events).toEqual([]);
+    await groups.ack('room', 'm', first.epoch, [ids[1]]);
+    const one = await groups.fetch('room', { memberId: 'm', max: 10 });
+    expect(one.events.map((e) => e.index)).toEqual([ids[3]]);
   });
 });
 

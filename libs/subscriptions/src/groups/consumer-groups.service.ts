@@ -44,7 +44,12 @@ import {
   type GroupRow,
 } from './sql/group-rows.sql.js';
 import { renewMember } from './sql/group-members.sql.js';
-import { ackDeliveries, nackDeliveries, type NackPlan } from './sql/group-deliveries.sql.js';
+import {
+  ackDeliveries,
+  nackDeliveries,
+  unbatchDeliveries,
+  type NackPlan,
+} from './sql/group-deliveries.sql.js';
 import {
   claimForMember,
   renderClaimed,
@@ -249,6 +254,7 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
   ): Promise<GroupAckResult> {
     let parked = 0;
     const result = await this.settle(name, memberId, epoch, indices, async (tx) => {
+      await execute(tx.runner, unbatchDeliveries(name, memberId, epoch, indices));
       const rows = await execute<{ index: string; parked: number }>(
         tx.runner,
         nackDeliveries(name, memberId, epoch, indices, {

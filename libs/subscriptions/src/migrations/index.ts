@@ -17,6 +17,7 @@ import { GroupClaimHandsOnRead1765200000600 } from './1765200000600-group-claim-
 import { CheckpointLateOwedSince1765200000700 } from './1765200000700-checkpoint-late-owed-since.js';
 import { ConsumerNotices1765200000800 } from './1765200000800-consumer-notices.js';
 import { GroupHeldIndexDeadline1765200000900 } from './1765200000900-group-held-index-deadline.js';
+import { GroupHandedBatches1765200001000 } from './1765200001000-group-handed-batches.js';
 
 /** This library's migrations, in order. */
 export const SUBSCRIPTIONS_MIGRATIONS = [
@@ -39,4 +40,5 @@ export const SUBSCRIPTIONS_MIGRATIONS = [
   CheckpointLateOwedSince1765200000700,
   ConsumerNotices1765200000800,
   GroupHeldIndexDeadline1765200000900,
+  GroupHandedBatches1765200001000,
 ];

@@ -2,6 +2,7 @@ import type { SqlQuery } from '@ordinal/pg';
 import { GROUP_TABLES } from '../group-tables.js';
 
 const D = GROUP_TABLES.deliveries;
+const B = GROUP_TABLES.batches;
 const G = GROUP_TABLES.groups;
 const P = GROUP_TABLES.parked;
 
@@ -39,6 +40,25 @@ export function ackDeliveries(
     text: `SELECT found::int AS found, renewed::int AS renewed, moved_to::text AS checkpoint, acked::text[] AS acked
            FROM ordinal_group_ack($1, $2, $3, $4::bigint[], $5)`,
     values: [group, memberId, epoch, indices, leaseMs],
+  };
+}
+
+/**
+ * Turns the member's batches under `epoch` that hold any of `indices` back into delivery rows,
+ * held as they were, so that a nack finds each event's own row (`ordinal_group_unbatch`). Run
+ * under the group's lock, before the nack.
+ */
+export function unbatchDeliveries(
+  group: string,
+  memberId: string,
+  epoch: number,
+  indices: number[],
+): SqlQuery {
+  return {
+    text: `SELECT ordinal_group_unbatch($1, ARRAY(
+             SELECT b.ctid FROM ${B} b
+             WHERE b.group_name = $1 AND b.member_id = $2 AND b.epoch = $3 AND b.indices && $4::bigint[])) AS rows`,
+    values: [group, memberId, epoch, indices],
   };
 }
 
@@ -94,7 +114,7 @@ export function nackDeliveries(
 }
 
 /**
- * Figures for status: in flight, ready. The deliveries above the checkpoint and those added
+ * Figures for status: in flight (held rows and what batches hold), ready. The deliveries above the checkpoint and those added
  * below read_to (the only ones that can be at or below it), as the claim looks for them: not
  * through the acknowledged rows a vacuum has not removed yet (a count of the whole group walked
  * them all, as often as status was asked for).
@@ -102,7 +122,8 @@ export function nackDeliveries(
 export function countDeliveries(group: string): SqlQuery {
   return {
     text: `WITH g AS (SELECT checkpoint FROM ${G} WHERE name = $1)
-           SELECT count(*) FILTER (WHERE member_id IS NOT NULL)::int AS in_flight,
+           SELECT (count(*) FILTER (WHERE member_id IS NOT NULL)
+                   + (SELECT coalesce(sum(cardinality(b.indices)), 0) FROM ${B} b WHERE b.group_name = $1))::int AS in_flight,
                   count(*) FILTER (WHERE member_id IS NULL)::int AS ready
            FROM (SELECT d.member_id FROM ${D} d, g WHERE d.group_name = $1 AND d.index > g.checkpoint
                  UNION ALL

@@ -3,6 +3,7 @@ import type { ConsumerGroupDefinition } from '../group-definition.js';
 import { GROUP_TABLES } from '../group-tables.js';
 
 const D = GROUP_TABLES.deliveries;
+const B = GROUP_TABLES.batches;
 const M = TABLES.messages;
 /** A message a delete, a retention rule or a scavenge hides is done for a group: never handed out. */
 const HIDDEN = hiddenReason('m');
@@ -40,7 +41,7 @@ export interface FillQuery {
    * category, whose positions commit in order) straight into group `$1`'s deliveries: the
    * matching messages' indices and ordering keys, nothing else, at most `$4`; hidden messages are
    * done for the group and never added. The first `$9` it may hand out go in held by member `$7`
-   * under epoch `$8` (attempt 1, deadline `$10`), as the claim would pick them: the lowest
+   * under epoch `$8` (attempt 1, deadline `$10`; round_robin: as one row of the batches), as the claim would pick them: the lowest
    * indices; for pinned strategies, only a key's first row when no delivery of the key is
    * outstanding (and every row without a key). One row: the indices read, in order (the read
    * covers up to the last one when `$4` were found, else `$3`), and those handed out. `$5`: the
@@ -97,12 +98,22 @@ export function fillQuery(definition: ConsumerGroupDefinition): FillQuery {
          WHERE r.key IS NULL OR (r.nth = 1 AND NOT EXISTS (
            SELECT 1 FROM ${D} e WHERE e.group_name = $1::text AND e.key = r.key))
          ORDER BY r.index LIMIT greatest($9::int, 0)`;
-  return {
-    text: `WITH read AS (
-             ${read}
-           ), handed AS (
-             ${handed}
-           ), added AS (
+  // round_robin: what is handed out goes in as one batch (held deliveries in one row, see
+  // GroupHandedBatches1765200001000), the rest as ready rows; pinned: a row each (a key's later
+  // events wait for its earlier ones' rows).
+  const added =
+    definition.strategy === 'round_robin'
+      ? `added AS (
+             INSERT INTO ${D} (group_name, index, key, late, below_read_to)
+               SELECT $1::text, read.index, NULL, false, false
+               FROM read WHERE NOT EXISTS (SELECT 1 FROM handed WHERE handed.index = read.index)
+           ), batched AS (
+             INSERT INTO ${B} (group_name, member_id, epoch, first_index, deadline, indices)
+               SELECT $1::text, $7::text, $8::bigint, min(handed.index), $10::timestamptz,
+                      array_agg(handed.index ORDER BY handed.index)
+               FROM handed HAVING count(*) > 0
+           )`
+      : `added AS (
              INSERT INTO ${D} (group_name, index, key, late, below_read_to, member_id, epoch, attempt, deadline)
                SELECT $1::text, read.index, read.key, false, false,
                       CASE WHEN handed.index IS NOT NULL THEN $7::text END,
@@ -110,7 +121,13 @@ export function fillQuery(definition: ConsumerGroupDefinition): FillQuery {
                       CASE WHEN handed.index IS NOT NULL THEN 1 ELSE 0 END,
                       CASE WHEN handed.index IS NOT NULL THEN $10::timestamptz END
                FROM read LEFT JOIN handed ON handed.index = read.index
-           )
+           )`;
+  return {
+    text: `WITH read AS (
+             ${read}
+           ), handed AS (
+             ${handed}
+           ), ${added}
            SELECT coalesce((SELECT array_agg(read.index ORDER BY read.index) FROM read), '{}'::bigint[]),
                   coalesce((SELECT array_agg(handed.index ORDER BY handed.index) FROM handed), '{}'::bigint[])`,
     source: types ?? ('category' in source ? [source.category] : null),

@@ -3,6 +3,7 @@ import { GROUP_TABLES } from '../group-tables.js';
 
 const M = GROUP_TABLES.members;
 const D = GROUP_TABLES.deliveries;
+const B = GROUP_TABLES.batches;
 
 /** A member as status shows it. */
 export interface MemberRow {
@@ -31,12 +32,14 @@ export function renewMember(
   };
 }
 
-/** Every member of a group with what it holds, live ones first. */
+/** Every member of a group with what it holds (in delivery rows and batches), live ones first. */
 export function listMembers(group: string): SqlQuery {
   return {
     text: `SELECT m.member_id, m.epoch::text AS epoch, m.lease_expires_at >= clock_timestamp() AS alive,
              m.lease_expires_at, m.server, m.last_seen_at,
-             (SELECT count(*) FROM ${D} d WHERE d.group_name = m.group_name AND d.member_id = m.member_id AND d.epoch = m.epoch)::text AS in_flight
+             ((SELECT count(*) FROM ${D} d WHERE d.group_name = m.group_name AND d.member_id = m.member_id AND d.epoch = m.epoch)
+              + (SELECT coalesce(sum(cardinality(b.indices)), 0) FROM ${B} b
+                 WHERE b.group_name = m.group_name AND b.member_id = m.member_id AND b.epoch = m.epoch))::text AS in_flight
            FROM ${M} m WHERE m.group_name = $1 ORDER BY alive DESC, m.member_id`,
     values: [group],
   };
