@@ -70,7 +70,10 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
   private persisted: number | null = null;
   private persistedAt = 0;
   private hole: Hole | null = null;
+  /** The scan running now (concurrent mode): one at a time. */
   private advancing: Promise<number> | null = null;
+  /** What the callers who came while `advancing` ran wait for: the scan started when it ends. */
+  private queued: { head: Promise<number>; settle: (scan: Promise<number>) => void } | null = null;
   /** Start-up shortcut: once these writers end, every position up to `position` is final. */
   private barrier: { position: number; hole: Hole } | null | undefined = undefined;
   private rescanTimer: NodeJS.Timeout | null = null;
@@ -114,16 +117,43 @@ export class LogWatermark implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** The highest position below which nothing can appear any more. */
+  /**
+   * The highest position below which nothing can appear any more; it covers every commit that
+   * ended before the call. In concurrent mode one scan runs at a time: a caller that comes
+   * while one runs gets the next one, started the moment it ends and shared by every caller
+   * that came meanwhile. The running scan may have read the log before the caller's own
+   * commit, and a head without the caller's message would break reading one's own writes
+   * (archive.int-spec saw 2,499 after the 2,500th append returned).
+   */
   async safeHead(): Promise<number> {
     if (this.options.ordering === 'gapless') {
       const [row] = await execute<{ head: string }>(this.dataSource.manager, readHead());
       return toPosition(row.head);
     }
-    this.advancing ??= this.advance().finally(() => {
+    if (this.advancing === null) return this.startAdvance();
+    if (this.queued === null) {
+      let settle!: (scan: Promise<number>) => void;
+      const head = new Promise<number>((resolve) => (settle = resolve));
+      this.queued = { head, settle };
+    }
+    return this.queued.head;
+  }
+
+  /**
+   * Starts a scan. When it ends, the queued one (if any caller came meanwhile) starts in the
+   * same step, so no caller finds none running in between and starts a second one beside it.
+   */
+  private startAdvance(): Promise<number> {
+    const advancing = this.advance();
+    this.advancing = advancing;
+    const ended = () => {
       this.advancing = null;
-    });
-    return this.advancing;
+      const queued = this.queued;
+      this.queued = null;
+      if (queued) queued.settle(this.startAdvance());
+    };
+    advancing.then(ended, ended);
+    return advancing;
   }
 
   /** The hole held now, if any (for status and metrics). */

@@ -91,17 +91,24 @@ describe('One owner per subscription across applications on one database (lease 
     const app = await start();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    let entered = false;
+    let entered: number | null = null;
     const subscription = app.get(SubscriptionsService).subscribe({
       name: 'fenced',
       stream: { types: ['Fenced'] },
-      handle: async () => {
-        entered = true;
+      handle: async (message) => {
+        entered = message.id;
         await held;
       },
     });
-    await app.get(LogWriter).append({ messages: [{ messageType: 'Fenced', body: {} }] });
-    await waitFor(() => entered, 10_000, 'the handler to be entered');
+    const appended = await app
+      .get(LogWriter)
+      .append({ messages: [{ messageType: 'Fenced', body: {} }] });
+    const index = (appended.entries[0] as { message: { id: number } }).message.id;
+    await waitFor(() => entered === index, 10_000, 'the handler to be entered');
+    // The checkpoint the batch in flight started from: 0, or the positions before the message
+    // when the subscription's first read came before the append (an empty batch committed then)
+    const before = await checkpoint('fenced');
+    expect(before).toBeLessThan(index);
     // When another owner claims the lease (as after an expiry) while the batch is in flight
     await db.query(
       `UPDATE consumer_leases SET owner = 'someone-else', epoch = epoch + 1, expires_at = now() + interval '1 hour' WHERE name = 'fenced'`,
@@ -113,7 +120,7 @@ describe('One owner per subscription across applications on one database (lease 
       10_000,
       'standby after losing the lease',
     );
-    expect(await checkpoint('fenced')).toBe(0);
+    expect(await checkpoint('fenced')).toBe(before);
   });
   it('forgets processes that died long ago (10x the bound): their rows go, their leases lose the dead owner, reports do not list them', async () => {
     // Given a process that died an hour ago still named on a lease, and one that died a second ago
