@@ -5,6 +5,7 @@ import { PublishBatchDto } from '../ingest/dto/publish-batch.dto.js';
 import { StreamEventDto } from '../aggregate-streams/dto/stream-event.dto.js';
 import { SaveSnapshotDto } from '../aggregate-streams/dto/save-snapshot.dto.js';
 import { AppendEventsDto } from '../aggregate-streams/dto/append-events.dto.js';
+import { GroupAckDto, GroupNackDto } from '../consumer-groups/dto/group-requests.dto.js';
 import { compileCheck } from './compiled-check.js';
 
 type Dto = new () => object;
@@ -42,6 +43,12 @@ const edgy = fc.oneof(
   fc.double(),
   fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
   fc.array(fc.integer(), { maxLength: 2 }),
+  // Index lists (`each` rules): good ones, and ones with a bad element somewhere.
+  fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: 1, maxLength: 5 }),
+  fc.array(fc.oneof(fc.integer({ min: 1 }), fc.constantFrom(0, -3, 1.5, '7', null)), {
+    maxLength: 4,
+  }),
+  fc.constant(new Set([1, 2])),
 );
 
 /** Random bodies, and valid ones with a few fields replaced or removed (so both answers are common). */
@@ -85,6 +92,12 @@ describe('compileCheck', () => {
       { eventType: 'OrderPlaced', schemaVersion: 2, data: { k: 1 }, metadata: { m: 1 } },
     ],
     ['SaveSnapshotDto', SaveSnapshotDto, { version: 3, state: { k: 1 } }],
+    ['GroupAckDto', GroupAckDto, { memberId: 'm-1', epoch: 2, indices: [5, 6, 9] }],
+    [
+      'GroupNackDto',
+      GroupNackDto,
+      { memberId: 'm-1', epoch: 2, indices: [7], action: 'retry', reason: 'boom' },
+    ],
   ])('answers exactly as class-validator does for %s', (_name, dto, valid) => {
     const check = compileCheck(dto);
     expect(check).not.toBeNull();

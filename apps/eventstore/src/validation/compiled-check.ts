@@ -8,6 +8,8 @@ interface Rule {
   property: string;
   constraints: unknown[];
   validate: (value: unknown, args: ValidationArguments) => unknown;
+  /** `each`: an array's every element is validated (the arguments' value is the array), anything else as itself. */
+  each: boolean;
 }
 
 interface PropertyRules {
@@ -29,7 +31,7 @@ const SUPPORTED = new Set<string>([
  * instances, called with the same arguments, in the same order, but no error objects, no
  * per-call metadata grouping and no filtering — which was most of what validating a message
  * cost. It only ever answers "valid"; any failure, and anything it does not model (nested
- * DTOs other than `@NestedDtos` arrays, `each`, groups, `always`, async or conditional-per-rule constraints), goes to
+ * DTOs other than `@NestedDtos` arrays, `each` over a Set or Map, groups, `always`, async or conditional-per-rule constraints), goes to
  * class-validator, which then writes the error message. A DTO with any such rule gets no
  * compiled check at all (`null`).
  */
@@ -54,7 +56,6 @@ export function compileCheck(metatype: DtoClass): CompiledCheck | null {
     }
     if (
       !SUPPORTED.has(m.type) ||
-      m.each ||
       m.always !== undefined ||
       (m.groups && m.groups.length > 0) ||
       m.validateIf
@@ -77,6 +78,7 @@ export function compileCheck(metatype: DtoClass): CompiledCheck | null {
         property: m.propertyName,
         constraints: m.constraints,
         validate: instance.validate.bind(instance),
+        each: m.each,
       });
     }
   }
@@ -88,18 +90,31 @@ export function compileCheck(metatype: DtoClass): CompiledCheck | null {
       const value = instance[property];
       if (!conditions.every((condition) => condition(instance, value))) continue;
       for (const rule of rules) {
-        const valid = rule.validate(value, {
+        const args = {
           targetName,
           property,
           object: instance,
           value,
           constraints: rule.constraints,
-        });
-        if (!valid || typeof (valid as { then?: unknown }).then === 'function') return false;
+        };
+        if (rule.each && Array.isArray(value)) {
+          // As class-validator: each element, with the array as the arguments' value.
+          for (const element of value as unknown[])
+            if (!passes(rule.validate(element, args))) return false;
+          continue;
+        }
+        // A Set or Map under `each`: class-validator's, element by element.
+        if (rule.each && (value instanceof Set || value instanceof Map)) return false;
+        if (!passes(rule.validate(value, args))) return false;
       }
     }
     return true;
   };
+}
+
+/** A constraint's answer that counts as valid here: truthy and not a promise (async is class-validator's). */
+function passes(valid: unknown): boolean {
+  return Boolean(valid) && typeof (valid as { then?: unknown }).then !== 'function';
 }
 
 /**
@@ -123,6 +138,7 @@ function nestedRule(
   return {
     property,
     constraints: [],
+    each: false,
     validate: (value) => {
       if (!Array.isArray(value)) return false;
       for (const element of value) {
