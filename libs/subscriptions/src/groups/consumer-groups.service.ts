@@ -53,7 +53,9 @@ import {
 import {
   claimForMember,
   renderClaimed,
+  claimedDeliveries,
   type ClaimRow,
+  type ClaimedDelivery,
   type RenderedRow,
 } from './sql/group-claim.sql.js';
 import { fillQuery } from './sql/group-fill.sql.js';
@@ -224,14 +226,14 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
       found: number;
       renewed: number;
       checkpoint: string | null;
-      acked: string[];
+      acked: string;
     }>(
       this.dataSource.manager,
       ackDeliveries(name, memberId, epoch, indices, this.options.groupMemberTimeoutMs),
     );
     if (row.found === 0) throw new ConsumerGroupNotFoundError(name);
     if (row.renewed === 0) throw new MemberLeaseLostError(name, memberId, epoch);
-    const done = row.acked.map(toPosition);
+    const done = row.acked === '' ? [] : row.acked.split(',').map(Number);
     const held = new Set(done);
     const result: GroupAckResult = {
       done,
@@ -404,18 +406,18 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
         throw new Error(`Consumer group '${name}': its definition kept changing during a fetch`);
       }
       this.watching.set(name, row.watching === 1);
-      const claimed = rows.filter((r) => r.index !== null);
+      const claimed = claimedDeliveries(row);
       const rendered = await this.render(claimed);
       return {
         epoch: toPosition(row.epoch),
         parked: row.parked,
         starved: row.starved === 1,
         events: claimed.map((c) => {
-          const message = rendered.get(c.index!)!;
+          const message = rendered.get(c.index)!;
           return {
-            index: toPosition(c.index),
-            deliveryAttempt: c.attempt!,
-            late: c.late!,
+            index: c.index,
+            deliveryAttempt: c.attempt,
+            late: c.late,
             json: message.json,
             ...(message.personal ? { personal: message.personal } : {}),
           };
@@ -429,15 +431,15 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
    * group: it sees every commit made before it (a delete that hid one while the claim waited
    * for the lock included), and members render side by side instead of one at a time.
    */
-  private async render(claimed: ClaimRow[]): Promise<Map<string, RenderedRow>> {
+  private async render(claimed: ClaimedDelivery[]): Promise<Map<number, RenderedRow>> {
     if (claimed.length === 0) return new Map();
     const rows = await execute<RenderedRow>(
       this.dataSource.manager,
-      renderClaimed(claimed.map((c) => toPosition(c.index))),
+      renderClaimed(claimed.map((c) => c.index)),
     );
-    const byIndex = new Map(rows.map((r) => [r.index, r]));
+    const byIndex = new Map(rows.map((r) => [Number(r.index), r]));
     for (const c of claimed)
-      if (!byIndex.has(c.index!))
+      if (!byIndex.has(c.index))
         throw new Error(`Consumer group delivery ${c.index} has no message`);
     return byIndex;
   }

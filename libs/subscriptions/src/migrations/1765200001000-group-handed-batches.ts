@@ -140,6 +140,7 @@ export class GroupHandedBatches1765200001000 implements MigrationInterface {
         FOR v_batch IN
           SELECT b.ctid AS at, b.indices FROM consumer_group_batches b
           WHERE b.group_name = p_group AND b.member_id = p_member AND b.epoch = p_epoch
+          ORDER BY b.first_index
         LOOP
           SELECT coalesce(array_agg(x.i ORDER BY x.i) FILTER (WHERE a.i IS NULL), '{}'),
                  coalesce(array_agg(x.i ORDER BY x.i) FILTER (WHERE a.i IS NOT NULL), '{}')
@@ -152,6 +153,7 @@ export class GroupHandedBatches1765200001000 implements MigrationInterface {
           ELSE
             UPDATE consumer_group_batches b SET indices = v_left WHERE b.ctid = v_batch.at;
           END IF;
+          -- Batches do not interleave (each read on above the last): in first_index order, acked stays ascending.
           acked := acked || v_gone;
         END LOOP;
         WITH gone AS (

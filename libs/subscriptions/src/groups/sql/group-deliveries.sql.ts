@@ -27,7 +27,8 @@ export function insertDeliveries(
  * `indices`, and moves the checkpoint. Each step after the lock is a query of its own, so it
  * sees every transaction that committed while the ack waited for the lock (one statement
  * would not: its snapshot is taken before it waits). `found` 0: no such group; `renewed` 0:
- * the lease is lost and nothing changed.
+ * the lease is lost and nothing changed; `acked`: the indices taken, ascending, comma-separated
+ * (a batch's hundreds as one text, not an array parsed element by element).
  */
 export function ackDeliveries(
   group: string,
@@ -37,7 +38,7 @@ export function ackDeliveries(
   leaseMs: number,
 ): SqlQuery {
   return {
-    text: `SELECT found::int AS found, renewed::int AS renewed, moved_to::text AS checkpoint, acked::text[] AS acked
+    text: `SELECT found::int AS found, renewed::int AS renewed, moved_to::text AS checkpoint, array_to_string(acked, ',') AS acked
            FROM ordinal_group_ack($1, $2, $3, $4::bigint[], $5)`,
     values: [group, memberId, epoch, indices, leaseMs],
   };
