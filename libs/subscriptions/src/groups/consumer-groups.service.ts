@@ -209,9 +209,10 @@ export class ConsumerGroupsService implements OnApplicationBootstrap, OnModuleDe
     const until = Date.now() + Math.min(request.waitMs ?? 0, MAX_WAIT_MS);
     for (;;) {
       const left = Math.max(0, until - Date.now());
+      const seen = this.wake.seen(name);
       const result = await this.claim(name, memberId, max, left);
       if (result.events.length > 0 || left === 0 || this.closing || signal?.aborted) return result;
-      await this.wake.wait(name, Math.min(left, this.options.groupPollMs), signal);
+      await this.wake.wait(name, Math.min(left, this.options.groupPollMs), signal, seen);
     }
   }
 
