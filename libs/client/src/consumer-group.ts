@@ -31,6 +31,12 @@ export interface ConsumerGroupOptions {
   onError?: (error: unknown, attempt: number) => void;
 }
 
+/** The member's lease a batch was fetched under. */
+interface Lease {
+  memberId: string;
+  epoch: number;
+}
+
 /** The subset of OrdinalClient a member uses. */
 interface Requester {
   request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
@@ -39,7 +45,7 @@ interface Requester {
 /**
  * One member of a consumer group: fetches (long poll), runs the handler on each event in the
  * order received, acknowledges what succeeded in one request per batch and gives back what
- * threw. A lost lease (409 `member_lease_lost`: this member was declared dead and its events
+ * threw; a batch's acks go out while the next batch is fetched. A lost lease (409 `member_lease_lost`: this member was declared dead and its events
  * went to others) drops the rest of the batch and fetches again under a new lease. Network
  * errors and 5xx are retried with back-off; a 4xx other than a lost lease stops it (`done`
  * rejects).
@@ -47,7 +53,14 @@ interface Requester {
 export class ConsumerGroupMember {
   private stopped = false;
   private attempt = 0;
-  private current: { memberId: string; epoch: number } | null = null;
+  private current: Lease | null = null;
+  /**
+   * The acks and nacks of the last batch: sent while the next batch is fetched, awaited before
+   * the next batch's are sent (so they go in order, one batch's at a time) and before stopping.
+   */
+  private settling: Promise<void> = Promise.resolve();
+  /** An error the last batch's settling could not retry, thrown where it is awaited. */
+  private settleFailure: { error: unknown } | null = null;
   /** Resolves once stopped; rejects on an error it cannot retry. */
   readonly done: Promise<void>;
 
@@ -91,7 +104,7 @@ export class ConsumerGroupMember {
           },
         );
         this.current = { memberId: body.memberId, epoch: body.epoch };
-        await this.handle(body.events);
+        await this.handle(body.events, this.current);
         this.attempt = 0;
       } catch (error) {
         if (error instanceof OrdinalHttpError && error.code === 'member_lease_lost') {
@@ -103,24 +116,38 @@ export class ConsumerGroupMember {
         await new Promise((r) => setTimeout(r, backoffDelay(this.attempt++, this.options.backoff)));
       }
     }
+    await this.settled();
   }
 
-  private async handle(events: GroupDelivery[]): Promise<void> {
+  /** Waits for the last batch's acks; throws what they could not retry. */
+  private async settled(): Promise<void> {
+    await this.settling;
+    const failure = this.settleFailure;
+    this.settleFailure = null;
+    if (failure) throw failure.error;
+  }
+
+  private async handle(events: GroupDelivery[], lease: Lease): Promise<void> {
     if (events.length === 0) return;
-    const { memberId } = this.current!;
+    const { memberId } = lease;
     const heartbeat = setInterval(() => {
       this.client
         .request('POST', `${this.path}/fetch`, { memberId, max: 0 })
         .catch((error: unknown) => this.options.onError?.(error, 0));
     }, this.options.heartbeatMs ?? 2000);
     try {
-      await this.handleBatch(events);
+      await this.handleBatch(events, lease);
     } finally {
       clearInterval(heartbeat);
     }
   }
 
-  private async handleBatch(events: GroupDelivery[]): Promise<void> {
+  /**
+   * Runs the handler on each event, then sends the batch's acks and nacks without waiting for
+   * them: the next fetch goes out meanwhile (the member's next batch does not wait for a round
+   * trip of this one's ack). The previous batch's are awaited first.
+   */
+  private async handleBatch(events: GroupDelivery[], lease: Lease): Promise<void> {
     const acked: number[] = [];
     const settled = {
       retry: [] as Array<[number, string]>,
@@ -136,25 +163,47 @@ export class ConsumerGroupMember {
         settled.retry.push([event.index, error instanceof Error ? error.message : String(error)]);
       }
     }
-    if (acked.length > 0) await this.settle('ack', { indices: acked });
+    await this.settled();
+    this.settling = this.settleBatch(lease, acked, settled).catch((error: unknown) => {
+      // A lost lease is final for this batch (its events went to others): said, not thrown.
+      // So is a passing failure once the member was told to stop (it stops retrying then).
+      if (
+        (error instanceof OrdinalHttpError && error.code === 'member_lease_lost') ||
+        (this.stopped && isRetryable(error))
+      )
+        this.options.onError?.(error, 0);
+      else this.settleFailure = { error };
+    });
+  }
+
+  private async settleBatch(
+    lease: Lease,
+    acked: number[],
+    settled: { retry: Array<[number, string]>; park: number[]; skip: number[] },
+  ): Promise<void> {
+    if (acked.length > 0) await this.settle(lease, 'ack', { indices: acked });
     for (const [index, reason] of settled.retry)
-      await this.settle('nack', { indices: [index], action: 'retry', reason });
+      await this.settle(lease, 'nack', { indices: [index], action: 'retry', reason });
     if (settled.park.length > 0)
-      await this.settle('nack', {
+      await this.settle(lease, 'nack', {
         indices: settled.park,
         action: 'park',
         reason: 'parked by the handler',
       });
     if (settled.skip.length > 0)
-      await this.settle('nack', {
+      await this.settle(lease, 'nack', {
         indices: settled.skip,
         action: 'skip',
         reason: 'skipped by the handler',
       });
   }
 
-  private async settle(route: 'ack' | 'nack', body: Record<string, unknown>): Promise<void> {
-    const { memberId, epoch } = this.current!;
+  private async settle(
+    lease: Lease,
+    route: 'ack' | 'nack',
+    body: Record<string, unknown>,
+  ): Promise<void> {
+    const { memberId, epoch } = lease;
     for (let attempt = 0; ; attempt++) {
       try {
         const { body: answer } = await this.client.request<GroupSettleResponse>(

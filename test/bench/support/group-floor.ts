@@ -10,9 +10,10 @@ export interface GroupFloor {
 
 /**
  * The floor under a consumer group's PostgreSQL cost: for `events` of the filled log, in
- * batches of `batch`, one statement each that adds the deliveries already held (as a read-on
- * hands them out), renders their messages (as a fetch does) and deletes them (as an ack does), on the group tables with
- * their indexes, without anything else a claim does (no lock, expiry, pick, checkpoint, or
+ * batches of `batch`, one statement each that adds the batch of deliveries already held (as a
+ * round_robin read-on hands them out: one row of consumer_group_batches), renders their
+ * messages (as a fetch does) and deletes the batch (as an ack of all of it does), on the group
+ * tables with their indexes, without anything else a claim does (no lock, expiry, pick, checkpoint, or
  * function). The backend's CPU per event, from /proc; a group (`bench-floor`, not defined)
  * leaves no row behind.
  */
@@ -48,17 +49,16 @@ export async function groupFloor(
       );
       await step(
         'add',
-        `INSERT INTO consumer_group_deliveries (group_name, index, key, late, below_read_to, member_id, epoch, attempt, deadline)
-         SELECT 'bench-floor', i, NULL, false, false, 'm', 1, 1, clock_timestamp() + interval '1 minute'
-         FROM unnest($1::bigint[]) i`,
+        `INSERT INTO consumer_group_batches (group_name, member_id, epoch, first_index, deadline, indices)
+         VALUES ('bench-floor', 'm', 1, ($1::bigint[])[1], clock_timestamp() + interval '1 minute', $1::bigint[])`,
         indices,
       );
       // The render a fetch runs (its statement, its shape for a run of neighbouring positions).
       await step('render', renderClaimed(indices), indices);
       await step(
         'ack',
-        `DELETE FROM consumer_group_deliveries
-         WHERE group_name = 'bench-floor' AND member_id = 'm' AND epoch = 1 AND index = ANY($1::bigint[])`,
+        `DELETE FROM consumer_group_batches
+         WHERE group_name = 'bench-floor' AND member_id = 'm' AND epoch = 1 AND first_index = ($1::bigint[])[1]`,
         indices,
       );
     }
