@@ -1,4 +1,4 @@
-import type { EntityManager, QueryRunner } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 /** A parameterised statement: SQL builders are pure functions returning one of these. */
 export interface SqlQuery {
@@ -68,4 +68,32 @@ export async function executeOn<R = Record<string, unknown>>(
 ): Promise<R[]> {
   const result = await connection.query<R>({ text: query.text, values: query.values });
   return result.rows;
+}
+
+/**
+ * Runs a read-only statement as a named prepared statement on a connection of `dataSource`'s
+ * pool (the writer's door: the driver's master pool), so each connection parses it once, not
+ * on every call. For hot statements whose text has few shapes, one `name` per text (pg refuses a
+ * name reused for another text on one connection). A connection that reported an error while
+ * in use goes back destroyed; a statement's own error leaves it usable. Errors are pg's own
+ * (their SQLSTATE in `code`), not TypeORM's.
+ */
+export async function queryPrepared<R = Record<string, unknown>>(
+  dataSource: DataSource,
+  name: string,
+  query: SqlQuery,
+): Promise<R[]> {
+  const driver = dataSource.driver as unknown as {
+    obtainMasterConnection(): Promise<[PgConnection, (error?: unknown) => void]>;
+  };
+  const [connection, giveBack] = await driver.obtainMasterConnection();
+  let broken: unknown;
+  const onError = (error: Error) => (broken = error);
+  connection.on('error', onError);
+  try {
+    return await executePrepared<R>(connection, name, query);
+  } finally {
+    connection.off('error', onError);
+    giveBack(broken);
+  }
 }

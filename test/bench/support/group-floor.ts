@@ -38,7 +38,7 @@ export async function groupFloor(
     ) => {
       const before = cpuUs(pid);
       if (typeof query === 'string') await client.query(query, [indices]);
-      else await client.query(query.text, query.values);
+      else await client.query(query);
       spent[part] += cpuUs(pid) - before;
     };
     const started = cpuUs(pid);

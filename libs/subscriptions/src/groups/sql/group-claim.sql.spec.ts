@@ -7,12 +7,14 @@ describe('renderClaimed', () => {
       /index >= \$2::bigint AND index <= \$3::bigint AND index \+ 0 = ANY\(\$1::bigint\[\]\)/,
     );
     expect(query.values).toEqual([[103, 101, 102, 105], 101, 105]);
+    expect(query.name).toBe('ordinal-group-render-run');
   });
 
   it('looks a sparse batch up by its list, within its range', () => {
     const query = renderClaimed([7, 90_000]);
     expect(query.text).toMatch(/index <= \$3::bigint AND index = ANY\(\$1::bigint\[\]\)/);
     expect(query.values).toEqual([[7, 90_000], 7, 90_000]);
+    expect(query.name).toBe('ordinal-group-render-list');
   });
 });
 

@@ -122,9 +122,11 @@ export function claimForMember(request: ClaimRequest): SqlQuery {
  * own after the claim committed: it sees every change committed before it. A batch is almost
  * always a run of neighbouring positions, read as its range (`atPositions`).
  */
-export function renderClaimed(indices: number[]): SqlQuery {
+export function renderClaimed(indices: number[]): SqlQuery & { name: string } {
   const at = atPositions(indices)!;
   return {
+    // A prepared statement's name, one per shape of the text (a run's range, or a sparse list).
+    name: at.where.includes('index + 0') ? 'ordinal-group-render-run' : 'ordinal-group-render-list',
     text: `SELECT index::text AS index, ${RENDERED_ROW_JSON} AS json, personal
            FROM (SELECT * FROM ${MESSAGES} WHERE ordinal_require_hot($2::bigint, $3::bigint)) AS ${MESSAGES}
            WHERE ${at.where}`,
