@@ -380,6 +380,12 @@ describe('Versioned projections: candidate, promotion, rollback, retire (one dat
         'the previous build unsubscribed',
       );
       expect(b.get(SubscriptionsService).names()).toContain('bg-pair@v1.2');
+      // (unsubscribe forgets the name at once, then gives its leases back: wait for those)
+      await waitFor(
+        async () => (await owners('bg-pair')).length === 0,
+        5_000,
+        'the previous build’s leases given back',
+      );
       expect(await owners('bg-pair')).toEqual([]);
     } finally {
       await b.close();
