@@ -45,8 +45,9 @@ interface Requester {
 /**
  * One member of a consumer group: fetches (long poll), runs the handler on each event in the
  * order received, acknowledges what succeeded in one request per batch and gives back what
- * threw; a batch's acks go out while the next batch is fetched. A lost lease (409 `member_lease_lost`: this member was declared dead and its events
- * went to others) drops the rest of the batch and fetches again under a new lease. Network
+ * threw; a batch's acks go out while the next batch is fetched. A lost lease (409
+ * `member_lease_lost`: this member was declared dead and its events went to others) drops the
+ * rest of the batch and fetches again under a new lease. Network
  * errors and 5xx are retried with back-off; a 4xx other than a lost lease stops it (`done`
  * rejects).
  */

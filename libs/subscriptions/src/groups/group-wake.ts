@@ -39,12 +39,16 @@ export class GroupWake {
 
   wake(group: string): void {
     this.wakes.set(group, (this.wakes.get(group) ?? 0) + 1);
-    for (const done of [...(this.waiters.get(group) ?? [])]) done();
+    this.release(group);
   }
 
   wakeAll(): void {
     this.wokeAll += 1;
-    for (const group of [...this.waiters.keys()])
-      for (const done of [...(this.waiters.get(group) ?? [])]) done();
+    for (const group of [...this.waiters.keys()]) this.release(group);
+  }
+
+  /** Ends the waits on `group` now. */
+  private release(group: string): void {
+    for (const done of [...(this.waiters.get(group) ?? [])]) done();
   }
 }
