@@ -21,7 +21,8 @@
  * BENCH_SECONDS (3 per phase), BENCH_ROUNDS (1), BENCH_PART ("ingest,sse,aggregates"),
  * BENCH_MODES ("gapless,concurrent"), BENCH_BATCH ("1,100"), BENCH_KEYED (`1`: every published
  * message with an idempotency key of its own), BENCH_SSE_MESSAGES (20,000),
- * BENCH_SERVER_MAIN (another build's main.js) shorten or vary a run.
+ * BENCH_SERVER_MAIN (another build's main.js) shorten or vary a run; BENCH_CPU_PROF=<dir> profiles the
+ * ingest servers (node --cpu-prof).
  */
 import 'reflect-metadata';
 import { cpus, loadavg } from 'node:os';
@@ -136,6 +137,10 @@ async function ingest(): Promise<unknown> {
         },
         await freePort(),
         /listening on/,
+        // BENCH_CPU_PROF=<dir>: each ingest server writes its CPU profile there when it stops.
+        process.env.BENCH_CPU_PROF
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+          : [],
       );
       servers.push({ mode, server, proxy, db });
     }
