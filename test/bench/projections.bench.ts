@@ -287,7 +287,7 @@ async function sameShapeCeiling(threes: Awaited<ReturnType<typeof throughput>>[]
     EVENTS,
     SAME_SHAPE_RUNS,
   );
-  const rate = median(runs.map((r) => r.eventsPerSecond));
+  const rate = Math.round(median(runs.map((r) => r.eventsPerSecond)));
   return {
     eventsPerSecond: rate,
     speedupCeiling: Math.round((rate / oneRate) * 100) / 100,

@@ -42,7 +42,7 @@ const spin = (us: number) => {
   while (performance.now() < end);
 };
 
-/** µs of its backend's CPU one burning statement of `rows` costs (median-free: 3,000 statements, /proc ticks of 10 ms). */
+/** µs of its backend's CPU one burning statement of `rows` costs: the mean of 3,000 (/proc counts in ticks of 10 ms). */
 async function statementCost(client: pg.Client, backend: number, rows: number): Promise<number> {
   const before = cpuUs(backend);
   for (let i = 0; i < 3000; i++)
