@@ -252,12 +252,12 @@ export class LogWriter implements OnApplicationShutdown {
     return () => this.commitListeners.delete(listener);
   }
 
-  /** Listens to flush figures (metrics); returns the function that stops listening. */
   /** Flushes sent and not yet settled (their commit callbacks and flush listeners not yet run). */
   get flushesInFlight(): number {
     return this.inFlight;
   }
 
+  /** Listens to flush figures (metrics); returns the function that stops listening. */
   onFlush(listener: (stats: FlushStats) => void): () => void {
     this.flushListeners.add(listener);
     return () => this.flushListeners.delete(listener);
