@@ -39,15 +39,15 @@
  * BENCH_BLUE_GREEN_EVENTS=0 skips it; BENCH_ROUNDS=0 BENCH_KILLS=0 runs it alone.
  */
 import 'reflect-metadata';
-import { cpus } from 'node:os';
 import pg from 'pg';
 import { LogWriter } from '@ordinal/nestjs';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
-import { backendsOf, cpuMeter, type CpuSpent } from './support/proc-cpu.js';
+import { backendsOf, cpuMeter } from './support/proc-cpu.js';
 import { blueGreen } from './support/blue-green.js';
 import { sameShape } from './support/same-shape.js';
 import {
   appendTicks,
+  costPerEvent,
   poll,
   spawnWorker as spawnProjectionWorker,
   writerApp,
@@ -132,29 +132,6 @@ async function setUp(): Promise<{
   return { db, client, app };
 }
 
-/**
- * What one event cost the machine in a run: µs of CPU of the workers, of the database's
- * PostgreSQL backends and of this process (the writer appending the events, and the polls),
- * and how busy the machine was. `ceilingEventsPerSecond` is what the machine could do at that
- * cost with every core busy: a speedup the ceiling does not allow is beyond the machine, not
- * the framework.
- */
-function costPerEvent(spent: CpuSpent) {
-  const per = (us: number) => Math.round(us / EVENTS);
-  const usPerEvent = {
-    workers: per(spent.us.workers),
-    postgres: per(spent.us.postgres),
-    benchmark: per(spent.us.self),
-  };
-  const total = usPerEvent.workers + usPerEvent.postgres + usPerEvent.benchmark;
-  return {
-    usPerEvent: { ...usPerEvent, total },
-    machineBusy: Math.round(spent.machineBusy * 100) / 100,
-    cores: spent.cores,
-    ceilingEventsPerSecond: Math.round((spent.cores * 1e6) / total),
-  };
-}
-
 async function throughput(processes: number) {
   const { db, client, app } = await setUp();
   const workers: Worker[] = [];
@@ -185,7 +162,7 @@ async function throughput(processes: number) {
       10,
     );
     const seconds = (performance.now() - started) / 1000;
-    const cpu = costPerEvent(await meter.stop());
+    const cpu = costPerEvent(await meter.stop(), EVENTS);
     const { rows } = await client.query<{ n: string; d: string }>(
       'SELECT count(*) AS n, count(DISTINCT index) AS d FROM applied',
     );
@@ -294,11 +271,7 @@ async function sameShapeCeiling(threes: Awaited<ReturnType<typeof throughput>>[]
     // Issue 30's measure for the shape itself: its rate over the rate every core busy would
     // give at its own cost (the share of the machine its processes keep busy).
     ofItsCpuCeiling: median(
-      runs.map(
-        (r) =>
-          Math.round(((r.eventsPerSecond * r.usPerEvent.total) / (cpus().length * 1e6)) * 100) /
-          100,
-      ),
+      runs.map((r) => Math.round((r.eventsPerSecond / r.cpu.ceilingEventsPerSecond) * 100) / 100),
     ),
     runs,
   };

@@ -1,13 +1,14 @@
 /**
- * What the projection benchmarks share (projections.bench.ts, idle.bench.ts): a projection
- * worker process (support/projection-worker.ts), a writer application in this process, and
- * polling a condition.
+ * What the projection benchmarks share (projections.bench.ts, idle.bench.ts, same-shape.ts): a
+ * projection worker process (support/projection-worker.ts), a writer application in this
+ * process, polling a condition, and what an event cost the machine.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LogWriter, OrdinalModule } from '@ordinal/nestjs';
+import type { CpuSpent } from './proc-cpu.js';
 
 const WORKER = fileURLToPath(new URL('./projection-worker.js', import.meta.url));
 
@@ -100,4 +101,28 @@ export async function appendTicks(
     last = (result.entries.at(-1) as { message: { id: number } }).message.id;
   }
   return last;
+}
+
+/**
+ * What one event cost the machine in a run: µs of CPU of the workers, of the database's
+ * PostgreSQL backends and of the benchmark's own process (`self`: the writer appending the events,
+ * and the polls),
+ * and how busy the machine was. `ceilingEventsPerSecond` is what the machine could do at that
+ * cost with every core busy: a speedup the ceiling does not allow is beyond the machine, not
+ * the framework.
+ */
+export function costPerEvent(spent: CpuSpent, events: number) {
+  const per = (us: number) => Math.round(us / events);
+  const usPerEvent = {
+    workers: per(spent.us.workers),
+    postgres: per(spent.us.postgres),
+    benchmark: per(spent.us.self),
+  };
+  const total = usPerEvent.workers + usPerEvent.postgres + usPerEvent.benchmark;
+  return {
+    usPerEvent: { ...usPerEvent, total },
+    machineBusy: Math.round(spent.machineBusy * 100) / 100,
+    cores: spent.cores,
+    ceilingEventsPerSecond: Math.round((spent.cores * 1e6) / total),
+  };
 }

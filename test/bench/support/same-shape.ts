@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBenchDatabase } from './bench-database.js';
 import { backendsOf, cpuMeter, cpuUs } from './proc-cpu.js';
+import { costPerEvent } from './projection-bench.js';
 
 const WORKER = fileURLToPath(new URL('./shape-worker.js', import.meta.url));
 const PROCESSES = 3;
@@ -31,8 +32,7 @@ export interface EventCost {
 
 interface ShapeRun {
   eventsPerSecond: number;
-  usPerEvent: EventCost & { total: number };
-  machineBusy: number;
+  cpu: ReturnType<typeof costPerEvent>;
   spinUs: number;
   burnRows: number;
 }
@@ -57,13 +57,11 @@ function start(url: string, events: number, spinUs: number, burnRows: number) {
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const seen = (word: string) =>
     new Promise<void>((resolve, reject) => {
       const look = () => output.includes(word) && resolve();
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        look();
-      });
+      child.stdout!.on('data', look);
       child.once('exit', (code) => reject(new Error(`shape worker exited with ${code}`)));
       look();
     });
@@ -97,28 +95,15 @@ async function run(
     }
     await Promise.all(workers.map((w) => w.done));
     const seconds = (performance.now() - started) / 1000;
-    const spent = await meter.stop();
-    const per = (us: number) => Math.round(us / events);
-    const usPerEvent = {
-      workers: per(spent.us.workers),
-      postgres: per(spent.us.postgres),
-      benchmark: per(spent.us.self),
-    };
     return {
       eventsPerSecond: Math.round(events / seconds),
-      usPerEvent: {
-        ...usPerEvent,
-        total: usPerEvent.workers + usPerEvent.postgres + usPerEvent.benchmark,
-      },
-      machineBusy: Math.round(spent.machineBusy * 100) / 100,
+      cpu: costPerEvent(await meter.stop(), events),
       spinUs,
       burnRows,
     };
   } finally {
-    for (const w of workers) {
-      w.child.stdin!.write('end\n');
-      w.child.stdin!.end();
-    }
+    // A worker that is still there closes its connections on this line (one that failed is gone).
+    for (const w of workers) if (w.child.exitCode === null) w.child.stdin!.end('end\n');
     await Promise.all(
       workers.map(
         (w) =>
@@ -147,8 +132,8 @@ export async function sameShape(target: EventCost, events: number, runs = 2): Pr
     let spinUs = Math.max(0, target.workers - WORKER_OVERHEAD_US);
     let burnRows = Math.max(1, Math.round((target.postgres - base) / perRow));
     const first = await run(db.url, admin, db.name, events, spinUs, burnRows, target.benchmark);
-    spinUs = Math.max(0, spinUs + target.workers - first.usPerEvent.workers);
-    const burnt = Math.max(1, first.usPerEvent.postgres - base);
+    spinUs = Math.max(0, spinUs + target.workers - first.cpu.usPerEvent.workers);
+    const burnt = Math.max(1, first.cpu.usPerEvent.postgres - base);
     burnRows = Math.max(1, Math.round((burnRows * Math.max(1, target.postgres - base)) / burnt));
     const corrected: ShapeRun[] = [];
     for (let i = 0; i < runs; i++)
