@@ -289,15 +289,17 @@ export class Subscription implements OwnedConsumer {
       this.options.startAt === 'end' ? head : 0,
       head,
     );
+    // From what it still owed when it last wrote its position, not from when it wrote it: an
+    // arrival claimed before that write may not have been delivered yet. Read before the
+    // tracker is replaced, so `pendingLate` never shows it owing nothing in between (a
+    // previous build is left once none of its members here owes a late row).
+    const open = this.source.watermarked
+      ? await this.checkpoints.openSkipped(checkpoint.position, checkpoint.arrivedSince)
+      : null;
     this.position = checkpoint.position;
     this.liveFrom = checkpoint.liveFrom;
     this.late.clear();
-    if (this.source.watermarked) {
-      // From what it still owed when it last wrote its position, not from when it wrote it: an
-      // arrival claimed before that write may not have been delivered yet.
-      const open = await this.checkpoints.openSkipped(this.position, checkpoint.arrivedSince);
-      this.late.add(open.positions, open.xmax, open.since);
-    }
+    if (open) this.late.add(open.positions, open.xmax, open.since);
     this.initialised = true;
     this.waiters.reached(this.position);
   }
