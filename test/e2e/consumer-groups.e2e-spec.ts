@@ -63,6 +63,28 @@ function ackedOnce(members: MemberProcess[]): number[] {
   return all.sort((a, b) => a - b);
 }
 
+/**
+ * Waits for a group's checkpoint to reach the last of `indices` and for `members` to have
+ * printed an acknowledgement for as many events: a member prints what the server counted as
+ * acknowledged after the server counted it, so the checkpoint alone can be ahead of what the
+ * test has read.
+ */
+async function finished(
+  baseUrl: string,
+  group: string,
+  members: MemberProcess[],
+  indices: number[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  await waitFor(
+    async () =>
+      members.flatMap((m) => m.acked()).length >= indices.length &&
+      (await status(baseUrl, group)).checkpoint === indices.at(-1),
+    timeoutMs,
+    `the checkpoint of '${group}' to reach the last event, and its members to print every acknowledgement`,
+  );
+}
+
 describe('consumer groups through the server process, members as separate processes', () => {
   let db: TestDatabase;
   let server: OrdinalProcess;
@@ -117,11 +139,7 @@ describe('consumer groups through the server process, members as separate proces
     // When a is killed with kill -9
     await a.stop('SIGKILL');
     // Then its 10 events go to b and c (second delivery) and the checkpoint reaches the last event
-    await waitFor(
-      async () => (await status(server.baseUrl, 'kill')).checkpoint === indices.at(-1),
-      30_000,
-      'the checkpoint to reach the last event',
-    );
+    await finished(server.baseUrl, 'kill', [b, c], indices);
     expect(ackedOnce([a, b, c])).toEqual(indices);
     expect(a.acked()).toEqual([]);
     const redelivered = [...b.starts(), ...c.starts()].filter((s) => held.includes(s.index));
@@ -199,11 +217,7 @@ describe('consumer groups through the server process, members as separate proces
     // When a is killed and member c joins
     await a.stop('SIGKILL');
     const c = await member({ GROUP: 'pinned', MEMBER_ID: 'c', MAX: '4' });
-    await waitFor(
-      async () => (await status(server.baseUrl, 'pinned')).checkpoint === indices.at(-1),
-      60_000,
-      'the checkpoint to reach the last event',
-    );
+    await finished(server.baseUrl, 'pinned', [a, b, c], indices, 60_000);
     // Then every event was acknowledged once
     expect(ackedOnce([a, b, c])).toEqual(indices);
     // And for each key the handlers started on its events in index order (a redelivery repeats an index, never goes back)
