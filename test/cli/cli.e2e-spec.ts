@@ -533,7 +533,7 @@ describe('the ordinal command, as a process against a real server', () => {
   });
 
   it('migrate runs every migration on a database and exits; needs DATABASE_URL; says when it cannot reach it', async () => {
-    const fresh = await createTestDatabase('ordinal_cli_migrate');
+    const fresh = await createTestDatabase('ordinal_cli_migrate', { blank: true });
     try {
       const r = await runCli(['migrate'], { DATABASE_URL: fresh.url });
       expect(r.code).toBe(0);

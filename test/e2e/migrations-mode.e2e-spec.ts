@@ -6,7 +6,7 @@ import { http } from '../support/test-server.js';
 describe('ORDINAL_MIGRATIONS: what a start does with the migrations', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(undefined, { blank: true });
   });
   afterAll(async () => {
     await db?.drop();

@@ -370,7 +370,7 @@ describe('installing @ordinal/nestjs from the tarballs into a service outside th
   });
 
   it('starts two instances at the same moment on one database: both come up, each migration applied once', async () => {
-    const db = await createTestDatabase('ordinal_install');
+    const db = await createTestDatabase('ordinal_install', { blank: true });
     try {
       // When two processes start the sample service at once on a fresh database
       const [a, b] = await Promise.all([

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
-/** A database of one's own for one suite: created fresh, dropped afterwards (even if busy). */
+/** A database of one's own for one suite: created fresh (migrated, unless asked blank), dropped afterwards (even if busy). */
 export interface TestDatabase {
   name: string;
   url: string;
@@ -32,9 +32,34 @@ async function onMaintenance<T>(fn: (client: pg.Client) => Promise<T>): Promise<
   }
 }
 
-export async function createTestDatabase(prefix = 'ordinal_test'): Promise<TestDatabase> {
+/** How a suite's database starts. */
+export interface TestDatabaseOptions {
+  /**
+   * Blank, with no migration run: for suites about migrations themselves (what a first start
+   * does, a migration over existing rows, several starts racing for the lock).
+   */
+  blank?: boolean;
+}
+
+/**
+ * The migrated template of this run (test/support/global-setup.mjs), when there is one: a
+ * database created from it has every migration of the build already run, and whatever its
+ * code finds pending still runs at its start.
+ */
+function template(): string | null {
+  const name = process.env.ORDINAL_TEST_TEMPLATE;
+  return name && name !== '0' ? name : null;
+}
+
+export async function createTestDatabase(
+  prefix = 'ordinal_test',
+  options: TestDatabaseOptions = {},
+): Promise<TestDatabase> {
   const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  await onMaintenance((c) => c.query(`CREATE DATABASE ${name}`));
+  const from = options.blank ? null : template();
+  await onMaintenance((c) =>
+    c.query(from ? `CREATE DATABASE ${name} TEMPLATE ${from}` : `CREATE DATABASE ${name}`),
+  );
   const url = new URL(serverUrl());
   url.pathname = `/${name}`;
   return {

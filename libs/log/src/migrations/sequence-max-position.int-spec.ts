@@ -17,7 +17,7 @@ describe('SequenceMaxPosition1764460800211: the sequence stops at the last exact
   const nextval = () => db.query(`SELECT nextval('messages_index_seq')`);
 
   beforeEach(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(undefined, { blank: true });
     dataSource = new DataSource({ type: 'postgres', url: db.url, extra: { max: 2 } });
     await dataSource.initialize();
   });

@@ -12,7 +12,7 @@ describe('consumer_processes: heartbeats are HOT updates', () => {
   let client: pg.Client | null = null;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(undefined, { blank: true });
   });
   afterAll(async () => {
     await client?.end();

@@ -26,7 +26,7 @@ describe('runMigrations (the migration advisory lock)', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
   beforeEach(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(undefined, { blank: true });
     dataSource = new DataSource({ type: 'postgres', url: db.url, entities: [] });
     await dataSource.initialize();
   });
