@@ -19,7 +19,9 @@
  *
  * BENCH_DELAYS ("0,1,5" ms one way), BENCH_JITTER (0 ms), BENCH_CLIENTS ("1,32,128"),
  * BENCH_SECONDS (3 per phase), BENCH_ROUNDS (1), BENCH_PART ("ingest,sse,aggregates"),
- * BENCH_MODES ("gapless,concurrent"), BENCH_BATCH ("1,100"), BENCH_KEYED (`1`: every published
+ * BENCH_MODES ("gapless,concurrent,bare"; bare: bench:ingest's bare Fastify route with the gapless
+ * writer's group commit and nothing else, single messages only: what the machine allows),
+ * BENCH_BATCH ("1,100"), BENCH_KEYED (`1`: every published
  * message with an idempotency key of its own), BENCH_SSE_MESSAGES (20,000),
  * BENCH_SERVER_MAIN (another build's main.js) shorten or vary a run; BENCH_CPU_PROF=<dir> profiles the
  * ingest servers (node --cpu-prof).
@@ -48,11 +50,14 @@ import { startChild, type ChildServer } from './support/child-server.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
 import { fillLog } from './support/fill-log.js';
 import { countStream } from './support/sse-count.js';
+import { cpuUs } from './support/proc-cpu.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serverMain =
   process.env.BENCH_SERVER_MAIN ??
   join(here, '..', '..', '..', 'apps', 'eventstore', 'dist', 'main.js');
+/** The machine's own figure for single messages: Ordinal's group commit and nothing else. */
+const bareMain = join(here, 'support', 'bare-ingest-server.js');
 const list = (name: string, fallback: string) =>
   (process.env[name] ?? fallback).split(',').filter((s) => s.length > 0);
 const DELAYS = list('BENCH_DELAYS', '0,1,5').map(Number);
@@ -62,7 +67,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 const PARTS = new Set(list('BENCH_PART', 'ingest,sse,aggregates'));
 const KEYED = process.env.BENCH_KEYED === '1';
-const MODES = list('BENCH_MODES', 'gapless,concurrent');
+const MODES = list('BENCH_MODES', 'gapless,concurrent,bare');
+/** The bare route takes single messages only. */
+const batchesOf = (mode: string) => (mode === 'bare' ? BATCHES.filter((b) => b === 1) : BATCHES);
 const BATCHES = list('BENCH_BATCH', '1,100').map(Number);
 const SSE_MESSAGES = Number(process.env.BENCH_SSE_MESSAGES ?? 20_000);
 const AGGREGATE_SECONDS = Number(process.env.BENCH_AGGREGATE_SECONDS ?? 2);
@@ -99,6 +106,47 @@ async function throughProxy<T>(
   return { result, proxy: await proxy.stats() };
 }
 
+/** A server of `mode` in its own process, every connection of it through a fresh proxy. */
+async function startServer(
+  mode: string,
+  spinUs = 0,
+): Promise<{ mode: string; server: ChildServer; proxy: ForkedDelayProxy; db: BenchDatabase }> {
+  const db = await createBenchDatabase();
+  const proxy = await forkDelayProxy(upstream);
+  if (mode === 'bare') {
+    // Ordinal creates the schema the bare route writes to, then the route alone serves.
+    const schema = await startChild(
+      serverMain,
+      { DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' },
+      await freePort(),
+      /listening on/,
+    );
+    await schema.stop();
+    const server = await startChild(
+      bareMain,
+      { DATABASE_URL: viaProxy(db.url, proxy), SPIN_US: String(spinUs) },
+      await freePort(),
+      /listening/,
+    );
+    return { mode, server, proxy, db };
+  }
+  const server = await startChild(
+    serverMain,
+    {
+      DATABASE_URL: viaProxy(db.url, proxy),
+      ORDINAL_LOG_FORMAT: 'json',
+      ORDINAL_ORDERING: mode,
+    },
+    await freePort(),
+    /listening on/,
+    // BENCH_CPU_PROF=<dir>: each ingest server writes its CPU profile there when it stops.
+    process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+      : [],
+  );
+  return { mode, server, proxy, db };
+}
+
 interface IngestRow {
   mode: string;
   batch: number;
@@ -112,6 +160,8 @@ interface IngestRow {
   failures: number;
   roundTripsPerOp: number | null;
   dbRoundTripsPerOp: number;
+  /** µs of the server process's CPU per message over the run. */
+  serverCpuUsPerMsg: number;
   overZeroDelay?: number;
 }
 
@@ -124,26 +174,9 @@ async function ingest(): Promise<unknown> {
     db: BenchDatabase;
   }[] = [];
   const rows: IngestRow[] = [];
+  let sameShape: Record<string, unknown> | null = null;
   try {
-    for (const mode of MODES) {
-      const db = await createBenchDatabase();
-      const proxy = await forkDelayProxy(upstream);
-      const server = await startChild(
-        serverMain,
-        {
-          DATABASE_URL: viaProxy(db.url, proxy),
-          ORDINAL_LOG_FORMAT: 'json',
-          ORDINAL_ORDERING: mode,
-        },
-        await freePort(),
-        /listening on/,
-        // BENCH_CPU_PROF=<dir>: each ingest server writes its CPU profile there when it stops.
-        process.env.BENCH_CPU_PROF
-          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-          : [],
-      );
-      servers.push({ mode, server, proxy, db });
-    }
+    for (const mode of MODES) servers.push(await startServer(mode));
     let phase = 0;
     const run = (baseUrl: string, clients: number, batch: number, seconds = SECONDS) =>
       runWrk({
@@ -159,10 +192,10 @@ async function ingest(): Promise<unknown> {
       });
     // Warm-up: JIT, pools, prepared statements on every connection, and past the duplicate
     // window (the first 2,000 messages after a start, during which gapless flushes go one at a time).
-    for (const { server } of servers) {
+    for (const { mode, server } of servers) {
       let warm = 0;
-      while (warm < 2_500) warm += run(server.baseUrl, 8, 100, 1).messages;
-      run(server.baseUrl, 32, 1, 1);
+      while (mode !== 'bare' && warm < 2_500) warm += run(server.baseUrl, 8, 100, 1).messages;
+      run(server.baseUrl, 32, 1, mode === 'bare' ? 2 : 1);
     }
     for (let round = 0; round < ROUNDS; round++) {
       for (const batch of BATCHES) {
@@ -170,9 +203,15 @@ async function ingest(): Promise<unknown> {
           for (const { mode, server, proxy } of round % 2 === 0
             ? servers
             : [...servers].reverse()) {
+            if (!batchesOf(mode).includes(batch)) continue;
             for (const delayMs of DELAYS) {
+              const pid = server.child.pid!;
+              const cpuBefore = cpuUs(pid);
               const { result, proxy: seen } = await throughProxy(proxy, delayMs, () =>
                 run(server.baseUrl, clients, batch),
+              );
+              const serverCpuUsPerMsg = Math.round(
+                (cpuUs(pid) - cpuBefore) / Math.max(1, result.messages),
               );
               const requests = result.messages / batch;
               const row: IngestRow = {
@@ -188,6 +227,7 @@ async function ingest(): Promise<unknown> {
                 failures: result.failures,
                 roundTripsPerOp: roundTripsPerOp(clients, requests / result.seconds, delayMs),
                 dbRoundTripsPerOp: requests > 0 ? round2(seen.roundTrips / requests) : 0,
+                serverCpuUsPerMsg,
               };
               rows.push(row);
               process.stderr.write(`ingest ${JSON.stringify(row)}\n`);
@@ -195,6 +235,51 @@ async function ingest(): Promise<unknown> {
           }
         }
       }
+    }
+    // The 128-client goal's same shape with no framework: the bare route with the CPU per
+    // message Ordinal's gapless server spent at 0 ms spun into each request (so it is as
+    // CPU-bound as Ordinal when the database is near), at 0 ms and the longest delay. Its
+    // 5 ms / 0 ms is what the machine allows a group commit that costs what Ordinal costs.
+    const far = Math.max(...DELAYS);
+    const cpuAt0 = (mode: string) =>
+      median(
+        rows
+          .filter((r) => r.mode === mode && r.clients === 128 && r.batch === 1 && r.delayMs === 0)
+          .map((r) => r.serverCpuUsPerMsg),
+      );
+    if (['gapless', 'bare'].every((m) => MODES.includes(m)) && CLIENTS.includes(128) && far > 0) {
+      const spinUs = Math.max(0, cpuAt0('gapless') - cpuAt0('bare'));
+      const shaped = await startServer('bare', spinUs);
+      servers.push(shaped);
+      run(shaped.server.baseUrl, 32, 1, 2);
+      const measured: { delayMs: number; msgPerSec: number; serverCpuUsPerMsg: number }[] = [];
+      const ratios: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const rate: Record<number, number> = {};
+        for (const delayMs of [0, far]) {
+          const pid = shaped.server.child.pid!;
+          const cpuBefore = cpuUs(pid);
+          const { result } = await throughProxy(shaped.proxy, delayMs, () =>
+            run(shaped.server.baseUrl, 128, 1),
+          );
+          rate[delayMs] = result.msgPerSec;
+          const row = {
+            delayMs,
+            msgPerSec: result.msgPerSec,
+            serverCpuUsPerMsg: Math.round((cpuUs(pid) - cpuBefore) / Math.max(1, result.messages)),
+          };
+          measured.push(row);
+          process.stderr.write(`ingest sameShape ${JSON.stringify(row)}\n`);
+        }
+        ratios.push(rate[far] / Math.max(1, rate[0]));
+      }
+      sameShape = {
+        what: "bench:ingest's bare route with the CPU per message of Ordinal's gapless server at 0 ms spun into each request, 128 clients",
+        spinUs,
+        cpuUsPerMsgAt0: { gapless: cpuAt0('gapless'), bare: cpuAt0('bare') },
+        runs: measured,
+        overZeroDelay: round2(median(ratios)),
+      };
     }
   } finally {
     for (const { server, proxy, db } of servers) {
@@ -206,7 +291,7 @@ async function ingest(): Promise<unknown> {
   // The table: per mode, batch, clients and delay, the median over rounds, and its ratio to 0 ms.
   const table: IngestRow[] = [];
   for (const mode of MODES)
-    for (const batch of BATCHES)
+    for (const batch of batchesOf(mode))
       for (const clients of CLIENTS)
         for (const delayMs of DELAYS) {
           const mine = rows.filter(
@@ -246,6 +331,7 @@ async function ingest(): Promise<unknown> {
     goals[`roundTripsPerPublishAt32Clients${d}msGapless`] = {
       measured: at('gapless', 32, d)!.roundTripsPerOp,
       goal: '≤ 1.8 at 5 ms',
+      bareGroupCommit: at('bare', 32, d)?.roundTripsPerOp ?? null,
     };
     goals.concurrentOverGaplessAt32 = {
       measured: round2(
@@ -255,12 +341,20 @@ async function ingest(): Promise<unknown> {
     };
   }
   if (at('gapless', 128, d)) {
+    // What the machine allows: the bare route, Ordinal's group commit and nothing else, through
+    // the same proxy at the same delays (the proxy, wrk and PostgreSQL share the two cores).
+    const bare = at('bare', 128, d)?.overZeroDelay ?? null;
+    const measured = at('gapless', 128, d)!.overZeroDelay ?? null;
+    const shaped = (sameShape?.overZeroDelay as number | undefined) ?? null;
     goals[`gaplessAt128Clients${d}msOverZero`] = {
-      measured: at('gapless', 128, d)!.overZeroDelay,
+      measured,
       goal: '≥ 0.8 at 5 ms',
+      bareGroupCommit: bare,
+      sameShape: shaped,
+      ofSameShape: shaped && measured !== null ? round2(measured / shaped) : null,
     };
   }
-  return { table, goals };
+  return { table, goals, sameShape };
 }
 
 async function sse(): Promise<unknown> {

@@ -6,10 +6,15 @@
  * turn of the event loop, up to 4 in flight, another beside those in flight once 64 messages
  * wait or the oldest waited 2 ms — and nothing else: no validation, auth, hashing, metrics,
  * tracing. What is left between it and Ordinal is the cost of those.
+ *
+ * `SPIN_US` (0): µs of CPU spent on each request before it is queued, in the handler: with
+ * Ordinal's CPU per message spun in, it is the same shape as Ordinal (bench:latency's
+ * same-shape run), what the machine allows that shape through a delayed database.
  */
 import Fastify from 'fastify';
 import pg from 'pg';
 import { appendBatch, type InsertColumns } from '@ordinal/log/internal';
+import { spin } from './spin.js';
 
 const databaseUrl = process.env.DATABASE_URL!;
 const port = Number(process.env.PORT ?? 0);
@@ -17,6 +22,7 @@ const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 const MAX_IN_FLIGHT = 4;
 const FILL_MESSAGES = 64;
 const FILL_WAIT_MS = 2;
+const SPIN_US = Number(process.env.SPIN_US ?? 0);
 
 interface Pending {
   messageType: string;
@@ -99,6 +105,7 @@ async function flush(batch: Pending[]): Promise<void> {
 const app = Fastify({ bodyLimit: 1024 * 1024 });
 app.put('/api/events/message', async (request, reply) => {
   const input = request.body as { messageType: string; userId?: string; content: unknown };
+  if (SPIN_US > 0) spin(SPIN_US);
   const body = JSON.stringify(input.content);
   const stored = await new Promise<{ id: number; createdAt: string }>((resolve, reject) => {
     queue.push({

@@ -14,6 +14,7 @@ import pg from 'pg';
 import { createBenchDatabase } from './bench-database.js';
 import { backendsOf, cpuMeter, cpuUs } from './proc-cpu.js';
 import { costPerEvent } from './projection-bench.js';
+import { spin } from './spin.js';
 
 const WORKER = fileURLToPath(new URL('./shape-worker.js', import.meta.url));
 const PROCESSES = 3;
@@ -36,11 +37,6 @@ interface ShapeRun {
   spinUs: number;
   burnRows: number;
 }
-
-const spin = (us: number) => {
-  const end = performance.now() + us / 1000;
-  while (performance.now() < end);
-};
 
 /** µs of its backend's CPU one burning statement of `rows` costs: the mean of 3,000 (/proc counts in ticks of 10 ms). */
 async function statementCost(client: pg.Client, backend: number, rows: number): Promise<number> {

@@ -10,6 +10,7 @@
  * connections on the next line (so that their backends' CPU can be read first).
  */
 import pg from 'pg';
+import { spin } from './spin.js';
 
 const [url, loops, events, batch, spinUs, burnRows] = process.argv.slice(2);
 const clients = await Promise.all(
@@ -20,10 +21,6 @@ const clients = await Promise.all(
   }),
 );
 const nextLine = () => new Promise((resolve) => process.stdin.once('data', resolve));
-const spin = (us: number) => {
-  const end = performance.now() + us / 1000;
-  while (performance.now() < end);
-};
 
 process.stdout.write('ready\n');
 await nextLine();
