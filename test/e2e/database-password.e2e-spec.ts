@@ -183,7 +183,7 @@ describe('a database password with characters a URL reserves', () => {
     let db: TestDatabase;
 
     beforeAll(async () => {
-      db = await createTestDatabase();
+      db = await createTestDatabase(undefined, { blank: true });
       // A role of the test's with the password (identifiers cannot be parameters: ROLE is ours)
       await db.admin(`DROP ROLE IF EXISTS ${ROLE}`);
       await db.admin(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD.replaceAll("'", "''")}'`);

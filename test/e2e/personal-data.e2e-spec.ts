@@ -517,7 +517,11 @@ describe('personal data: a key store restored from a backup older than an erasur
   const dump = join(mkdtempSync(join(tmpdir(), 'ordinal-keystore-')), 'keystore.dump');
 
   beforeAll(async () => {
-    [db, keystore] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    // The key store's database blank: pg_restore --clean puts back only what the dump holds.
+    [db, keystore] = await Promise.all([
+      createTestDatabase(),
+      createTestDatabase(undefined, { blank: true }),
+    ]);
   });
   afterAll(async () => {
     await server?.close();

@@ -25,8 +25,8 @@ describe('replica readers on a streaming replica (issue 15)', () => {
   /** A page read on the replica and the event's write to the stream, on a loaded machine. */
   const READ_ALLOWANCE_MS = 300;
 
-  const database = async () => {
-    const db = await createTestDatabase('ordinal_replica');
+  const database = async (blank = false) => {
+    const db = await createTestDatabase('ordinal_replica', { blank });
     databases.push(db);
     return db;
   };
@@ -406,7 +406,7 @@ describe('replica readers on a streaming replica (issue 15)', () => {
     });
 
     it('a replica reader on a database without the schema refuses to start and says to start a primary first', async () => {
-      const db = await database();
+      const db = await database(true);
       await replica!.caughtUp();
       const server = spawnServer({
         DATABASE_URL: replica!.url(db.name),

@@ -280,7 +280,7 @@ async function startFailing(start: () => Promise<INestApplicationContext>): Prom
 describe('Per-tenant projections without the wall', () => {
   it('does not start: a database user that cannot take ordinal_tenant gets TenantWallUnavailableError', async () => {
     // Given a database owned by a user that is not a member of ordinal_tenant (its migrations could not grant it)
-    const db = await createTestDatabase();
+    const db = await createTestDatabase(undefined, { blank: true });
     const user = `${db.name}_nowall`;
     await db.query(`CREATE ROLE ${user} LOGIN`);
     let app: INestApplicationContext | undefined;

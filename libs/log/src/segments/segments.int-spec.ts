@@ -214,7 +214,7 @@ describe('converting an existing log to segments', () => {
   });
 
   it('converts at the configured segment size: the first segment ends at its first multiple above the head', async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(undefined, { blank: true });
     await legacyLog(db, 1500);
     app = await start(db, 'gapless', SIZE);
     expect((await app.get(SegmentKeeper).list()).map((s) => [s.firstIndex, s.lastIndex])).toEqual([
@@ -226,7 +226,7 @@ describe('converting an existing log to segments', () => {
   });
 
   it('attaches a 1,000,000-row log as the first segment: every row and page reads the same, and writers go on', async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase(undefined, { blank: true });
     const rows = 1_000_000;
     await legacyLog(db, rows);
     // The legacy log has no tenant column nor deleted tenants yet (later migrations add them):
