@@ -107,7 +107,9 @@ describe('The passed-position guard and Ordinal’s own writes', () => {
   });
 
   it('the migration starts the passed position at the written-down watermark or the highest recorded hole', async () => {
-    // Given a log migrated before the guard, with a watermark and recorded holes
+    // Given a log migrated before the guard (on a blank database), with a watermark and recorded holes
+    await db.drop();
+    db = await createTestDatabase(undefined, { blank: true });
     const dataSource = new DataSource({ type: 'postgres', url: db.url, extra: { max: 2 } });
     await dataSource.initialize();
     try {
