@@ -23,7 +23,8 @@
  * writer's group commit and nothing else, single messages only: what the machine allows),
  * BENCH_BATCH ("1,100"), BENCH_KEYED (`1`: every published
  * message with an idempotency key of its own), BENCH_SSE_MESSAGES (20,000),
- * BENCH_SERVER_MAIN (another build's main.js) shorten or vary a run; BENCH_CPU_PROF=<dir> profiles the
+ * BENCH_SERVER_MAIN (another build's main.js), BENCH_SAME_SHAPE_AFTER (0: the share of the same
+ * shape's spin spent after the message is stored, before its answer) shorten or vary a run; BENCH_CPU_PROF=<dir> profiles the
  * ingest servers (node --cpu-prof).
  */
 import 'reflect-metadata';
@@ -72,6 +73,8 @@ const MODES = list('BENCH_MODES', 'gapless,concurrent,bare');
 const batchesOf = (mode: string) => (mode === 'bare' ? BATCHES.filter((b) => b === 1) : BATCHES);
 const BATCHES = list('BENCH_BATCH', '1,100').map(Number);
 const SSE_MESSAGES = Number(process.env.BENCH_SSE_MESSAGES ?? 20_000);
+/** The share of the same shape's spin spent after the message is stored, before the answer. */
+const SAME_SHAPE_AFTER = Math.min(1, Math.max(0, Number(process.env.BENCH_SAME_SHAPE_AFTER ?? 0)));
 const AGGREGATE_SECONDS = Number(process.env.BENCH_AGGREGATE_SECONDS ?? 2);
 const headers = { authorization: 'Bearer dev-ordinal-token' };
 const upstreamUrl = new URL(
@@ -110,6 +113,7 @@ async function throughProxy<T>(
 async function startServer(
   mode: string,
   spinUs = 0,
+  spinAfterUs = 0,
 ): Promise<{ mode: string; server: ChildServer; proxy: ForkedDelayProxy; db: BenchDatabase }> {
   const db = await createBenchDatabase();
   const proxy = await forkDelayProxy(upstream);
@@ -124,7 +128,11 @@ async function startServer(
     await schema.stop();
     const server = await startChild(
       bareMain,
-      { DATABASE_URL: viaProxy(db.url, proxy), SPIN_US: String(spinUs) },
+      {
+        DATABASE_URL: viaProxy(db.url, proxy),
+        SPIN_US: String(spinUs),
+        SPIN_AFTER_US: String(spinAfterUs),
+      },
       await freePort(),
       /listening/,
     );
@@ -248,8 +256,10 @@ async function ingest(): Promise<unknown> {
           .map((r) => r.serverCpuUsPerMsg),
       );
     if (['gapless', 'bare'].every((m) => MODES.includes(m)) && CLIENTS.includes(128) && far > 0) {
-      const spinUs = Math.max(0, cpuAt0('gapless') - cpuAt0('bare'));
-      const shaped = await startServer('bare', spinUs);
+      const extraUs = Math.max(0, cpuAt0('gapless') - cpuAt0('bare'));
+      const spinAfterUs = Math.round(extraUs * SAME_SHAPE_AFTER);
+      const spinUs = extraUs - spinAfterUs;
+      const shaped = await startServer('bare', spinUs, spinAfterUs);
       servers.push(shaped);
       run(shaped.server.baseUrl, 32, 1, 2);
       const measured: { delayMs: number; msgPerSec: number; serverCpuUsPerMsg: number }[] = [];
@@ -276,6 +286,7 @@ async function ingest(): Promise<unknown> {
       sameShape = {
         what: "bench:ingest's bare route with the CPU per message of Ordinal's gapless server at 0 ms spun into each request, 128 clients",
         spinUs,
+        spinAfterUs,
         cpuUsPerMsgAt0: { gapless: cpuAt0('gapless'), bare: cpuAt0('bare') },
         runs: measured,
         overZeroDelay: round2(median(ratios)),

@@ -10,6 +10,8 @@
  * `SPIN_US` (0): µs of CPU spent on each request before it is queued, in the handler: with
  * Ordinal's CPU per message spun in, it is the same shape as Ordinal (bench:latency's
  * same-shape run), what the machine allows that shape through a delayed database.
+ * `SPIN_AFTER_US` (0): µs spent once the message is stored, before the answer (where
+ * Ordinal's CPU after a flush goes: answers, metrics, the live router).
  */
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -23,6 +25,7 @@ const MAX_IN_FLIGHT = 4;
 const FILL_MESSAGES = 64;
 const FILL_WAIT_MS = 2;
 const SPIN_US = Number(process.env.SPIN_US ?? 0);
+const SPIN_AFTER_US = Number(process.env.SPIN_AFTER_US ?? 0);
 
 interface Pending {
   messageType: string;
@@ -118,6 +121,7 @@ app.put('/api/events/message', async (request, reply) => {
     });
     schedule();
   });
+  if (SPIN_AFTER_US > 0) spin(SPIN_AFTER_US);
   return reply.status(201).send({
     id: stored.id,
     messageType: input.messageType,
