@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, type BenchDatabase } from './support/bench-database.js';
 import { runLoad, type LoadResult } from './support/http-load.js';
 import { freePort } from './support/free-port.js';
-import { startChild, type ChildServer } from './support/child-server.js';
+import { migrateWith, startChild, type ChildServer } from './support/child-server.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
 import { backendsOf, cpuUs } from './support/proc-cpu.js';
 import { authFixture } from './support/auth-fixture.js';
@@ -448,15 +448,7 @@ async function main(): Promise<void> {
   await admin.connect();
   try {
     // The baselines write to the same schema: let Ordinal create it first.
-    for (const db of [baselineDb, bareDb]) {
-      const schema = await startChild(
-        serverMain,
-        { DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' },
-        await freePort(),
-        /listening on/,
-      );
-      await schema.stop();
-    }
+    for (const db of [baselineDb, bareDb]) await migrateWith(serverMain, db.url);
     const report: Record<string, unknown> = {
       benchmark: 'ingest',
       machine: {

@@ -47,7 +47,7 @@ import { createBenchDatabase, type BenchDatabase } from './support/bench-databas
 import { forkDelayProxy, type ForkedDelayProxy } from './support/delay-proxy-process.js';
 import type { DelayProxyStats } from './support/delay-proxy.js';
 import { freePort } from './support/free-port.js';
-import { startChild, type ChildServer } from './support/child-server.js';
+import { migrateWith, startChild, type ChildServer } from './support/child-server.js';
 import { hasWrk, runWrk } from './support/wrk-load.js';
 import { fillLog } from './support/fill-log.js';
 import { countStream } from './support/sse-count.js';
@@ -119,13 +119,7 @@ async function startServer(
   const proxy = await forkDelayProxy(upstream);
   if (mode === 'bare') {
     // Ordinal creates the schema the bare route writes to, then the route alone serves.
-    const schema = await startChild(
-      serverMain,
-      { DATABASE_URL: db.url, ORDINAL_LOG_FORMAT: 'json' },
-      await freePort(),
-      /listening on/,
-    );
-    await schema.stop();
+    await migrateWith(serverMain, db.url);
     const server = await startChild(
       bareMain,
       {

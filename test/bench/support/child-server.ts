@@ -40,3 +40,21 @@ export async function startChild(
       }),
   };
 }
+
+/**
+ * Runs every migration of Ordinal's built server (`serverMain`) on `databaseUrl` and returns
+ * once it has exited (`ORDINAL_MIGRATIONS=only`): the schema a baseline that writes Ordinal's
+ * tables (the bare route, the seed baseline) writes to.
+ */
+export async function migrateWith(serverMain: string, databaseUrl: string): Promise<void> {
+  const child = spawn(process.execPath, [serverMain], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, ORDINAL_MIGRATIONS: 'only' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0)
+    throw new Error(`${serverMain} (ORDINAL_MIGRATIONS=only) exited ${code}: ${output}`);
+}
