@@ -36,7 +36,8 @@ async function onMaintenance<T>(fn: (client: pg.Client) => Promise<T>): Promise<
 export interface TestDatabaseOptions {
   /**
    * Blank, with no migration run: for suites about migrations themselves (what a first start
-   * does, a migration over existing rows, several starts racing for the lock).
+   * does, a migration over existing rows, several starts racing for the lock), and for those
+   * whose database a role of the test's must own, or pg_restore must fill, from the start.
    */
   blank?: boolean;
 }
