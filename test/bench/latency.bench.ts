@@ -249,7 +249,12 @@ async function ingest(): Promise<unknown> {
           .filter((r) => r.mode === mode && r.clients === 128 && r.batch === 1 && r.delayMs === 0)
           .map((r) => r.serverCpuUsPerMsg),
       );
-    if (['gapless', 'bare'].every((m) => MODES.includes(m)) && CLIENTS.includes(128) && far > 0) {
+    if (
+      ['gapless', 'bare'].every((m) => MODES.includes(m)) &&
+      CLIENTS.includes(128) &&
+      DELAYS.includes(0) &&
+      far > 0
+    ) {
       const extraUs = Math.max(0, cpuAt0('gapless') - cpuAt0('bare'));
       const spinAfterUs = Math.round(extraUs * SAME_SHAPE_AFTER);
       const spinUs = extraUs - spinAfterUs;

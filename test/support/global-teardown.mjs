@@ -1,16 +1,8 @@
-import pg from 'pg';
+import { onServer } from './global-setup.mjs';
 
 export default async function globalTeardown() {
   // The migrated template (global-setup.mjs) goes with the run.
   const template = globalThis.__ORDINAL_TEMPLATE__;
-  if (template) {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
-    } finally {
-      await client.end();
-    }
-  }
+  if (template) await onServer(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
   for (const container of globalThis.__ORDINAL_CONTAINERS__ ?? []) await container.stop();
 }
