@@ -261,11 +261,9 @@ function propertySuite(mode: Mode, numRuns: number) {
       );
 
     beforeAll(async () => {
+      // (migrated: the suite's database is a copy of the run's migrated template)
       db = await createTestDatabase();
       broker = await connectTestBroker();
-      // The schema, once (a first server runs the migrations and stops).
-      const first = await startOrdinalProcess(db.url, { ORDINAL_ORDERING: mode });
-      await first.stop();
     });
     afterAll(async () => {
       // Each step on its own: one that fails must not leave the database behind.
