@@ -5,7 +5,10 @@ import pg from 'pg';
 export interface TestDatabase {
   name: string;
   url: string;
-  /** Runs SQL on the suite's database (a short-lived connection each call). */
+  /**
+   * Runs SQL on the suite's database, on a connection of a small pool of the suite's (one
+   * session per call is not promised: nothing session-scoped belongs here).
+   */
   query<R extends pg.QueryResultRow = Record<string, unknown>>(
     text: string,
     values?: unknown[],
@@ -29,6 +32,54 @@ async function onMaintenance<T>(fn: (client: pg.Client) => Promise<T>): Promise<
     return await fn(client);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * The connections of a suite's own queries. Tests poll the database (`waitFor` every 50 ms):
+ * a connection per call cost PostgreSQL some 25 ms of CPU per poll on the 2-core CI machine
+ * (a backend's start), a third of the suite's CPU was PostgreSQL's, and reused connections
+ * spare most of it. Idle ones close after a second; a suite that forgets `drop()` still exits.
+ */
+function suitePool(connectionString: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: 8,
+    idleTimeoutMillis: 1000,
+    allowExitOnIdle: true,
+  });
+  // An idle connection a test ends on purpose (terminating the database's sessions, an outage)
+  // leaves the pool quietly; the next call takes another.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** A connection's own end (terminated by a test, its server gone), not the statement's error. */
+const connectionLost = (error: unknown): boolean => {
+  const e = error as { code?: string; message?: string };
+  return (
+    /^(57P0[123]|08)/.test(e.code ?? '') ||
+    /Connection terminated|ECONNRESET|connection error/i.test(e.message ?? '')
+  );
+};
+
+/** One statement on a pooled connection; once more on a fresh one when its connection was ended under it. */
+async function pooledQuery<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  text: string,
+  values?: unknown[],
+  retried = false,
+): Promise<R[]> {
+  const client = await pool.connect();
+  try {
+    const rows = (await client.query<R>(text, values)).rows;
+    client.release();
+    return rows;
+  } catch (error) {
+    const lost = connectionLost(error);
+    client.release(lost ? (error as Error) : undefined);
+    if (lost && !retried) return pooledQuery(pool, text, values, true);
+    throw error;
   }
 }
 
@@ -63,24 +114,19 @@ export async function createTestDatabase(
   );
   const url = new URL(serverUrl());
   url.pathname = `/${name}`;
+  const pool = suitePool(url.toString());
   return {
     name,
     url: url.toString(),
-    async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]) {
-      const client = new pg.Client({ connectionString: url.toString() });
-      await client.connect();
-      try {
-        return (await client.query<R>(text, values)).rows;
-      } finally {
-        await client.end();
-      }
-    },
+    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      pooledQuery<R>(pool, text, values),
     async admin(text, values) {
       return onMaintenance(
         async (c) => (await c.query<Record<string, unknown>>(text, values)).rows,
       );
     },
     async drop() {
+      await pool.end().catch(() => undefined);
       // A process of the suite's that is still reconnecting can slip in between FORCE's
       // terminate and the drop ("being accessed by other users"): try again a few times.
       for (let attempt = 1; ; attempt++) {
