@@ -36,10 +36,10 @@ async function onMaintenance<T>(fn: (client: pg.Client) => Promise<T>): Promise<
 }
 
 /**
- * The connections of a suite's own queries. Tests poll the database (`waitFor` every 50 ms):
- * a connection per call cost PostgreSQL some 25 ms of CPU per poll on the 2-core CI machine
- * (a backend's start), a third of the suite's CPU was PostgreSQL's, and reused connections
- * spare most of it. Idle ones close after a second; a suite that forgets `drop()` still exits.
+ * The connections of a suite's own queries. Tests poll the database (`waitFor` every 50 ms),
+ * and a connection per call cost PostgreSQL about 25 ms of CPU per poll on the 2-core CI
+ * machine (a backend's start; PostgreSQL takes about 30% of the suite's CPU, see the README).
+ * Idle ones close after a second; a suite that forgets `drop()` still exits.
  */
 function suitePool(connectionString: string): pg.Pool {
   const pool = new pg.Pool({
