@@ -126,7 +126,9 @@ export async function createTestDatabase(
       );
     },
     async drop() {
-      await pool.end().catch(() => undefined);
+      // Not awaited: a query of the suite's still waiting (on a lock, say) would hold the
+      // pool's end until it ended; the FORCE below ends its session, and with it the pool.
+      void pool.end().catch(() => undefined);
       // A process of the suite's that is still reconnecting can slip in between FORCE's
       // terminate and the drop ("being accessed by other users"): try again a few times.
       for (let attempt = 1; ; attempt++) {
