@@ -63,23 +63,17 @@ const connectionLost = (error: unknown): boolean => {
   );
 };
 
-/** One statement on a pooled connection; once more on a fresh one when its connection was ended under it. */
+/** One statement on the pool; once more when its connection was ended under it (the pool drops that one). */
 async function pooledQuery<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   text: string,
   values?: unknown[],
-  retried = false,
 ): Promise<R[]> {
-  const client = await pool.connect();
   try {
-    const rows = (await client.query<R>(text, values)).rows;
-    client.release();
-    return rows;
+    return (await pool.query<R>(text, values)).rows;
   } catch (error) {
-    const lost = connectionLost(error);
-    client.release(lost ? (error as Error) : undefined);
-    if (lost && !retried) return pooledQuery(pool, text, values, true);
-    throw error;
+    if (!connectionLost(error)) throw error;
+    return (await pool.query<R>(text, values)).rows;
   }
 }
 
